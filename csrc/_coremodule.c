@@ -1,0 +1,355 @@
+/*
+ * _coremodule.c - the CPython/NumPy binding of the softcontact C core, and the
+ * only C file that includes Python.h or NumPy headers.
+ *
+ * Every function: parse -> validate (ValueError/TypeError naming the
+ * argument) -> allocate -> release the GIL around the C call -> map the status
+ * to an exception.  The documented public API is the Python layer
+ * (the .py files of softcontact/); these functions re-check what they receive because they
+ * can also be called directly.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+#include "softcontact.h"
+
+static PyObject *NumericalError; /* created in PyInit__core */
+
+_Static_assert(sizeof(ptrdiff_t) == sizeof(npy_intp), "ptrdiff_t and npy_intp differ");
+
+/* Map a status code to an exception; returns NULL for `return raise_status(...)`. */
+static PyObject *raise_status(int st, const char *func)
+{
+    if (st == SC_EINVAL || st == SC_EUNSUPPORTED) {
+        PyErr_Format(PyExc_ValueError, "%s: %s", func, sc_status_str(st));
+    } else if (st == SC_ENOMEM) {
+        PyErr_NoMemory();
+    } else {
+        PyErr_Format(NumericalError, "%s: %s", func, sc_status_str(st));
+    }
+    return NULL;
+}
+
+/* float64, C-contiguous, aligned view/copy of obj; TypeError for unsafe casts */
+static PyArrayObject *as_double_array(PyObject *obj, const char *name)
+{
+    PyArrayObject *a =
+        (PyArrayObject *)PyArray_FROM_OTF(obj, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
+    if (a == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_Format(PyExc_TypeError, "%s must be an array of float64 (or safely castable): %S",
+                     name, value ? value : Py_None);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+    }
+    return a;
+}
+
+/* shape string like "(5, 2)" for messages */
+static PyObject *shape_of(PyArrayObject *a)
+{
+    PyObject *t = PyTuple_New(PyArray_NDIM(a));
+    int k;
+    if (t == NULL) {
+        return NULL;
+    }
+    for (k = 0; k < PyArray_NDIM(a); k++) {
+        PyObject *d = PyLong_FromSsize_t(PyArray_DIM(a, k));
+        if (d == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, k, d);
+    }
+    return t;
+}
+
+/* a must be 2-D (rows, cols) with cols == want (want == 0: 2 or 3) */
+static int is_rows_of(PyArrayObject *a, int want, const char *name)
+{
+    if (PyArray_NDIM(a) != 2 ||
+        (want ? PyArray_DIM(a, 1) != want : (PyArray_DIM(a, 1) != 2 && PyArray_DIM(a, 1) != 3))) {
+        PyObject *s = shape_of(a);
+        if (s != NULL) {
+            if (want) {
+                PyErr_Format(PyExc_ValueError, "%s must have shape (N, %d), got %S", name, want, s);
+            } else {
+                PyErr_Format(PyExc_ValueError, "%s must have shape (N, 2) or (N, 3), got %S", name,
+                             s);
+            }
+            Py_DECREF(s);
+        }
+        return 0;
+    }
+    return 1;
+}
+
+static int check_isa(int isa)
+{
+    int r = sc_isa_resolve(isa);
+    if (r == SC_EINVAL) {
+        PyErr_Format(PyExc_ValueError, "isa must be -1 (auto), 0 (generic), 1 (avx2) or 2 (avx512), got %d", isa);
+        return -1;
+    }
+    if (r == SC_EUNSUPPORTED) {
+        PyErr_Format(PyExc_ValueError, "isa %s is not supported by this CPU or build",
+                     sc_isa_name(isa));
+        return -1;
+    }
+    return r;
+}
+
+PyDoc_STRVAR(pack_cloud_doc, "pack_cloud(points, normals, weights) -> packed kernel buffer (1-D float64)");
+
+static PyObject *py_pack_cloud(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"points", "normals", "weights", NULL};
+    PyObject *p_obj, *n_obj, *w_obj;
+    PyArrayObject *p = NULL, *nrm = NULL, *w = NULL, *out = NULL;
+    sc_cloud c;
+    npy_intp size;
+    int st;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO:pack_cloud", kwlist, &p_obj, &n_obj,
+                                     &w_obj)) {
+        return NULL;
+    }
+    if ((p = as_double_array(p_obj, "points")) == NULL ||
+        (nrm = as_double_array(n_obj, "normals")) == NULL ||
+        (w = as_double_array(w_obj, "weights")) == NULL) {
+        goto fail;
+    }
+    if (!is_rows_of(p, 0, "points") || !is_rows_of(nrm, (int)PyArray_DIM(p, 1), "normals")) {
+        goto fail;
+    }
+    if (PyArray_DIM(p, 0) < 1 || PyArray_DIM(nrm, 0) != PyArray_DIM(p, 0) ||
+        PyArray_NDIM(w) != 1 || PyArray_DIM(w, 0) != PyArray_DIM(p, 0)) {
+        PyErr_Format(PyExc_ValueError,
+                     "points, normals and weights must have N >= 1 matching rows, got %zd, %zd "
+                     "and weights of %d dimension(s)",
+                     (Py_ssize_t)PyArray_DIM(p, 0), (Py_ssize_t)PyArray_DIM(nrm, 0),
+                     PyArray_NDIM(w));
+        goto fail;
+    }
+    c.dim = (int)PyArray_DIM(p, 1);
+    c.n = PyArray_DIM(p, 0);
+    c.p = (const double *)PyArray_DATA(p);
+    c.nrm = (const double *)PyArray_DATA(nrm);
+    c.wts = (const double *)PyArray_DATA(w);
+    size = sc_cloud_packed_size(c.dim, c.n);
+    if (size < 0) {
+        PyErr_SetString(PyExc_ValueError, "points: cloud too large");
+        goto fail;
+    }
+    out = (PyArrayObject *)PyArray_SimpleNew(1, &size, NPY_DOUBLE);
+    if (out == NULL) {
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    st = sc_cloud_pack(&c, (double *)PyArray_DATA(out), NULL);
+    Py_END_ALLOW_THREADS
+    if (st != SC_OK) {
+        if (st == SC_ENONFINITE) {
+            PyErr_SetString(PyExc_ValueError,
+                            "points, normals and weights must be finite (NaN or inf found)");
+        } else if (st == SC_EINVAL) {
+            PyErr_SetString(PyExc_ValueError, "weights must be > 0");
+        } else {
+            raise_status(st, "pack_cloud");
+        }
+        goto fail;
+    }
+    Py_DECREF(p);
+    Py_DECREF(nrm);
+    Py_DECREF(w);
+    return (PyObject *)out;
+fail:
+    Py_XDECREF(p);
+    Py_XDECREF(nrm);
+    Py_XDECREF(w);
+    Py_XDECREF(out);
+    return NULL;
+}
+
+PyDoc_STRVAR(ssdf_doc,
+             "ssdf(packed, n, x, eps, order=0, num_threads=1, isa=-1) -> (phi, grad, hess, d3)");
+
+static PyObject *py_ssdf(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"packed", "n", "x", "eps", "order", "num_threads", "isa", NULL};
+    PyObject *k_obj, *x_obj;
+    Py_ssize_t n;
+    double eps;
+    int order = 0, nthreads = 1, isa = SC_ISA_AUTO, D, st;
+    PyArrayObject *packed = NULL, *x = NULL, *phi = NULL, *g = NULL, *h = NULL, *t = NULL;
+    double *work = NULL;
+    sc_packed_cloud pc;
+    npy_intp m, dims[4];
+    ptrdiff_t wsize;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OnOd|iii:ssdf", kwlist, &k_obj, &n, &x_obj,
+                                     &eps, &order, &nthreads, &isa)) {
+        return NULL;
+    }
+    if ((packed = as_double_array(k_obj, "packed")) == NULL ||
+        (x = as_double_array(x_obj, "x")) == NULL) {
+        goto fail;
+    }
+    if (!is_rows_of(x, 0, "x")) {
+        goto fail;
+    }
+    D = (int)PyArray_DIM(x, 1);
+    if (n < 1 || PyArray_NDIM(packed) != 1 ||
+        PyArray_DIM(packed, 0) != sc_cloud_packed_size(D, n)) {
+        PyErr_Format(PyExc_ValueError,
+                     "packed must be the 1-D buffer of pack_cloud for a %d-D cloud of n = %zd "
+                     "samples",
+                     D, n);
+        goto fail;
+    }
+    if (!(eps > 0.0) || !isfinite(eps)) {
+        PyErr_Format(PyExc_ValueError, "eps must be finite and > 0, got %R",
+                     PyTuple_GET_SIZE(args) > 3 ? PyTuple_GET_ITEM(args, 3) : Py_None);
+        goto fail;
+    }
+    if (order < 0 || order > 3) {
+        PyErr_Format(PyExc_ValueError, "order must be in 0..3, got %d", order);
+        goto fail;
+    }
+    if (nthreads < 1) {
+        PyErr_Format(PyExc_ValueError, "num_threads must be >= 1, got %d", nthreads);
+        goto fail;
+    }
+    if (nthreads > SC_MAX_THREADS) {
+        nthreads = SC_MAX_THREADS;
+    }
+    if ((isa = check_isa(isa)) < 0) {
+        goto fail;
+    }
+    pc.dim = D;
+    pc.n = n;
+    pc.npad = (n + SC_PAD - 1) / SC_PAD * SC_PAD;
+    pc.data = (const double *)PyArray_DATA(packed);
+    m = PyArray_DIM(x, 0);
+
+    /* outputs and scratch, allocated only after every check passed */
+    dims[0] = dims[1] = dims[2] = dims[3] = D;
+    dims[0] = m;
+    if ((phi = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_DOUBLE)) == NULL ||
+        (order >= 1 && (g = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_DOUBLE)) == NULL) ||
+        (order >= 2 && (h = (PyArrayObject *)PyArray_SimpleNew(3, dims, NPY_DOUBLE)) == NULL) ||
+        (order >= 3 && (t = (PyArrayObject *)PyArray_SimpleNew(4, dims, NPY_DOUBLE)) == NULL)) {
+        goto fail;
+    }
+    wsize = sc_ssdf_workspace_size(&pc);
+    if (nthreads > m) {
+        nthreads = m > 0 ? (int)m : 1;
+    }
+    work = (double *)PyMem_RawMalloc((size_t)nthreads * (size_t)wsize * sizeof(double));
+    if (work == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    st = sc_ssdf(&pc, eps, m, (const double *)PyArray_DATA(x), isa, nthreads, work,
+                 (double *)PyArray_DATA(phi), g ? (double *)PyArray_DATA(g) : NULL,
+                 h ? (double *)PyArray_DATA(h) : NULL, t ? (double *)PyArray_DATA(t) : NULL);
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(work);
+    work = NULL;
+    if (st != SC_OK) {
+        raise_status(st, "ssdf");
+        goto fail;
+    }
+    Py_DECREF(packed);
+    Py_DECREF(x);
+    return Py_BuildValue("NNNN", (PyObject *)phi, g ? (PyObject *)g : Py_NewRef(Py_None),
+                         h ? (PyObject *)h : Py_NewRef(Py_None),
+                         t ? (PyObject *)t : Py_NewRef(Py_None));
+fail:
+    PyMem_RawFree(work);
+    Py_XDECREF(packed);
+    Py_XDECREF(x);
+    Py_XDECREF(phi);
+    Py_XDECREF(g);
+    Py_XDECREF(h);
+    Py_XDECREF(t);
+    return NULL;
+}
+
+PyDoc_STRVAR(isa_info_doc,
+             "isa_info() -> dict(best=name, supported=tuple of names) for this CPU and build");
+
+static PyObject *py_isa_info(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(args))
+{
+    PyObject *sup = PyList_New(0), *res = NULL;
+    int isa;
+    if (sup == NULL) {
+        return NULL;
+    }
+    for (isa = SC_ISA_GENERIC; isa <= SC_ISA_AVX512; isa++) {
+        if (sc_isa_supported(isa)) {
+            PyObject *s = PyUnicode_FromString(sc_isa_name(isa));
+            if (s == NULL || PyList_Append(sup, s) < 0) {
+                Py_XDECREF(s);
+                Py_DECREF(sup);
+                return NULL;
+            }
+            Py_DECREF(s);
+        }
+    }
+    res = Py_BuildValue("{s:s,s:N}", "best", sc_isa_name(sc_isa_best()), "supported",
+                        PyList_AsTuple(sup));
+    Py_DECREF(sup);
+    return res;
+}
+
+static PyMethodDef methods[] = {
+    {"pack_cloud", (PyCFunction)(void (*)(void))py_pack_cloud, METH_VARARGS | METH_KEYWORDS,
+     pack_cloud_doc},
+    {"ssdf", (PyCFunction)(void (*)(void))py_ssdf, METH_VARARGS | METH_KEYWORDS, ssdf_doc},
+    {"isa_info", py_isa_info, METH_NOARGS, isa_info_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "_core",
+    .m_doc = "Compiled core of softcontact (private; use the softcontact package).",
+    .m_size = -1,
+    .m_methods = methods,
+};
+
+PyMODINIT_FUNC PyInit__core(void); /* the one exported symbol */
+
+PyMODINIT_FUNC PyInit__core(void)
+{
+    PyObject *m;
+    import_array();
+    m = PyModule_Create(&module);
+    if (m == NULL) {
+        return NULL;
+    }
+    NumericalError = PyErr_NewException("softcontact.NumericalError", PyExc_ArithmeticError, NULL);
+    if (NumericalError == NULL || PyModule_AddObjectRef(m, "NumericalError", NumericalError) < 0 ||
+        PyModule_AddIntConstant(m, "ISA_AUTO", SC_ISA_AUTO) < 0 ||
+        PyModule_AddIntConstant(m, "ISA_GENERIC", SC_ISA_GENERIC) < 0 ||
+        PyModule_AddIntConstant(m, "ISA_AVX2", SC_ISA_AVX2) < 0 ||
+        PyModule_AddIntConstant(m, "ISA_AVX512", SC_ISA_AVX512) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_THREADS", SC_MAX_THREADS) < 0 ||
+        PyModule_AddIntConstant(m, "SC_OK", SC_OK) < 0 ||
+        PyModule_AddIntConstant(m, "SC_EINVAL", SC_EINVAL) < 0 ||
+        PyModule_AddIntConstant(m, "SC_ENOMEM", SC_ENOMEM) < 0 ||
+        PyModule_AddIntConstant(m, "SC_ENONFINITE", SC_ENONFINITE) < 0 ||
+        PyModule_AddIntConstant(m, "SC_EUNSUPPORTED", SC_EUNSUPPORTED) < 0 ||
+        PyModule_AddStringConstant(m, "VERSION", "0.1.0") < 0) {
+        Py_XDECREF(NumericalError);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

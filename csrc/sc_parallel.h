@@ -1,0 +1,39 @@
+/*
+ * sc_parallel.h - a minimal fork-join parallel loop over independent items.
+ */
+#ifndef SC_PARALLEL_H
+#define SC_PARALLEL_H
+
+#include "sc_common.h"
+
+/* Work function: process items [begin, end) using thread slot `tid`
+ * (0 <= tid < nthreads, so callers can hand each slot its own scratch).
+ * Returns a status; the first nonzero status (lowest slot) is reported. */
+typedef int (*sc_range_fn)(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid);
+
+/*
+ * Run fn over [0, n) split into `nthreads` contiguous, near-equal chunks.
+ *
+ * Given:
+ *   n          ptrdiff_t    number of items, >= 0
+ *   nthreads   int          number of chunks/threads, >= 1 (at most
+ *                           SC_MAX_THREADS are used); the calling thread
+ *                           runs chunk 0 and nthreads-1 threads are started
+ *   fn, ctx                 work function and its context
+ * Returned (function value):
+ *   SC_OK, the first nonzero status returned by fn (lowest chunk first), or
+ *   SC_EINVAL for n < 0, nthreads < 1 or fn == NULL.
+ * Notes:
+ *   1) Which thread runs which item never changes what an item computes;
+ *      kernels that are per-item independent are therefore bitwise
+ *      independent of nthreads.
+ *   2) Threads are POSIX threads, created and joined per call.  Without
+ *      POSIX threads (e.g. MSVC) everything runs on the calling thread.
+ *   3) If a thread cannot be started its chunk is run serially instead, and
+ *      the call still returns SC_OK: results are identical either way.
+ */
+#define SC_MAX_THREADS 256
+
+SC_API int sc_parallel_for(ptrdiff_t n, int nthreads, sc_range_fn fn, void *ctx);
+
+#endif /* SC_PARALLEL_H */

@@ -1,0 +1,124 @@
+/*
+ * sc_ssdf.h - soft signed distance function (SSDF) of an oriented point cloud,
+ * with closed-form derivatives to third order (METHOD.md section 2).
+ *
+ * Notation: a cloud holds n samples p_i (body frame, dimension D = 2 or 3),
+ * outward unit normals n_i and positive weights a_i.  For a query x:
+ *   d_i = |x - p_i|^2,  w_i = a_i exp(-d_i/eps) / sum_j a_j exp(-d_j/eps),
+ *   h_i = n_i.(x - p_i),  phi(x) = sum_i w_i h_i.
+ */
+#ifndef SC_SSDF_H
+#define SC_SSDF_H
+
+#include "sc_common.h"
+
+/* Oriented point cloud as the caller holds it (non-owning view). */
+typedef struct sc_cloud {
+    int dim;            /* 2 or 3 */
+    ptrdiff_t n;        /* number of samples, >= 1 */
+    const double *p;    /* n x dim sample points, row-major, body frame */
+    const double *nrm;  /* n x dim outward unit normals, row-major */
+    const double *wts;  /* n positive weights, or NULL for all ones */
+} sc_cloud;
+
+/*
+ * Oriented point cloud in the kernels' layout (non-owning view of a buffer
+ * filled by sc_cloud_pack).  The buffer holds 3*dim + 3 arrays of npad
+ * doubles each (npad = n rounded up to a multiple of SC_PAD), in this order:
+ * p (dim arrays), n (dim), m = n.p, log a, q = p - c0 (dim), |q|^2, followed
+ * by SC_PAD doubles: c0 (dim; the bounding-box centre), then rho = max |q|.
+ * Padding samples have p = n = m = q = 0 and log a = -inf, so they get
+ * exactly zero weight.  q and |q|^2 serve far queries (see sc_ssdf_impl.h).
+ */
+typedef struct sc_packed_cloud {
+    int dim;
+    ptrdiff_t n;
+    ptrdiff_t npad;
+    const double *data;
+} sc_packed_cloud;
+
+/*
+ * Size of a packed cloud buffer.
+ *
+ * Given:
+ *   dim   int         2 or 3
+ *   n     ptrdiff_t   number of samples, >= 1
+ * Returned (function value):
+ *   number of doubles of the buffer, or -1 if dim or n is invalid (or the
+ *   size would overflow).
+ */
+SC_API ptrdiff_t sc_cloud_packed_size(int dim, ptrdiff_t n);
+
+/*
+ * Pack a cloud into the kernels' layout and describe it.
+ *
+ * Given:
+ *   c        const sc_cloud*    cloud to pack
+ * Returned:
+ *   buf      double*            sc_cloud_packed_size(c->dim, c->n) doubles
+ *   pc       sc_packed_cloud*   view of buf (may be NULL)
+ * Returned (function value):
+ *   SC_OK; SC_EINVAL for a bad dim/n/NULL pointer or a weight <= 0;
+ *   SC_ENONFINITE if a point, normal or weight is not finite.  On error buf
+ *   and pc are left in an unspecified state.
+ * Notes:
+ *   1) Normals are used as given; unit length is the caller's contract
+ *      (checked once in the Python layer).
+ */
+SC_API int sc_cloud_pack(const sc_cloud *c, double *buf, sc_packed_cloud *pc);
+
+/*
+ * Per-thread scratch needed by sc_ssdf, in doubles (npad of the cloud).
+ */
+SC_API ptrdiff_t sc_ssdf_workspace_size(const sc_packed_cloud *pc);
+
+/*
+ * Soft signed distance of query points to an oriented point cloud, with
+ * optional first, second and third derivatives (METHOD.md section 2).
+ *
+ * Given:
+ *   pc         const sc_packed_cloud*  cloud (sc_cloud_pack)
+ *   eps        double         softmax temperature on squared distances, > 0 (length^2)
+ *   m          ptrdiff_t      number of query points, >= 0
+ *   x          const double*  m x dim query points, row-major, body frame
+ *   isa        int            SC_ISA_AUTO or a specific supported SC_ISA_*
+ *   nthreads   int            threads to split the queries over, >= 1
+ *   work       double*        nthreads * sc_ssdf_workspace_size(pc) doubles of scratch
+ * Returned (any may be NULL to skip):
+ *   phi        double*        m                  soft signed distance (> 0 outside)
+ *   dphi_dx    double*        m x dim            gradient
+ *   d2phi_dx2  double*        m x dim x dim      Hessian, full and exactly symmetric
+ *   d3phi_dx3  double*        m x dim^3          third derivative, exactly symmetric
+ * Returned (function value):
+ *   SC_OK; SC_EINVAL if pc is malformed, eps is not finite and > 0, m < 0,
+ *   nthreads < 1 or a needed pointer is NULL; SC_EUNSUPPORTED if isa is not
+ *   supported here.  Outputs are untouched on error.
+ * Notes:
+ *   1) Outputs must not alias inputs, work or each other.
+ *   2) phi is bitwise identical whichever derivatives are requested, whatever
+ *      nthreads is, and whether a query is evaluated alone or in a batch.
+ *      Different ISAs agree to rounding (~1e-15 relative).
+ *   3) A query with a NaN or infinite coordinate gets NaN in all its outputs;
+ *      other rows are unaffected.  If |x - p_i|^2 / eps overflows for every
+ *      sample (|x| beyond ~1e150 sqrt(eps)), that row's outputs are NaN too.
+ *   4) Cost O(n) per query and pass (two passes for phi, three for any
+ *      derivative); memory O(n) per thread.  Weights below exp(-708) of the
+ *      largest are flushed to zero (see sc_exp.h for why that is exact in
+ *      double precision).
+ */
+SC_API int sc_ssdf(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x, int isa,
+                   int nthreads, double *work, double *phi, double *dphi_dx, double *d2phi_dx2,
+                   double *d3phi_dx3);
+
+/* Per-ISA row kernels (internal; sc_ssdf validates and dispatches). */
+typedef int (*sc__ssdf_rows_fn)(const sc_packed_cloud *pc, double eps, ptrdiff_t m,
+                                const double *x, double *work, double *phi, double *g, double *h,
+                                double *t);
+int sc__ssdf_rows_generic(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
+                          double *work, double *phi, double *g, double *h, double *t);
+int sc__ssdf_rows_avx2(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
+                       double *work, double *phi, double *g, double *h, double *t);
+int sc__ssdf_rows_avx512(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
+                         double *work, double *phi, double *g, double *h, double *t);
+
+#endif /* SC_SSDF_H */

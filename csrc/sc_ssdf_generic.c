@@ -1,0 +1,6 @@
+/*
+ * sc_ssdf_generic.c - the SSDF row kernel in portable C (one lane).
+ */
+#include "sc_vec_generic.h"
+#define SC_SSDF_ROWS sc__ssdf_rows_generic
+#include "sc_ssdf_impl.h"

@@ -1,0 +1,399 @@
+/*
+ * sc_ssdf_impl.h - the SSDF row kernel, written once over the vector
+ * primitives of sc_vec_*.h and compiled once per instruction set
+ * (sc_ssdf_generic.c, sc_ssdf_avx2.c, sc_ssdf_avx512.c).  Not a public header.
+ *
+ * Before including: include one sc_vec_*.h and define SC_SSDF_ROWS as the
+ * name of the function to define.
+ *
+ * Algorithm for one query x (samples vectorized, VW lanes at a time):
+ *   pass 1: s_i = log a_i - |x - p_i|^2 / eps, stored; s_max = max_i s_i.
+ *           For a far query (|x - c0| > SC_SSDF_FAR rho) the term |x - c0|^2,
+ *           common to all samples, is dropped and s_i = log a_i -
+ *           (|q_i|^2 - 2 (x - c0).q_i) / eps with q_i = p_i - c0: its rounding
+ *           error is u |x| rho / eps instead of u |x|^2 / eps, which is the
+ *           conditioning of the weights themselves (differences of squared
+ *           distances are O(|x| rho)).  Near the cloud the direct form is the
+ *           accurate one (u |x - p_i|^2 / eps).
+ *   pass 2: w_i = exp(s_i - s_max) (largest weight exactly 1);
+ *           S = sum w_i, phi = sum w_i h_i / S with h_i = n_i.x - m_i, m_i = n_i.p_i;
+ *           for derivatives also p_bar = E[p], n_bar = E[n] and w_i is stored
+ *   pass 3: centred moments with H = h - phi, P = p - p_bar, N = n - n_bar
+ *           (never raw moments: at small eps E[hp] - E[h]E[p] cancels
+ *           catastrophically, the centred sums do not).
+ * With c = 2/eps (the weights are an exponential family in c x with
+ * sufficient statistic p, so d/dx E[f] = E[df/dx] + c Cov(f, p)), and
+ * kappa the joint cumulants under w:
+ *   dphi_a      = n_bar_a + c E[H P_a]
+ *   d2phi_ab    = c (E[N_a P_b] + E[N_b P_a]) + c^2 E[H P_a P_b]
+ *   d3phi_abc   = c^2 (E[N_a P_b P_c] + E[N_b P_a P_c] + E[N_c P_a P_b])
+ *               + c^3 (E[H P_a P_b P_c] - E[H P_a] E[P_b P_c]
+ *                      - E[H P_b] E[P_a P_c] - E[H P_c] E[P_a P_b])
+ * (the last bracket is the fourth joint cumulant kappa(h, p_a, p_b, p_c)).
+ * Symmetric outputs are computed once per index set and copied, so they are
+ * exactly symmetric.
+ */
+#include <math.h>
+
+#include "sc_ssdf.h"
+
+/* lanes reduced in a fixed order, so results do not depend on scheduling */
+SC_VFN double hsum(vd v)
+{
+    double b[VW], s;
+    int k;
+    vstore(b, v);
+    s = b[0];
+    for (k = 1; k < VW; k++) {
+        s += b[k];
+    }
+    return s;
+}
+
+SC_VFN double hmax(vd v)
+{
+    double b[VW], s;
+    int k;
+    vstore(b, v);
+    s = b[0];
+    for (k = 1; k < VW; k++) {
+        s = b[k] > s ? b[k] : s;
+    }
+    return s;
+}
+
+/* A query is "far" beyond SC_SSDF_FAR cloud radii from the bounding-box centre.
+ * Why 4: both forms of pass 1 are accurate to rounding at the switch (the direct
+ * form's error u |x - p|^2 exceeds the expanded form's u (|q|^2 + 2 |x - c0| rho)
+ * by at most ~2x there), so the switch is invisible at the 1e-14 level, and
+ * beyond it the direct form would lose accuracy quadratically with distance. */
+#define SC_SSDF_FAR 4.0
+
+/* index of the pair (a, b), a <= b, in packed symmetric storage */
+#define SYM2(D, a, b) ((a) * (D) - ((a) * ((a) - 1)) / 2 + ((b) - (a)))
+
+/* ---- value (passes 1 and 2) ---- */
+
+/* phi = sum_i w_i (n_i.x - m_i) / sum_i w_i, w_i = exp(log a_i - |x-p_i|^2/eps - s_max).
+ * With `means`, also p_bar, n_bar and the stored weights; the phi arithmetic
+ * is the same instruction sequence either way (bitwise identical value). */
+SC_VFN double value_pass(const double *data, ptrdiff_t npad, const int D, const int means,
+                         double ie, const double *xq, double *work, double *pbar, double *nbar,
+                         double *inv_s)
+{
+    const double *P0 = data, *P1 = data + npad, *P2 = data + 2 * npad;
+    const double *N0 = data + D * npad, *N1 = N0 + npad, *N2 = N1 + npad;
+    const double *M = data + 2 * D * npad, *LA = M + npad;
+    const double *Q0 = LA + npad, *Q1 = Q0 + npad, *Q2 = Q1 + npad, *QQ = Q0 + D * npad;
+    const double *hdr = QQ + npad; /* c0[D], rho */
+    double y0, y1, y2;
+    const vd X0 = vset1(xq[0]), X1 = vset1(xq[1]), X2 = vset1(D == 3 ? xq[2] : 0.0);
+    const vd NIE = vset1(-ie);
+    vd vmx = vset1(-INFINITY), SM, sw, sh, sp0, sp1, sp2, sn0, sn1, sn2;
+    double smax, S;
+    ptrdiff_t i;
+
+    /* pass 1: s_i = log a_i - d_i / eps (near) or log a_i - (d_i - |x - c0|^2) / eps (far) */
+    y0 = xq[0] - hdr[0];
+    y1 = xq[1] - hdr[1];
+    y2 = D == 3 ? xq[2] - hdr[2] : 0.0;
+    if (y0 * y0 + y1 * y1 + y2 * y2 <= SC_SSDF_FAR * SC_SSDF_FAR * hdr[D] * hdr[D]) {
+        for (i = 0; i < npad; i += VW) {
+            vd e = vsub(X0, vload(P0 + i)), d, s;
+            d = vmul(e, e);
+            e = vsub(X1, vload(P1 + i));
+            d = vfma(e, e, d);
+            if (D == 3) {
+                e = vsub(X2, vload(P2 + i));
+                d = vfma(e, e, d);
+            }
+            s = vfma(d, NIE, vload(LA + i));
+            vstore(work + i, s);
+            vmx = vmax(vmx, s);
+        }
+    } else {
+        /* |q_i|^2 - 2 y.q_i with y = x - c0 */
+        const vd Y0 = vset1(-2.0 * y0), Y1 = vset1(-2.0 * y1), Y2 = vset1(-2.0 * y2);
+        for (i = 0; i < npad; i += VW) {
+            vd d = vfma(vload(Q0 + i), Y0, vload(QQ + i)), s;
+            d = vfma(vload(Q1 + i), Y1, d);
+            if (D == 3) {
+                d = vfma(vload(Q2 + i), Y2, d);
+            }
+            s = vfma(d, NIE, vload(LA + i));
+            vstore(work + i, s);
+            vmx = vmax(vmx, s);
+        }
+    }
+    smax = hmax(vmx);
+
+    /* pass 2: w_i = exp(s_i - s_max); S = sum w; sum w h (and sum w p, sum w n) */
+    SM = vset1(smax);
+    sw = sh = sp0 = sp1 = sp2 = sn0 = sn1 = sn2 = vset1(0.0);
+    for (i = 0; i < npad; i += VW) {
+        vd w = vexp_neg(vsub(vload(work + i), SM));
+        vd n0 = vload(N0 + i), n1 = vload(N1 + i), n2 = vset1(0.0), nx;
+        nx = vmul(n0, X0);
+        nx = vfma(n1, X1, nx);
+        if (D == 3) {
+            n2 = vload(N2 + i);
+            nx = vfma(n2, X2, nx);
+        }
+        sw = vadd(sw, w);
+        sh = vfma(w, vsub(nx, vload(M + i)), sh);
+        if (means) {
+            vstore(work + i, w);
+            sp0 = vfma(w, vload(P0 + i), sp0);
+            sp1 = vfma(w, vload(P1 + i), sp1);
+            sn0 = vfma(w, n0, sn0);
+            sn1 = vfma(w, n1, sn1);
+            if (D == 3) {
+                sp2 = vfma(w, vload(P2 + i), sp2);
+                sn2 = vfma(w, n2, sn2);
+            }
+        }
+    }
+    S = hsum(sw);
+    if (means) {
+        double inv = 1.0 / S;
+        *inv_s = inv;
+        pbar[0] = hsum(sp0) * inv;
+        pbar[1] = hsum(sp1) * inv;
+        nbar[0] = hsum(sn0) * inv;
+        nbar[1] = hsum(sn1) * inv;
+        if (D == 3) {
+            pbar[2] = hsum(sp2) * inv;
+            nbar[2] = hsum(sn2) * inv;
+        }
+    }
+    return hsum(sh) / S;
+}
+
+/* ---- derivatives (pass 3) ---- */
+
+/* dphi_a = n_bar_a + c E[H P_a]; d2phi_ab = c (E[N_a P_b] + E[N_b P_a]) + c^2 E[H P_a P_b];
+ * d3phi_abc = c^2 sum_cyc E[N_a P_b P_c] + c^3 kappa(h, p_a, p_b, p_c) */
+SC_VFN void deriv_pass(const double *data, ptrdiff_t npad, const int D, const int order, double c,
+                       const double *xq, const double *work, double phi, const double *pbar,
+                       const double *nbar, double inv, double *g, double *hs, double *t3)
+{
+    const double *P[3], *N[3], *M = data + 2 * D * npad;
+    vd X[3], PB[3], NB[3], PHI = vset1(phi);
+    /* accumulators: sum w H P_a; sum w N_a P_b; sum w H P_a P_b (a<=b); sum w P_a P_b (a<=b);
+       sum w N_a P_b P_c (b<=c); sum w H P_a P_b P_c (a<=b<=c) */
+    vd ahp[3], anp[3][3], ahpp[6], app[6], anpp[3][6], ahppp[3][6];
+    double ehp[3], enp[3][3], ehpp[6], epp[6], enpp[3][6], ehppp[3][6];
+    double c2 = c * c, c3 = c2 * c;
+    ptrdiff_t i;
+    int a, b, k;
+
+#pragma GCC unroll 4
+    for (a = 0; a < D; a++) {
+        P[a] = data + a * npad;
+        N[a] = data + (D + a) * npad;
+        X[a] = vset1(xq[a]);
+        PB[a] = vset1(pbar[a]);
+        NB[a] = vset1(nbar[a]);
+        ahp[a] = vset1(0.0);
+#pragma GCC unroll 4
+        for (b = 0; b < D; b++) {
+            anp[a][b] = vset1(0.0);
+        }
+#pragma GCC unroll 8
+        for (k = 0; k < 6; k++) {
+            anpp[a][k] = ahppp[a][k] = vset1(0.0);
+        }
+    }
+#pragma GCC unroll 8
+    for (k = 0; k < 6; k++) {
+        ahpp[k] = app[k] = vset1(0.0);
+    }
+
+    for (i = 0; i < npad; i += VW) {
+        vd w = vload(work + i), Pc[3], Nc[3], wP[3], wHP[3], nx, wH;
+        nx = vmul(vload(N[0] + i), X[0]);
+#pragma GCC unroll 4
+        for (a = 1; a < D; a++) {
+            nx = vfma(vload(N[a] + i), X[a], nx);
+        }
+        /* H = h - phi, wH = w H */
+        wH = vmul(w, vsub(vsub(nx, vload(M + i)), PHI));
+#pragma GCC unroll 4
+        for (a = 0; a < D; a++) {
+            Pc[a] = vsub(vload(P[a] + i), PB[a]);
+            ahp[a] = vfma(wH, Pc[a], ahp[a]);
+        }
+        if (order >= 2) {
+#pragma GCC unroll 4
+            for (a = 0; a < D; a++) {
+                Nc[a] = vsub(vload(N[a] + i), NB[a]);
+                wP[a] = vmul(w, Pc[a]);
+                wHP[a] = vmul(wH, Pc[a]);
+            }
+#pragma GCC unroll 4
+            for (a = 0; a < D; a++) {
+#pragma GCC unroll 4
+                for (b = 0; b < D; b++) {
+                    anp[a][b] = vfma(Nc[a], wP[b], anp[a][b]);
+                    if (b >= a) {
+                        ahpp[SYM2(D, a, b)] = vfma(wHP[a], Pc[b], ahpp[SYM2(D, a, b)]);
+                    }
+                }
+            }
+        }
+        if (order >= 3) {
+#pragma GCC unroll 4
+            for (a = 0; a < D; a++) {
+#pragma GCC unroll 4
+                for (b = a; b < D; b++) {
+                    vd wPP = vmul(wP[a], Pc[b]), wHPP = vmul(wHP[a], Pc[b]);
+                    int ab = SYM2(D, a, b), cc;
+                    app[ab] = vadd(app[ab], wPP);
+#pragma GCC unroll 4
+                    for (cc = 0; cc < D; cc++) {
+                        anpp[cc][ab] = vfma(Nc[cc], wPP, anpp[cc][ab]);
+                    }
+                    /* sum w H P_a P_b P_c for c >= b, stored at [a][SYM2(b, c)] */
+#pragma GCC unroll 4
+                    for (cc = b; cc < D; cc++) {
+                        ahppp[a][SYM2(D, b, cc)] = vfma(wHPP, Pc[cc], ahppp[a][SYM2(D, b, cc)]);
+                    }
+                }
+            }
+        }
+    }
+
+    /* normalize: E[.] = sum / S */
+    for (a = 0; a < D; a++) {
+        ehp[a] = hsum(ahp[a]) * inv;
+    }
+    if (g) {
+        for (a = 0; a < D; a++) {
+            g[a] = nbar[a] + c * ehp[a];
+        }
+    }
+    if (order < 2) {
+        return;
+    }
+    for (a = 0; a < D; a++) {
+        for (b = 0; b < D; b++) {
+            enp[a][b] = hsum(anp[a][b]) * inv;
+            if (b >= a) {
+                ehpp[SYM2(D, a, b)] = hsum(ahpp[SYM2(D, a, b)]) * inv;
+            }
+        }
+    }
+    if (hs) {
+        for (a = 0; a < D; a++) {
+            for (b = a; b < D; b++) {
+                double v = c * (enp[a][b] + enp[b][a]) + c2 * ehpp[SYM2(D, a, b)];
+                hs[a * D + b] = hs[b * D + a] = v;
+            }
+        }
+    }
+    if (order < 3 || !t3) {
+        return;
+    }
+    for (a = 0; a < D; a++) {
+        for (b = a; b < D; b++) {
+            int ab = SYM2(D, a, b), cc;
+            epp[ab] = hsum(app[ab]) * inv;
+            for (cc = 0; cc < D; cc++) {
+                enpp[cc][ab] = hsum(anpp[cc][ab]) * inv;
+            }
+            for (cc = b; cc < D; cc++) {
+                ehppp[a][SYM2(D, b, cc)] = hsum(ahppp[a][SYM2(D, b, cc)]) * inv;
+            }
+        }
+    }
+    for (a = 0; a < D; a++) {
+        for (b = a; b < D; b++) {
+            int cc;
+            for (cc = b; cc < D; cc++) {
+                int ab = SYM2(D, a, b), ac = SYM2(D, a, cc), bc = SYM2(D, b, cc);
+                double kap = ehppp[a][bc] - ehp[a] * epp[bc] - ehp[b] * epp[ac] - ehp[cc] * epp[ab];
+                double v = c2 * (enpp[a][bc] + enpp[b][ac] + enpp[cc][ab]) + c3 * kap;
+                t3[(a * D + b) * D + cc] = t3[(a * D + cc) * D + b] = v;
+                t3[(b * D + a) * D + cc] = t3[(b * D + cc) * D + a] = v;
+                t3[(cc * D + a) * D + b] = t3[(cc * D + b) * D + a] = v;
+            }
+        }
+    }
+}
+
+/* ---- batch drivers ---- */
+
+SC_VFN void rows(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x, double *work,
+                 const int D, const int order, double *phi, double *g, double *hs, double *t3)
+{
+    const double ie = 1.0 / eps, c = 2.0 / eps;
+    ptrdiff_t r;
+    int k;
+    for (r = 0; r < m; r++) {
+        const double *xq = x + r * D;
+        double pbar[3], nbar[3], inv = 0.0, v;
+        if (!isfinite(xq[0]) || !isfinite(xq[1]) || (D == 3 && !isfinite(xq[2]))) {
+            if (phi) {
+                phi[r] = NAN;
+            }
+            for (k = 0; g && k < D; k++) {
+                g[r * D + k] = NAN;
+            }
+            for (k = 0; hs && k < D * D; k++) {
+                hs[r * D * D + k] = NAN;
+            }
+            for (k = 0; t3 && k < D * D * D; k++) {
+                t3[r * D * D * D + k] = NAN;
+            }
+            continue;
+        }
+        v = value_pass(pc->data, pc->npad, D, order >= 1, ie, xq, work, pbar, nbar, &inv);
+        if (phi) {
+            phi[r] = v;
+        }
+        if (order >= 1) {
+            deriv_pass(pc->data, pc->npad, D, order, c, xq, work, v, pbar, nbar, inv,
+                       g ? g + r * D : NULL, hs ? hs + r * D * D : NULL,
+                       t3 ? t3 + r * D * D * D : NULL);
+        }
+    }
+}
+
+int SC_SSDF_ROWS(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
+                 double *work, double *phi, double *g, double *hs, double *t3)
+{
+    const int order = t3 ? 3 : hs ? 2 : g ? 1 : 0;
+    /* one instantiation per (dimension, order): constants fold and loops unroll */
+    if (pc->dim == 2) {
+        switch (order) {
+        case 0:
+            rows(pc, eps, m, x, work, 2, 0, phi, g, hs, t3);
+            break;
+        case 1:
+            rows(pc, eps, m, x, work, 2, 1, phi, g, hs, t3);
+            break;
+        case 2:
+            rows(pc, eps, m, x, work, 2, 2, phi, g, hs, t3);
+            break;
+        default:
+            rows(pc, eps, m, x, work, 2, 3, phi, g, hs, t3);
+            break;
+        }
+    } else {
+        switch (order) {
+        case 0:
+            rows(pc, eps, m, x, work, 3, 0, phi, g, hs, t3);
+            break;
+        case 1:
+            rows(pc, eps, m, x, work, 3, 1, phi, g, hs, t3);
+            break;
+        case 2:
+            rows(pc, eps, m, x, work, 3, 2, phi, g, hs, t3);
+            break;
+        default:
+            rows(pc, eps, m, x, work, 3, 3, phi, g, hs, t3);
+            break;
+        }
+    }
+    return SC_OK;
+}

@@ -1,0 +1,71 @@
+/*
+ * sc_vec_avx2.h - AVX2+FMA primitives (4 doubles) for the kernel template
+ * sc_ssdf_impl.h.  Include only from a translation unit compiled for that
+ * target (see sc_ssdf_avx2.c).
+ *
+ * Contract shared by every sc_vec_*.h: type vd, width VW, vset1, vload/vstore
+ * (unaligned), vadd, vsub, vmul, vfma(a, b, c) = a*b + c, vmax (never given
+ * NaN), vexp_neg (sc_exp.h algorithm, t <= 0).
+ */
+#ifndef SC_VEC_AVX2_H
+#define SC_VEC_AVX2_H
+
+#include <immintrin.h>
+
+#include "sc_exp.h"
+
+typedef __m256d vd;
+#define VW 4
+#define SC_VFN static inline __attribute__((always_inline))
+
+SC_VFN vd vset1(double a)
+{
+    return _mm256_set1_pd(a);
+}
+SC_VFN vd vload(const double *p)
+{
+    return _mm256_loadu_pd(p);
+}
+SC_VFN void vstore(double *p, vd a)
+{
+    _mm256_storeu_pd(p, a);
+}
+SC_VFN vd vadd(vd a, vd b)
+{
+    return _mm256_add_pd(a, b);
+}
+SC_VFN vd vsub(vd a, vd b)
+{
+    return _mm256_sub_pd(a, b);
+}
+SC_VFN vd vmul(vd a, vd b)
+{
+    return _mm256_mul_pd(a, b);
+}
+SC_VFN vd vfma(vd a, vd b, vd c)
+{
+    return _mm256_fmadd_pd(a, b, c);
+}
+SC_VFN vd vmax(vd a, vd b)
+{
+    return _mm256_max_pd(a, b);
+}
+
+SC_VFN vd vexp_neg(vd t)
+{
+    const vd lo = _mm256_set1_pd(SC_EXP_MIN_ARG);
+    vd tc = _mm256_max_pd(t, lo); /* NaN in t -> lo (second operand), masked below */
+    vd kd = _mm256_fmadd_pd(tc, _mm256_set1_pd(SC_EXP_LOG2E), _mm256_set1_pd(SC_EXP_MAGIC));
+    vd k = _mm256_sub_pd(kd, _mm256_set1_pd(SC_EXP_MAGIC));
+    vd r = _mm256_fnmadd_pd(k, _mm256_set1_pd(SC_EXP_LN2HI), tc);
+    vd p;
+    __m256i e;
+    r = _mm256_fnmadd_pd(k, _mm256_set1_pd(SC_EXP_LN2LO), r);
+    SC_EXP_POLY(p, r, vfma, vmul, vset1);
+    e = _mm256_slli_epi64(_mm256_castpd_si256(kd), 52);
+    e = _mm256_add_epi64(e, _mm256_set1_epi64x((long long)1023 << 52));
+    return _mm256_and_pd(_mm256_mul_pd(p, _mm256_castsi256_pd(e)),
+                         _mm256_cmp_pd(t, lo, _CMP_GE_OQ));
+}
+
+#endif /* SC_VEC_AVX2_H */

@@ -1,0 +1,72 @@
+/*
+ * sc_vec_avx512.h - AVX-512F primitives (8 doubles) for the kernel template
+ * sc_ssdf_impl.h.  Include only from a translation unit compiled for that
+ * target (see sc_ssdf_avx512.c).
+ *
+ * Contract shared by every sc_vec_*.h: type vd, width VW, vset1, vload/vstore
+ * (unaligned), vadd, vsub, vmul, vfma(a, b, c) = a*b + c, vmax (never given
+ * NaN), vexp_neg (sc_exp.h algorithm, t <= 0).
+ */
+#ifndef SC_VEC_AVX512_H
+#define SC_VEC_AVX512_H
+
+#include <immintrin.h>
+
+#include "sc_exp.h"
+
+typedef __m512d vd;
+#define VW 8
+#define SC_VFN static inline __attribute__((always_inline))
+
+SC_VFN vd vset1(double a)
+{
+    return _mm512_set1_pd(a);
+}
+SC_VFN vd vload(const double *p)
+{
+    return _mm512_loadu_pd(p);
+}
+SC_VFN void vstore(double *p, vd a)
+{
+    _mm512_storeu_pd(p, a);
+}
+SC_VFN vd vadd(vd a, vd b)
+{
+    return _mm512_add_pd(a, b);
+}
+SC_VFN vd vsub(vd a, vd b)
+{
+    return _mm512_sub_pd(a, b);
+}
+SC_VFN vd vmul(vd a, vd b)
+{
+    return _mm512_mul_pd(a, b);
+}
+SC_VFN vd vfma(vd a, vd b, vd c)
+{
+    return _mm512_fmadd_pd(a, b, c);
+}
+SC_VFN vd vmax(vd a, vd b)
+{
+    return _mm512_max_pd(a, b);
+}
+
+SC_VFN vd vexp_neg(vd t)
+{
+    const vd lo = _mm512_set1_pd(SC_EXP_MIN_ARG);
+    vd tc = _mm512_max_pd(t, lo); /* NaN in t -> lo (second operand), masked below */
+    vd kd = _mm512_fmadd_pd(tc, _mm512_set1_pd(SC_EXP_LOG2E), _mm512_set1_pd(SC_EXP_MAGIC));
+    vd k = _mm512_sub_pd(kd, _mm512_set1_pd(SC_EXP_MAGIC));
+    vd r = _mm512_fnmadd_pd(k, _mm512_set1_pd(SC_EXP_LN2HI), tc);
+    vd p;
+    __m512i e;
+    r = _mm512_fnmadd_pd(k, _mm512_set1_pd(SC_EXP_LN2LO), r);
+    SC_EXP_POLY(p, r, vfma, vmul, vset1);
+    e = _mm512_slli_epi64(_mm512_castpd_si512(kd), 52);
+    e = _mm512_add_epi64(e, _mm512_set1_epi64((long long)1023 << 52));
+    /* AVX-512F has no _mm512_and_pd (that is AVX512DQ): zero by mask instead */
+    return _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(t, lo, _CMP_GE_OQ),
+                               _mm512_mul_pd(p, _mm512_castsi512_pd(e)));
+}
+
+#endif /* SC_VEC_AVX512_H */

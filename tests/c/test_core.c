@@ -1,0 +1,381 @@
+/*
+ * test_core.c - dependency-free tests of the softcontact C core (csrc/sc_*.c).
+ * Built with -std=c11 -Wall -Wextra -Wpedantic -Werror and run under
+ * AddressSanitizer/UBSan and valgrind by tests/c/Makefile (see .ci/run).
+ * Exit status 0 when every check passes; prints "N passed, N failed".
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sc_vec_generic.h" /* the portable exp, tested against libm */
+#include "softcontact.h"
+
+static int n_pass, n_fail;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (cond) {                                                                                \
+            n_pass++;                                                                              \
+        } else {                                                                                   \
+            n_fail++;                                                                              \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                            \
+            printf(__VA_ARGS__);                                                                   \
+            printf("\n");                                                                          \
+        }                                                                                          \
+    } while (0)
+
+/* deterministic uniform numbers in [0, 1) (64-bit LCG, top 53 bits) */
+static unsigned long long rng_state = 0x9E3779B97F4A7C15ULL;
+static double urand(void)
+{
+    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+typedef struct cloud_data {
+    int dim;
+    ptrdiff_t n;
+    double *p, *nrm, *w, *packed;
+    sc_packed_cloud pc;
+} cloud_data;
+
+/* random cloud: points in [-1, 1]^D, unit normals, weights in [0.5, 2] */
+static void make_cloud(cloud_data *c, int dim, ptrdiff_t n)
+{
+    ptrdiff_t i;
+    int k;
+    sc_cloud view;
+    c->dim = dim;
+    c->n = n;
+    c->p = malloc(sizeof(double) * (size_t)(n * dim));
+    c->nrm = malloc(sizeof(double) * (size_t)(n * dim));
+    c->w = malloc(sizeof(double) * (size_t)n);
+    c->packed = malloc(sizeof(double) * (size_t)sc_cloud_packed_size(dim, n));
+    for (i = 0; i < n; i++) {
+        double nn = 0.0;
+        for (k = 0; k < dim; k++) {
+            c->p[i * dim + k] = 2.0 * urand() - 1.0;
+            c->nrm[i * dim + k] = 2.0 * urand() - 1.0;
+            nn += c->nrm[i * dim + k] * c->nrm[i * dim + k];
+        }
+        for (k = 0; k < dim; k++) {
+            c->nrm[i * dim + k] /= sqrt(nn);
+        }
+        c->w[i] = 0.5 + 1.5 * urand();
+    }
+    view.dim = dim;
+    view.n = n;
+    view.p = c->p;
+    view.nrm = c->nrm;
+    view.wts = c->w;
+    CHECK(sc_cloud_pack(&view, c->packed, &c->pc) == SC_OK, "pack");
+}
+
+static void free_cloud(cloud_data *c)
+{
+    free(c->p);
+    free(c->nrm);
+    free(c->w);
+    free(c->packed);
+}
+
+/* naive reference: phi and grad from the definition (libm exp, two passes) */
+static void naive(const cloud_data *c, double eps, const double *x, double *phi, double *g)
+{
+    ptrdiff_t i;
+    int k, D = c->dim;
+    double dmin = INFINITY, S = 0.0, sh = 0.0, pb[3] = {0}, nb[3] = {0}, cov[3] = {0};
+    double *w = malloc(sizeof(double) * (size_t)c->n), *h = malloc(sizeof(double) * (size_t)c->n);
+    for (i = 0; i < c->n; i++) {
+        double d = 0.0;
+        for (k = 0; k < D; k++) {
+            d += (x[k] - c->p[i * D + k]) * (x[k] - c->p[i * D + k]);
+        }
+        w[i] = d / eps - log(c->w[i]);
+        dmin = w[i] < dmin ? w[i] : dmin;
+    }
+    for (i = 0; i < c->n; i++) {
+        w[i] = exp(dmin - w[i]);
+        S += w[i];
+    }
+    for (i = 0; i < c->n; i++) {
+        w[i] /= S;
+        h[i] = 0.0;
+        for (k = 0; k < D; k++) {
+            h[i] += c->nrm[i * D + k] * (x[k] - c->p[i * D + k]);
+            pb[k] += w[i] * c->p[i * D + k];
+            nb[k] += w[i] * c->nrm[i * D + k];
+        }
+        sh += w[i] * h[i];
+    }
+    for (i = 0; i < c->n; i++) {
+        for (k = 0; k < D; k++) {
+            cov[k] += w[i] * (h[i] - sh) * (c->p[i * D + k] - pb[k]);
+        }
+    }
+    *phi = sh;
+    for (k = 0; k < D; k++) {
+        g[k] = nb[k] + 2.0 / eps * cov[k];
+    }
+    free(w);
+    free(h);
+}
+
+static double relerr(double a, double b, double scale)
+{
+    return fabs(a - b) / (fabs(b) + scale);
+}
+
+static void test_status_and_isa(void)
+{
+    int s;
+    for (s = -8; s <= 1; s++) {
+        CHECK(sc_status_str(s) != NULL && strlen(sc_status_str(s)) > 0, "status %d", s);
+    }
+    CHECK(sc_isa_supported(SC_ISA_GENERIC) == 1, "generic always supported");
+    CHECK(sc_isa_supported(42) == 0, "unknown isa");
+    CHECK(sc_isa_resolve(SC_ISA_AUTO) == sc_isa_best(), "auto resolves to best");
+    CHECK(sc_isa_resolve(7) == SC_EINVAL, "bad isa value");
+    CHECK(strcmp(sc_isa_name(SC_ISA_AVX2), "avx2") == 0, "isa name");
+    printf("# best ISA here: %s\n", sc_isa_name(sc_isa_best()));
+}
+
+static void test_exp(void)
+{
+    double worst = 0.0, t;
+    int i;
+    for (i = 0; i <= 200000; i++) {
+        double e, r;
+        t = -708.0 * i / 200000.0;
+        e = vexp_neg(t);
+        r = exp(t);
+        worst = fabs(e - r) / r > worst ? fabs(e - r) / r : worst;
+    }
+    CHECK(worst < 4.5e-16, "exp max relative error %.3g", worst);
+    CHECK(vexp_neg(0.0) == 1.0, "exp(0) == 1 exactly");
+    CHECK(vexp_neg(-708.5) == 0.0 && vexp_neg(-INFINITY) == 0.0, "flush below cutoff");
+    CHECK(vexp_neg(NAN) == 0.0, "NaN argument gives 0");
+}
+
+static void test_parallel_range_fn_checks(void);
+
+static int count_fn(void *ctx, ptrdiff_t b, ptrdiff_t e, int tid)
+{
+    int *seen = (int *)ctx;
+    ptrdiff_t i;
+    (void)tid;
+    for (i = b; i < e; i++) {
+        seen[i]++;
+    }
+    return SC_OK;
+}
+
+static int fail_fn(void *ctx, ptrdiff_t b, ptrdiff_t e, int tid)
+{
+    (void)ctx, (void)b, (void)e;
+    return tid == 1 ? SC_ENOCONV : SC_OK;
+}
+
+static void test_parallel_range_fn_checks(void)
+{
+    int seen[37], i, t, ok;
+    for (t = 1; t <= 5; t++) {
+        memset(seen, 0, sizeof seen);
+        CHECK(sc_parallel_for(37, t, count_fn, seen) == SC_OK, "parallel_for ok");
+        for (ok = 1, i = 0; i < 37; i++) {
+            ok &= seen[i] == 1;
+        }
+        CHECK(ok, "each item exactly once with %d threads", t);
+    }
+    CHECK(sc_parallel_for(0, 4, count_fn, seen) == SC_OK, "empty range");
+    CHECK(sc_parallel_for(-1, 1, count_fn, seen) == SC_EINVAL, "negative n");
+    CHECK(sc_parallel_for(5, 0, count_fn, seen) == SC_EINVAL, "zero threads");
+    CHECK(sc_parallel_for(5, 1, NULL, seen) == SC_EINVAL, "NULL fn");
+    CHECK(sc_parallel_for(10, 3, fail_fn, NULL) == SC_ENOCONV, "status propagated");
+}
+
+/* phi, grad vs naive; all ISAs agree; bitwise invariances; FD of derivatives */
+static void test_ssdf_values(int dim)
+{
+    enum { N = 61, M = 23 };
+    cloud_data c;
+    double x[M * 3], phi[M], g[M * 3], h[M * 9], t[M * 27], phi0[M], phi1[M];
+    double *work = malloc(sizeof(double) * 4 * (size_t)(N + SC_PAD));
+    static const double epss[] = {1e-6, 1e-3, 1e-1, 1.0, 100.0};
+    int e, i, k, isa, D = dim;
+    make_cloud(&c, dim, N);
+    for (i = 0; i < M * D; i++) {
+        x[i] = 3.0 * urand() - 1.5;
+    }
+    for (e = 0; e < 5; e++) {
+        double eps = epss[e], worst = 0.0, worst_isa = 0.0;
+        CHECK(sc_ssdf(&c.pc, eps, M, x, SC_ISA_GENERIC, 1, work, phi, g, h, t) == SC_OK, "ssdf");
+        for (i = 0; i < M; i++) {
+            double pr, gr[3];
+            naive(&c, eps, x + i * D, &pr, gr);
+            worst = fmax(worst, relerr(phi[i], pr, 1.0));
+            for (k = 0; k < D; k++) {
+                worst = fmax(worst, relerr(g[i * D + k], gr[k], 1.0));
+            }
+        }
+        CHECK(worst < 1e-11, "dim %d eps %g: generic vs naive %.3g", D, eps, worst);
+        for (isa = SC_ISA_AVX2; isa <= SC_ISA_AVX512; isa++) {
+            double p2[M], g2[M * 3], h2[M * 9], t2[M * 27], hs = 0.0, ts = 0.0;
+            if (!sc_isa_supported(isa)) {
+                CHECK(sc_ssdf(&c.pc, eps, M, x, isa, 1, work, p2, NULL, NULL, NULL) ==
+                          SC_EUNSUPPORTED,
+                      "unsupported isa refused");
+                continue;
+            }
+            CHECK(sc_ssdf(&c.pc, eps, M, x, isa, 1, work, p2, g2, h2, t2) == SC_OK, "ssdf isa");
+            for (i = 0; i < M * D * D; i++) {
+                hs = fmax(hs, fabs(h[i]));
+            }
+            for (i = 0; i < M * D * D * D; i++) {
+                ts = fmax(ts, fabs(t[i]));
+            }
+            for (i = 0; i < M; i++) {
+                worst_isa = fmax(worst_isa, relerr(p2[i], phi[i], 1.0));
+            }
+            for (i = 0; i < M * D; i++) {
+                worst_isa = fmax(worst_isa, relerr(g2[i], g[i], 1.0));
+            }
+            for (i = 0; i < M * D * D; i++) {
+                worst_isa = fmax(worst_isa, relerr(h2[i], h[i], hs));
+            }
+            for (i = 0; i < M * D * D * D; i++) {
+                worst_isa = fmax(worst_isa, relerr(t2[i], t[i], ts));
+            }
+            CHECK(worst_isa < 1e-12, "dim %d eps %g: %s vs generic %.3g", D, eps,
+                  sc_isa_name(isa), worst_isa);
+        }
+        /* phi bitwise identical whatever is requested, alone or batched, any thread count */
+        for (isa = SC_ISA_GENERIC; isa <= SC_ISA_AVX512; isa++) {
+            int same = 1;
+            if (!sc_isa_supported(isa)) {
+                continue;
+            }
+            CHECK(sc_ssdf(&c.pc, eps, M, x, isa, 1, work, phi0, NULL, NULL, NULL) == SC_OK, "o0");
+            CHECK(sc_ssdf(&c.pc, eps, M, x, isa, 3, work, phi1, g, h, t) == SC_OK, "o3 3 thr");
+            same &= memcmp(phi0, phi1, sizeof phi0) == 0;
+            for (i = 0; i < M; i++) {
+                double one;
+                CHECK(sc_ssdf(&c.pc, eps, 1, x + i * D, isa, 1, work, &one, NULL, h, NULL) ==
+                          SC_OK,
+                      "single");
+                same &= memcmp(&one, &phi0[i], sizeof one) == 0;
+            }
+            CHECK(same, "bitwise invariance (%s, eps %g)", sc_isa_name(isa), eps);
+        }
+    }
+    /* hess and d3 vs central differences of the next lower order (eps = 0.1) */
+    {
+        const double eps = 0.1, step = 1e-5;
+        double xp[3], xm[3], gp[3], gm[3], hp[9], hm[9], worst_h = 0.0, worst_t = 0.0;
+        int j, q;
+        CHECK(sc_ssdf(&c.pc, eps, M, x, SC_ISA_AUTO, 1, work, phi, g, h, t) == SC_OK, "ssdf");
+        for (q = 0; q < M; q++) {
+            for (j = 0; j < D; j++) {
+                double pv;
+                memcpy(xp, x + q * D, sizeof(double) * (size_t)D);
+                memcpy(xm, x + q * D, sizeof(double) * (size_t)D);
+                xp[j] += step;
+                xm[j] -= step;
+                sc_ssdf(&c.pc, eps, 1, xp, SC_ISA_AUTO, 1, work, &pv, gp, hp, NULL);
+                sc_ssdf(&c.pc, eps, 1, xm, SC_ISA_AUTO, 1, work, &pv, gm, hm, NULL);
+                for (k = 0; k < D; k++) {
+                    double fd = (gp[k] - gm[k]) / (2 * step);
+                    worst_h = fmax(worst_h, relerr(h[(q * D + k) * D + j], fd, 1.0));
+                }
+                for (k = 0; k < D * D; k++) {
+                    double fd = (hp[k] - hm[k]) / (2 * step);
+                    worst_t = fmax(worst_t, relerr(t[(q * D * D + k) * D + j], fd, 10.0));
+                }
+            }
+        }
+        CHECK(worst_h < 1e-6, "dim %d: hess vs FD of grad %.3g", D, worst_h);
+        CHECK(worst_t < 1e-6, "dim %d: d3 vs FD of hess %.3g", D, worst_t);
+    }
+    free(work);
+    free_cloud(&c);
+}
+
+static void test_ssdf_special(void)
+{
+    /* half-space: exact plane distance for every eps; NaN rows isolated */
+    double p[3] = {0.1, -0.2, 0.3}, nrm[3] = {0.0, 0.6, 0.8}, buf[12 * 8 + 8], work[2 * 16];
+    double x[9] = {1.0, 2.0, 3.0, NAN, 0.0, 0.0, -4.0, 5.0, 0.5};
+    double phi[3], g[9], h[27], t[81];
+    sc_cloud view = {3, 1, p, nrm, NULL};
+    sc_packed_cloud pc;
+    int i, ok = 1;
+    CHECK(sc_cloud_pack(&view, buf, &pc) == SC_OK && pc.npad == SC_PAD, "pack half-space");
+    CHECK(sc_ssdf(&pc, 1e-3, 3, x, SC_ISA_AUTO, 2, work, phi, g, h, t) == SC_OK, "ssdf");
+    for (i = 0; i < 3; i += 2) {
+        double e = nrm[0] * (x[3 * i] - p[0]) + nrm[1] * (x[3 * i + 1] - p[1]) +
+                   nrm[2] * (x[3 * i + 2] - p[2]);
+        ok &= fabs(phi[i] - e) <= 1e-15 * (1 + fabs(e));
+        ok &= g[3 * i] == 0.0 && g[3 * i + 1] == 0.6 && g[3 * i + 2] == 0.8;
+    }
+    CHECK(ok, "half-space exact");
+    CHECK(isnan(phi[1]) && isnan(g[3]) && isnan(h[9]) && isnan(t[27]), "NaN row");
+    for (ok = 1, i = 0; i < 27; i++) {
+        ok &= h[i] == 0.0 || i / 9 == 1;
+    }
+    CHECK(ok, "half-space Hessian exactly zero");
+
+    /* error statuses: outputs untouched */
+    phi[0] = 7.0;
+    CHECK(sc_ssdf(&pc, 0.0, 1, x, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL) == SC_EINVAL,
+          "eps 0");
+    CHECK(sc_ssdf(&pc, -1.0, 1, x, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL) == SC_EINVAL,
+          "eps < 0");
+    CHECK(sc_ssdf(&pc, NAN, 1, x, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL) == SC_EINVAL,
+          "eps NaN");
+    CHECK(sc_ssdf(&pc, INFINITY, 1, x, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL) ==
+              SC_EINVAL,
+          "eps inf");
+    CHECK(sc_ssdf(&pc, 1.0, -1, x, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL) == SC_EINVAL,
+          "m < 0");
+    CHECK(sc_ssdf(&pc, 1.0, 1, x, SC_ISA_AUTO, 0, work, phi, NULL, NULL, NULL) == SC_EINVAL,
+          "0 threads");
+    CHECK(sc_ssdf(&pc, 1.0, 1, NULL, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL) == SC_EINVAL,
+          "NULL x");
+    CHECK(sc_ssdf(NULL, 1.0, 1, x, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL) == SC_EINVAL,
+          "NULL cloud");
+    CHECK(sc_ssdf(&pc, 1.0, 1, x, 99, 1, work, phi, NULL, NULL, NULL) == SC_EINVAL, "bad isa");
+    CHECK(phi[0] == 7.0, "outputs untouched on error");
+    CHECK(sc_ssdf(&pc, 1.0, 0, NULL, SC_ISA_AUTO, 1, NULL, NULL, NULL, NULL, NULL) == SC_OK,
+          "empty batch");
+    pc.npad = 3;
+    CHECK(sc_ssdf(&pc, 1.0, 1, x, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL) == SC_EINVAL,
+          "malformed packed cloud");
+
+    /* packing errors */
+    CHECK(sc_cloud_packed_size(4, 10) == -1 && sc_cloud_packed_size(3, 0) == -1, "packed size");
+    {
+        double wbad = -1.0, pnan[3] = {NAN, 0, 0};
+        sc_cloud bad = {3, 1, p, nrm, &wbad};
+        CHECK(sc_cloud_pack(&bad, buf, NULL) == SC_EINVAL, "weight <= 0");
+        bad.wts = NULL;
+        bad.p = pnan;
+        CHECK(sc_cloud_pack(&bad, buf, NULL) == SC_ENONFINITE, "NaN point");
+        bad.p = p;
+        bad.dim = 5;
+        CHECK(sc_cloud_pack(&bad, buf, NULL) == SC_EINVAL, "bad dim");
+    }
+}
+
+int main(void)
+{
+    test_status_and_isa();
+    test_exp();
+    test_parallel_range_fn_checks();
+    test_ssdf_values(2);
+    test_ssdf_values(3);
+    test_ssdf_special();
+    printf("%d passed, %d failed\n", n_pass, n_fail);
+    return n_fail == 0 ? 0 : 1;
+}
