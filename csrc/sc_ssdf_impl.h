@@ -7,7 +7,7 @@
  * name of the function to define.
  *
  * Algorithm for one query x (samples vectorized, VW lanes at a time):
- *   pass 1: s_i = log a_i - |x - p_i|^2 / eps, stored; s_max = max_i s_i.
+ *   pass 1: d_i = |x - p_i|^2 stored; i* = argmax_i s_i, s_i = log a_i - d_i / eps.
  *           For a far query (|x - c0| > SC_SSDF_FAR rho) the term |x - c0|^2,
  *           common to all samples, is dropped and s_i = log a_i -
  *           (|q_i|^2 - 2 (x - c0).q_i) / eps with q_i = p_i - c0: its rounding
@@ -15,9 +15,10 @@
  *           conditioning of the weights themselves (differences of squared
  *           distances are O(|x| rho)).  Near the cloud the direct form is the
  *           accurate one (u |x - p_i|^2 / eps).
- *   pass 2: w_i = exp(s_i - s_max) (largest weight exactly 1);
- *           S = sum w_i, phi = sum w_i h_i / S with h_i = n_i.x - m_i, m_i = n_i.p_i;
- *           for derivatives also p_bar = E[p], n_bar = E[n] and w_i is stored
+ *   pass 2: w_i = exp((log a_i - log a*) - (d_i - d*) / eps) (w* = 1 exactly);
+ *           S = sum w_i, phi = h* + sum w_i (h_i - h*) / S, h_i = n_i.x - m_i, m_i = n_i.p_i;
+ *           for derivatives also p_bar = p* + E[p - p*] (p* a sample of largest
+ *           weight), n_bar = E[n], and w_i is stored
  *   pass 3: centred moments with H = h - phi, P = p - p_bar, N = n - n_bar
  *           (never raw moments: at small eps E[hp] - E[h]E[p] cancels
  *           catastrophically, the centred sums do not).
@@ -50,18 +51,6 @@ SC_VFN double hsum(vd v)
     return s;
 }
 
-SC_VFN double hmax(vd v)
-{
-    double b[VW], s;
-    int k;
-    vstore(b, v);
-    s = b[0];
-    for (k = 1; k < VW; k++) {
-        s = b[k] > s ? b[k] : s;
-    }
-    return s;
-}
-
 /* A query is "far" beyond SC_SSDF_FAR cloud radii from the bounding-box centre.
  * Why 4: both forms of pass 1 are accurate to rounding at the switch (the direct
  * form's error u |x - p|^2 exceeds the expanded form's u (|q|^2 + 2 |x - c0| rho)
@@ -79,7 +68,7 @@ SC_VFN double hmax(vd v)
  * is the same instruction sequence either way (bitwise identical value). */
 SC_VFN double value_pass(const double *data, ptrdiff_t npad, const int D, const int means,
                          double ie, const double *xq, double *work, double *pbar, double *nbar,
-                         double *inv_s)
+                         double *inv_s, double *hstar_s, double *dphi_s)
 {
     const double *P0 = data, *P1 = data + npad, *P2 = data + 2 * npad;
     const double *N0 = data + D * npad, *N1 = N0 + npad, *N2 = N1 + npad;
@@ -89,11 +78,20 @@ SC_VFN double value_pass(const double *data, ptrdiff_t npad, const int D, const 
     double y0, y1, y2;
     const vd X0 = vset1(xq[0]), X1 = vset1(xq[1]), X2 = vset1(D == 3 ? xq[2] : 0.0);
     const vd NIE = vset1(-ie);
-    vd vmx = vset1(-INFINITY), SM, sw, sh, sp0, sp1, sp2, sn0, sn1, sn2;
-    double smax, S;
+    vd vmx = vset1(-INFINITY), DS, LS, HS, sw, sh, sp0, sp1, sp2, sn0, sn1, sn2;
+    vd ps0 = vset1(0.0), ps1 = vset1(0.0), ps2 = vset1(0.0), vidx = vset1(0.0), cur, STEP;
+    double smax, S, pstar[3] = {0.0, 0.0, 0.0}, lane[VW];
+    ptrdiff_t istar;
+    int k0;
     ptrdiff_t i;
 
-    /* pass 1: s_i = log a_i - d_i / eps (near) or log a_i - (d_i - |x - c0|^2) / eps (far) */
+    /* pass 1: s_i = log a_i - d_i / eps (near) or log a_i - (d_i - |x - c0|^2) / eps (far);
+       d_i is stored, and the argmax i* of s tracked per lane */
+    for (k0 = 0; k0 < VW; k0++) {
+        lane[k0] = (double)k0;
+    }
+    cur = vload(lane);
+    STEP = vset1((double)VW);
     y0 = xq[0] - hdr[0];
     y1 = xq[1] - hdr[1];
     y2 = D == 3 ? xq[2] - hdr[2] : 0.0;
@@ -108,8 +106,10 @@ SC_VFN double value_pass(const double *data, ptrdiff_t npad, const int D, const 
                 d = vfma(e, e, d);
             }
             s = vfma(d, NIE, vload(LA + i));
-            vstore(work + i, s);
+            vstore(work + i, d);
+            vidx = vselect_gt(s, vmx, cur, vidx);
             vmx = vmax(vmx, s);
+            cur = vadd(cur, STEP);
         }
     } else {
         /* |q_i|^2 - 2 y.q_i with y = x - c0 */
@@ -121,17 +121,59 @@ SC_VFN double value_pass(const double *data, ptrdiff_t npad, const int D, const 
                 d = vfma(vload(Q2 + i), Y2, d);
             }
             s = vfma(d, NIE, vload(LA + i));
-            vstore(work + i, s);
+            vstore(work + i, d);
+            vidx = vselect_gt(s, vmx, cur, vidx);
             vmx = vmax(vmx, s);
+            cur = vadd(cur, STEP);
         }
     }
-    smax = hmax(vmx);
-
-    /* pass 2: w_i = exp(s_i - s_max); S = sum w; sum w h (and sum w p, sum w n) */
-    SM = vset1(smax);
+    /* i* = argmax_i s_i, lowest index on ties (lanes hold the first maximum of their own) */
+    {
+        double bm[VW], bi[VW];
+        int k;
+        vstore(bm, vmx);
+        vstore(bi, vidx);
+        smax = bm[0];
+        istar = (ptrdiff_t)bi[0];
+        for (k = 1; k < VW; k++) {
+            if (bm[k] > smax || (bm[k] == smax && (ptrdiff_t)bi[k] < istar)) {
+                smax = bm[k];
+                istar = (ptrdiff_t)bi[k];
+            }
+        }
+    }
+    if (means) {
+        /* shift for the mean: the sample of largest weight.  Accumulating w (p - p*)
+         * makes p_bar exact when the weight sits on one sample or on coincident ones
+         * (box corners), so the centred P = p - p_bar carries no rounding noise there,
+         * which (2/eps) E[H P] would otherwise amplify. */
+        ps0 = vset1(P0[istar]);
+        ps1 = vset1(P1[istar]);
+        ps2 = vset1(D == 3 ? P2[istar] : 0.0);
+        pstar[0] = P0[istar];
+        pstar[1] = P1[istar];
+        pstar[2] = D == 3 ? P2[istar] : 0.0;
+    }
+    /* pass 2: w_i = exp((log a_i - log a*) - (d_i - d*) / eps); S = sum w; sum w h
+       (and sum w p, sum w n).  Differences first: d_i - d* is exact for coincident
+       samples and relatively accurate for near ties (Sterbenz), where the weights are
+       sensitive, instead of carrying the rounding of d_i / eps ~ u d / eps. */
+    DS = vset1(work[istar]);
+    LS = vset1(LA[istar]);
+    /* h* = n*.x - m*, computed with the lane arithmetic below, so h_i - h* is exactly 0
+       wherever h_i == h* (a flat face): phi = h* + E[h - h*] then carries no rounding
+       noise into H = h - phi, which (2/eps)^k would amplify in the derivatives */
+    {
+        vd hn = vmul(vset1(N0[istar]), X0);
+        hn = vfma(vset1(N1[istar]), X1, hn);
+        if (D == 3) {
+            hn = vfma(vset1(N2[istar]), X2, hn);
+        }
+        HS = vsub(hn, vset1(M[istar]));
+    }
     sw = sh = sp0 = sp1 = sp2 = sn0 = sn1 = sn2 = vset1(0.0);
     for (i = 0; i < npad; i += VW) {
-        vd w = vexp_neg(vsub(vload(work + i), SM));
+        vd w = vexp_neg(vfma(vsub(vload(work + i), DS), NIE, vsub(vload(LA + i), LS)));
         vd n0 = vload(N0 + i), n1 = vload(N1 + i), n2 = vset1(0.0), nx;
         nx = vmul(n0, X0);
         nx = vfma(n1, X1, nx);
@@ -140,33 +182,39 @@ SC_VFN double value_pass(const double *data, ptrdiff_t npad, const int D, const 
             nx = vfma(n2, X2, nx);
         }
         sw = vadd(sw, w);
-        sh = vfma(w, vsub(nx, vload(M + i)), sh);
+        sh = vfma(w, vsub(vsub(nx, vload(M + i)), HS), sh);
         if (means) {
             vstore(work + i, w);
-            sp0 = vfma(w, vload(P0 + i), sp0);
-            sp1 = vfma(w, vload(P1 + i), sp1);
+            sp0 = vfma(w, vsub(vload(P0 + i), ps0), sp0);
+            sp1 = vfma(w, vsub(vload(P1 + i), ps1), sp1);
             sn0 = vfma(w, n0, sn0);
             sn1 = vfma(w, n1, sn1);
             if (D == 3) {
-                sp2 = vfma(w, vload(P2 + i), sp2);
+                sp2 = vfma(w, vsub(vload(P2 + i), ps2), sp2);
                 sn2 = vfma(w, n2, sn2);
             }
         }
     }
     S = hsum(sw);
+    *dphi_s = hsum(sh) / S; /* phi - h* */
     if (means) {
         double inv = 1.0 / S;
         *inv_s = inv;
-        pbar[0] = hsum(sp0) * inv;
-        pbar[1] = hsum(sp1) * inv;
+        pbar[0] = pstar[0] + hsum(sp0) * inv;
+        pbar[1] = pstar[1] + hsum(sp1) * inv;
         nbar[0] = hsum(sn0) * inv;
         nbar[1] = hsum(sn1) * inv;
         if (D == 3) {
-            pbar[2] = hsum(sp2) * inv;
+            pbar[2] = pstar[2] + hsum(sp2) * inv;
             nbar[2] = hsum(sn2) * inv;
         }
     }
-    return hsum(sh) / S;
+    {
+        double b[VW];
+        vstore(b, HS);
+        *hstar_s = b[0];
+    }
+    return *hstar_s + *dphi_s;
 }
 
 /* ---- derivatives (pass 3) ---- */
@@ -174,11 +222,12 @@ SC_VFN double value_pass(const double *data, ptrdiff_t npad, const int D, const 
 /* dphi_a = n_bar_a + c E[H P_a]; d2phi_ab = c (E[N_a P_b] + E[N_b P_a]) + c^2 E[H P_a P_b];
  * d3phi_abc = c^2 sum_cyc E[N_a P_b P_c] + c^3 kappa(h, p_a, p_b, p_c) */
 SC_VFN void deriv_pass(const double *data, ptrdiff_t npad, const int D, const int order, double c,
-                       const double *xq, const double *work, double phi, const double *pbar,
+                       const double *xq, const double *work, double hstar, double dphi,
+                       const double *pbar,
                        const double *nbar, double inv, double *g, double *hs, double *t3)
 {
     const double *P[3], *N[3], *M = data + 2 * D * npad;
-    vd X[3], PB[3], NB[3], PHI = vset1(phi);
+    vd X[3], PB[3], NB[3], HSV = vset1(hstar), DPHI = vset1(dphi);
     /* accumulators: sum w H P_a; sum w N_a P_b; sum w H P_a P_b (a<=b); sum w P_a P_b (a<=b);
        sum w N_a P_b P_c (b<=c); sum w H P_a P_b P_c (a<=b<=c) */
     vd ahp[3], anp[3][3], ahpp[6], app[6], anpp[3][6], ahppp[3][6];
@@ -216,8 +265,8 @@ SC_VFN void deriv_pass(const double *data, ptrdiff_t npad, const int D, const in
         for (a = 1; a < D; a++) {
             nx = vfma(vload(N[a] + i), X[a], nx);
         }
-        /* H = h - phi, wH = w H */
-        wH = vmul(w, vsub(vsub(nx, vload(M + i)), PHI));
+        /* H = h - phi = (h - h*) - (phi - h*), wH = w H */
+        wH = vmul(w, vsub(vsub(vsub(nx, vload(M + i)), HSV), DPHI));
 #pragma GCC unroll 4
         for (a = 0; a < D; a++) {
             Pc[a] = vsub(vload(P[a] + i), PB[a]);
@@ -331,7 +380,7 @@ SC_VFN void rows(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const doubl
     int k;
     for (r = 0; r < m; r++) {
         const double *xq = x + r * D;
-        double pbar[3], nbar[3], inv = 0.0, v;
+        double pbar[3], nbar[3], inv = 0.0, hstar = 0.0, dphi = 0.0, v;
         if (!isfinite(xq[0]) || !isfinite(xq[1]) || (D == 3 && !isfinite(xq[2]))) {
             if (phi) {
                 phi[r] = NAN;
@@ -347,12 +396,13 @@ SC_VFN void rows(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const doubl
             }
             continue;
         }
-        v = value_pass(pc->data, pc->npad, D, order >= 1, ie, xq, work, pbar, nbar, &inv);
+        v = value_pass(pc->data, pc->npad, D, order >= 1, ie, xq, work, pbar, nbar, &inv, &hstar,
+                       &dphi);
         if (phi) {
             phi[r] = v;
         }
         if (order >= 1) {
-            deriv_pass(pc->data, pc->npad, D, order, c, xq, work, v, pbar, nbar, inv,
+            deriv_pass(pc->data, pc->npad, D, order, c, xq, work, hstar, dphi, pbar, nbar, inv,
                        g ? g + r * D : NULL, hs ? hs + r * D * D : NULL,
                        t3 ? t3 + r * D * D * D : NULL);
         }

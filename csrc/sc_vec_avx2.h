@@ -5,7 +5,7 @@
  *
  * Contract shared by every sc_vec_*.h: type vd, width VW, vset1, vload/vstore
  * (unaligned), vadd, vsub, vmul, vfma(a, b, c) = a*b + c, vmax (never given
- * NaN), vexp_neg (sc_exp.h algorithm, t <= 0).
+ * NaN), vselect_gt, vexp_neg (sc_exp.h algorithm, t <= 0).
  */
 #ifndef SC_VEC_AVX2_H
 #define SC_VEC_AVX2_H
@@ -49,6 +49,11 @@ SC_VFN vd vfma(vd a, vd b, vd c)
 SC_VFN vd vmax(vd a, vd b)
 {
     return _mm256_max_pd(a, b);
+}
+/* per lane: a > b ? x : y */
+SC_VFN vd vselect_gt(vd a, vd b, vd x, vd y)
+{
+    return _mm256_blendv_pd(y, x, _mm256_cmp_pd(a, b, _CMP_GT_OQ));
 }
 
 SC_VFN vd vexp_neg(vd t)

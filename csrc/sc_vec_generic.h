@@ -53,6 +53,11 @@ SC_VFN vd vmax(vd a, vd b)
 {
     return a > b ? a : b;
 }
+/* a > b ? x : y */
+SC_VFN vd vselect_gt(vd a, vd b, vd x, vd y)
+{
+    return a > b ? x : y;
+}
 
 /* exp(t) for t <= 0 (see sc_exp.h), one lane */
 SC_VFN vd vexp_neg(vd t)

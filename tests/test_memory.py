@@ -1,0 +1,95 @@
+"""Reference counts and memory stay flat over many calls, on success and error paths
+(bottleneck's memory_test recipe), and the probe itself catches a deliberate leak."""
+
+import sys
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import softcontact as sc
+from softcontact import _core
+
+ROUNDS = 1000
+
+
+def _grows(fn, rounds=ROUNDS):
+    """Bytes traced memory grew over `rounds` calls after 50 warm-up calls."""
+    for _ in range(50):
+        fn()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(rounds):
+            fn()
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    return after - before
+
+
+def _raises(exc, fn):
+    # try/except rather than pytest.raises: pytest's ExceptionInfo bookkeeping
+    # itself retains a few bytes per use, which would mask a real leak.
+    def call():
+        try:
+            fn()
+        except exc:
+            return
+        raise AssertionError(f"{exc.__name__} not raised")
+
+    return call
+
+
+@pytest.fixture(scope="module")
+def setup():
+    cloud = sc.PointCloud.box([0.05, 0.02, 0.03], spacing=0.01)
+    x = np.random.default_rng(3).uniform(-0.1, 0.1, size=(8, 3))
+    packed = _core.pack_cloud(cloud.points, cloud.normals, cloud.weights)
+    return cloud, x, packed
+
+
+def test_probe_catches_a_leak():
+    hoard = []
+    grew = _grows(lambda: hoard.append(np.zeros(4)))
+    assert grew >= ROUNDS * 16 + 16 * 1024
+
+
+def _calls(cloud, x, packed):
+    n = 0 if cloud is None else len(cloud)
+    return {
+        "ssdf_ok": lambda: sc.ssdf(cloud, x, 1e-4, order=3, num_threads=2),
+        "core_ssdf_ok": lambda: _core.ssdf(packed, n, x, 1e-4, 3, 2),
+        "core_pack_ok": lambda: _core.pack_cloud(cloud.points, cloud.normals, cloud.weights),
+        "eps_error": _raises(ValueError, lambda: sc.ssdf(cloud, x, -1.0, order=3)),
+        "shape_error": _raises(ValueError, lambda: sc.ssdf(cloud, x[:, :2], 1e-4)),
+        "core_eps_error": _raises(ValueError, lambda: _core.ssdf(packed, n, x, 0.0, 3)),
+        "core_packed_error": _raises(ValueError, lambda: _core.ssdf(packed[:-1], n, x, 1e-4)),
+        "core_x_error": _raises(ValueError, lambda: _core.ssdf(packed, n, x[:, :1], 1e-4)),
+        "core_dtype_error": _raises(TypeError,
+                                    lambda: _core.ssdf(packed, n, x.astype(complex), 1e-4)),
+        "core_pack_error": _raises(ValueError, lambda: _core.pack_cloud(
+            cloud.points, cloud.normals, -cloud.weights)),
+    }
+
+
+@pytest.mark.parametrize("name", list(_calls(None, None, None).keys()))
+def test_no_leak(setup, name):
+    cloud, x, packed = setup
+    fn = _calls(cloud, x, packed)[name]
+    grew = _grows(fn)
+    assert grew < ROUNDS * 16 + 16 * 1024, f"{name}: memory grew by {grew} bytes"
+
+
+@pytest.mark.parametrize("name", ["ssdf_ok", "core_ssdf_ok", "core_pack_ok", "core_eps_error",
+                                  "core_packed_error", "core_dtype_error", "core_pack_error"])
+def test_refcounts_flat(setup, name):
+    cloud, x, packed = setup
+    fn = _calls(cloud, x, packed)[name]
+    objs = [x, packed, cloud.points, cloud.normals, cloud.weights]
+    fn()
+    before = [sys.getrefcount(o) for o in objs]
+    for _ in range(ROUNDS):
+        fn()
+    after = [sys.getrefcount(o) for o in objs]
+    assert before == after
