@@ -1,6 +1,6 @@
 """Build the compiled core ``softcontact._core`` from ``csrc/*.c``.
 
-Flags: portable and exact by default (no -ffast-math, no -march=native); the
+Flags: portable and exact by default (no fast-math, no native-CPU tuning); the
 SIMD kernels are compiled per ISA with function-level target attributes and
 chosen at run time.  ``SOFTCONTACT_STRICT=1`` (set in CI) turns warnings into
 errors, so that a newer compiler on a user's machine cannot break the install.
