@@ -19,33 +19,81 @@ Conventions
   are never modified; the GIL is released around the C kernels.
 """
 
-from . import _core
-from ._core import NumericalError
-from .cloud import PointCloud
-from .ssdf import SSDF, ssdf
-
-__version__ = "0.1.0"
+import os as _os
+import sys as _sys
 
 
-class SoftContactWarning(UserWarning):
-    """Warnings issued by softcontact (e.g. per-item warning statuses of batched kernels)."""
+def _installed_copy():
+    """The installed softcontact package, when this one is a source tree without a build.
 
-
-def build_info() -> dict:
-    """How this installation runs: version, SIMD variants this CPU supports, and the default.
-
-    Returns
-    -------
-    dict
-        ``{"version": str, "isa_default": str, "isa_supported": tuple[str, ...]}``.
-        ``isa_default`` honours the ``SOFTCONTACT_ISA`` environment variable.
+    ``pip install . && python -m softcontact`` run in the repository root imports the
+    source folder ``softcontact/`` (Python puts the current folder first on sys.path),
+    which has no compiled ``_core`` unless it was built in place.  Rather than fail, load
+    the installed copy under the same name and let it stand in for this module.
     """
-    from .ssdf import _ISA_BY_NAME, _isa_from_env
+    import importlib.util
 
-    info = _core.isa_info()
-    code = _isa_from_env()
-    default = info["best"] if code == _core.ISA_AUTO else {v: k for k, v in _ISA_BY_NAME.items()}[code]
-    return {"version": __version__, "isa_default": default, "isa_supported": info["supported"]}
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    for entry in _sys.path:
+        pkg = _os.path.join(_os.path.abspath(entry or _os.curdir), "softcontact")
+        init = _os.path.join(pkg, "__init__.py")
+        if pkg == here or not _os.path.isfile(init):
+            continue
+        if not any(f.startswith("_core") for f in _os.listdir(pkg)):
+            continue
+        spec = importlib.util.spec_from_file_location(__name__, init,
+                                                      submodule_search_locations=[pkg])
+        module = importlib.util.module_from_spec(spec)
+        source_tree = _sys.modules[__name__]
+        _sys.modules[__name__] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            _sys.modules[__name__] = source_tree
+            raise
+        return module
+    return None
+
+
+try:
+    from . import _core
+except ImportError as _exc:
+    if _installed_copy() is None:
+        raise ImportError(
+            "softcontact's compiled core (softcontact._core) is missing: install the package "
+            "with `pip install .`, or build it in place with "
+            "`python setup.py build_ext --inplace`"
+        ) from _exc
+    _STANDIN = True
+else:
+    _STANDIN = False
+
+if not _STANDIN:
+    from ._core import NumericalError
+    from .cloud import PointCloud
+    from .ssdf import SSDF, ssdf
+
+    __version__ = "0.1.0"
+
+    class SoftContactWarning(UserWarning):
+        """Warnings issued by softcontact (e.g. per-item warning statuses of batched kernels)."""
+
+    def build_info() -> dict:
+        """How this installation runs: version, SIMD variants this CPU supports, and the default.
+
+        Returns
+        -------
+        dict
+            ``{"version": str, "isa_default": str, "isa_supported": tuple[str, ...]}``.
+            ``isa_default`` honours the ``SOFTCONTACT_ISA`` environment variable.
+        """
+        from .ssdf import _ISA_BY_NAME, _isa_from_env
+
+        info = _core.isa_info()
+        code = _isa_from_env()
+        names = {v: k for k, v in _ISA_BY_NAME.items()}
+        default = info["best"] if code == _core.ISA_AUTO else names[code]
+        return {"version": __version__, "isa_default": default, "isa_supported": info["supported"]}
 
 
 __all__ = [

@@ -24,8 +24,10 @@ def _parser():
     sub = p.add_subparsers(dest="command")
     d = sub.add_parser("ssdf", help="SSDF demo on the push-T shape (the default command)")
     for q in (p, d):
-        q.add_argument("--out", default="ssdf_demo.png", help="figure to write (default: %(default)s)")
-        q.add_argument("--grid", type=int, default=300, help="grid points per axis (default: %(default)s)")
+        q.add_argument("--out", default="ssdf_demo.png",
+                       help="figure to write (default: %(default)s)")
+        q.add_argument("--grid", type=int, default=300,
+                       help="grid points per axis (default: %(default)s)")
         q.add_argument("--no-figure", action="store_true", help="print the summary only")
     return p
 
@@ -52,7 +54,8 @@ def ssdf_demo(out="ssdf_demo.png", grid=300, figure=True, stream=sys.stdout):
         idx = (slice(None, None, 37), slice(None, None, 41))
         h = 1e-7
         fd = np.stack([(sc.ssdf(cloud, X[idx] + h * e, eps).phi
-                        - sc.ssdf(cloud, X[idx] - h * e, eps).phi) / (2 * h) for e in np.eye(2)], -1)
+                        - sc.ssdf(cloud, X[idx] - h * e, eps).phi) / (2 * h)
+                       for e in np.eye(2)], -1)
         err = np.max(np.abs(fd - r.grad[idx]))
         inside = np.mean(r.phi < 0)
         print(f"eps = {eps:8.1e} m^2: {X[..., 0].size} queries x {len(cloud)} samples, order 2, "
@@ -66,8 +69,9 @@ def ssdf_demo(out="ssdf_demo.png", grid=300, figure=True, stream=sys.stdout):
         import matplotlib.pyplot as plt
 
         fig, axes = plt.subplots(1, 3, figsize=(13, 4.6), constrained_layout=True)
-        fig.suptitle("Soft signed distance of the push-T shape (zero contour in black, samples white)")
-        for ax, (eps, phi) in zip(axes, rows):
+        fig.suptitle("Soft signed distance of the push-T shape "
+                     "(zero contour in black, samples white)")
+        for ax, (eps, phi) in zip(axes, rows, strict=True):
             m = np.max(np.abs(phi))
             im = ax.pcolormesh(xs, ys, phi, cmap="RdBu_r", vmin=-m, vmax=m, shading="auto")
             ax.contour(xs, ys, phi, levels=[0.0], colors="k", linewidths=1.5)

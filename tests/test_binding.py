@@ -229,7 +229,7 @@ def test_core_matches_public_and_clips_threads(cloud2, rng):
     k = _packed(cloud2)
     a = _core.ssdf(k, len(cloud2), x, 1e-4, 3, 10_000)
     b = sc.ssdf(cloud2, x, 1e-4, order=3, num_threads=1)
-    for u, v in zip(a, b):
+    for u, v in zip(a, b, strict=True):
         np.testing.assert_array_equal(u, v)
 
 
@@ -250,5 +250,5 @@ def test_gil_released(cloud3, rng):
     for t in ts:
         t.join()
     for r in out:
-        for u, v in zip(r[:3], expect[:3]):
+        for u, v in zip(r[:3], expect[:3], strict=True):
             np.testing.assert_array_equal(u, v)

@@ -29,9 +29,21 @@ def test_main_job_runs_and_writes_figure(tmp_path):
 
 def test_main_help_lists_commands():
     out = subprocess.run([sys.executable, "-m", "softcontact", "--help"], capture_output=True,
-                         text=True, timeout=120, env=_env())
+                         text=True, timeout=120, env=_env(), cwd=Path(__file__).parent)
     assert out.returncode == 0
     assert "ssdf" in out.stdout
+
+
+def test_main_from_the_repository_root_after_install():
+    """The README's `pip install . && python -m softcontact` runs in the repository root,
+    where Python imports the source folder first; it must defer to the installed build."""
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-c", "import softcontact, sys; "
+                          "print(softcontact.ssdf(softcontact.PointCloud.halfspace([0, 0], [0, 1]),"
+                          " [[0.0, 2.0]], 1e-3).phi[0])"],
+                         cwd=root, capture_output=True, text=True, timeout=120, env=_env())
+    assert out.returncode == 0, out.stderr
+    assert float(out.stdout) == 2.0
 
 
 def test_main_in_process(tmp_path, capsys):

@@ -62,7 +62,7 @@ def test_flipping_normals_negates_exactly(cloud, data, eps_exp):
     flipped = sc.PointCloud(cloud.points, -cloud.normals, cloud.weights)
     a = sc.ssdf(cloud, x, 10.0**eps_exp, order=3)
     b = sc.ssdf(flipped, x, 10.0**eps_exp, order=3)
-    for u, v in zip(a, b):
+    for u, v in zip(a, b, strict=True):
         np.testing.assert_array_equal(-u, v)
 
 

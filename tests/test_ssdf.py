@@ -65,7 +65,7 @@ def term_magnitudes(cloud, x, eps):
         nc = np.linalg.norm(n[None] - (w @ n)[:, None, :], axis=-1) + 4 * U
         hc = np.abs(h - phi[:, None]) + np.max(np.abs(xq), axis=1)[:, None] + pmax
 
-        def E(f):
+        def E(f, w=w):
             return np.sum(w * f, axis=1)
 
         out[0, s : s + 256] = np.max(np.abs(xq), axis=1) + pmax
@@ -82,7 +82,7 @@ def reference(cloud, x, eps, order):
 
 def assert_matches(out, ref, cond, mags, rtol=1e-12, what=""):
     """Comparison per query and order, relative to the terms' magnitudes (module docstring)."""
-    for k, (a, b) in enumerate(zip(out, ref)):
+    for k, (a, b) in enumerate(zip(out, ref, strict=True)):
         if a is None:
             assert b is None
             continue
@@ -92,8 +92,9 @@ def assert_matches(out, ref, cond, mags, rtol=1e-12, what=""):
         err = np.max(np.abs(a - b), axis=axes) if axes else np.abs(a - b)
         bad = np.flatnonzero(~(err <= tol))
         assert bad.size == 0, (
-            f"{what} order {k}: {bad.size} queries off, worst index {bad[np.argmax(err[bad] / tol[bad])]}"
-            f", err {err[bad].max():.3g}, tol {tol[bad].min():.3g}"
+            f"{what} order {k}: {bad.size} queries off, worst index "
+            f"{bad[np.argmax(err[bad] / tol[bad])]}, err {err[bad].max():.3g}, "
+            f"tol {tol[bad].min():.3g}"
         )
 
 
@@ -163,7 +164,7 @@ def test_large_batch_threads_bitwise(rng):
     x = rng.uniform(-0.1, 0.1, size=(4000, 2))
     a = sc.ssdf(cloud, x, 1e-4, order=2, num_threads=1)
     b = sc.ssdf(cloud, x, 1e-4, order=2, num_threads=2)
-    for u, v in zip(a[:3], b[:3]):
+    for u, v in zip(a[:3], b[:3], strict=True):
         np.testing.assert_array_equal(u, v)
 
 
@@ -258,7 +259,7 @@ def test_flipped_normals_flip_everything_exactly(rng):
     x = _queries(rng, cloud)
     a = sc.ssdf(cloud, x, 1e-4, order=3)
     b = sc.ssdf(flipped, x, 1e-4, order=3)
-    for u, v in zip(a, b):
+    for u, v in zip(a, b, strict=True):
         np.testing.assert_array_equal(-u, v)
 
 

@@ -31,7 +31,7 @@ def test_each_order_vs_fd_of_the_lower_order(rng, dim, kind, eps_factor):
     # rounding error (u |f| / step ~ u L^2 / (1e-4 eps) relative) below it too
     step = 1e-4 * eps / cloud.size
     r = sc.ssdf(cloud, x, eps, order=3)
-    for k, name in ((1, "grad"), (2, "hess"), (3, "d3")):
+    for k in (1, 2, 3):  # grad, hess, d3
         def lower(z, k=k):
             return sc.ssdf(cloud, z, eps, order=k - 1)[k - 1]
 

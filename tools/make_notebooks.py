@@ -62,15 +62,16 @@ for row, (name, cloud) in enumerate([("constructor, spacing 1 cm", fine),
         eps = f * 0.05**2
         show(axes[row, col], cloud, lo, hi, eps, f"{name}\\neps = {eps:.1e} m^2")
 plt.show()"""),
-    new_markdown_cell("""With the fine constructor cloud and small `eps` the zero set is the box (inside, `phi` is
-the exact box SDF).  Coarse samples leave each sample's tangent plane in charge of a wide
-region, and the zero set grows "arrow heads" between them; mid-points alone cannot see the
-corners at all.  As `eps` grows every cloud's zero set rounds off towards an ellipse.
+    new_markdown_cell("""With the fine constructor cloud and small `eps` the zero set is the box
+(inside, `phi` is the exact box SDF).  Coarse samples leave each sample's tangent plane in
+charge of a wide region, and the zero set grows "arrow heads" between them; mid-points
+alone cannot see the corners at all.  As `eps` grows every cloud's zero set rounds off towards an ellipse.
 
 On a flat face the gradient is the face normal.  Beyond a corner the two coincident corner
 samples share the weight, so `phi` is the average of the two faces' plane distances (gradient
 (0.5, 0.5)) rather than the Euclidean distance to the corner: a smooth under-estimate."""),
-    new_code_cell("""r = sc.ssdf(fine, [[0.08, 0.0], [0.0, 0.05], [0.07, 0.05], [0.0, 0.0]], 1e-5, order=2)
+    new_code_cell("""queries = [[0.08, 0.0], [0.0, 0.05], [0.07, 0.05], [0.0, 0.0]]
+r = sc.ssdf(fine, queries, 1e-5, order=2)
 print("phi :", np.round(r.phi, 4))
 print("grad:", np.round(r.grad, 3).tolist())
 print("Hessian symmetric:", np.array_equal(r.hess, np.swapaxes(r.hess, -1, -2)))"""),
@@ -80,7 +81,8 @@ Any simple polygon, either orientation: here a five-pointed star.  The SSDF is s
 everywhere, also in the concave notches where the true distance function has a kink."""),
     new_code_cell("""k = np.arange(10)
 rad = np.where(k % 2 == 0, 0.05, 0.02)
-star = np.stack([rad * np.cos(np.pi / 2 + k * np.pi / 5), rad * np.sin(np.pi / 2 + k * np.pi / 5)], 1)
+ang = np.pi / 2 + k * np.pi / 5
+star = np.stack([rad * np.cos(ang), rad * np.sin(ang)], 1)
 cloud = sc.PointCloud.polygon(star, spacing=0.004)
 fig, axes = plt.subplots(1, 3, figsize=(12, 4), constrained_layout=True)
 for ax, eps in zip(axes, [1e-6, 1e-5, 1e-4]):
