@@ -219,27 +219,98 @@ SC_VFN double value_pass(const double *data, ptrdiff_t npad, const int D, const 
 
 /* ---- derivatives (pass 3) ---- */
 
+/* one sweep of pass 3 over the samples: the order-1/2 sums (low) and/or the order-3 sums
+ * (high); see deriv_pass */
+SC_VFN void sweep(const double *data, ptrdiff_t npad, const int D, const int order, const int low,
+                  const int high, const double *work, const vd *X, const vd *PB, const vd *NB,
+                  vd HSV, vd DPHI, vd *ahp, vd (*anp)[3], vd *ahpp, vd *app, vd (*anpp)[6],
+                  vd (*ahppp)[6])
+{
+    const double *P[3], *N[3], *M = data + 2 * D * npad;
+    ptrdiff_t i;
+    int a, b;
+#pragma GCC unroll 4
+    for (a = 0; a < D; a++) {
+        P[a] = data + a * npad;
+        N[a] = data + (D + a) * npad;
+    }
+    for (i = 0; i < npad; i += VW) {
+        vd w = vload(work + i), Pc[3], Nc[3], wP[3], wHP[3], nx, wH;
+        nx = vmul(vload(N[0] + i), X[0]);
+#pragma GCC unroll 4
+        for (a = 1; a < D; a++) {
+            nx = vfma(vload(N[a] + i), X[a], nx);
+        }
+        /* H = h - phi = (h - h*) - (phi - h*), wH = w H */
+        wH = vmul(w, vsub(vsub(vsub(nx, vload(M + i)), HSV), DPHI));
+#pragma GCC unroll 4
+        for (a = 0; a < D; a++) {
+            Pc[a] = vsub(vload(P[a] + i), PB[a]);
+            if (low) {
+                ahp[a] = vfma(wH, Pc[a], ahp[a]);
+            }
+        }
+        if (order >= 2) {
+#pragma GCC unroll 4
+            for (a = 0; a < D; a++) {
+                Nc[a] = vsub(vload(N[a] + i), NB[a]);
+                wP[a] = vmul(w, Pc[a]);
+                wHP[a] = vmul(wH, Pc[a]);
+            }
+        }
+        if (order >= 2 && low) {
+#pragma GCC unroll 4
+            for (a = 0; a < D; a++) {
+#pragma GCC unroll 4
+                for (b = 0; b < D; b++) {
+                    anp[a][b] = vfma(Nc[a], wP[b], anp[a][b]);
+                    if (b >= a) {
+                        ahpp[SYM2(D, a, b)] = vfma(wHP[a], Pc[b], ahpp[SYM2(D, a, b)]);
+                    }
+                }
+            }
+        }
+        if (high) {
+#pragma GCC unroll 4
+            for (a = 0; a < D; a++) {
+#pragma GCC unroll 4
+                for (b = a; b < D; b++) {
+                    vd wPP = vmul(wP[a], Pc[b]), wHPP = vmul(wHP[a], Pc[b]);
+                    int ab = SYM2(D, a, b), cc;
+                    app[ab] = vadd(app[ab], wPP);
+#pragma GCC unroll 4
+                    for (cc = 0; cc < D; cc++) {
+                        anpp[cc][ab] = vfma(Nc[cc], wPP, anpp[cc][ab]);
+                    }
+                    /* sum w H P_a P_b P_c for c >= b, stored at [a][SYM2(b, c)] */
+#pragma GCC unroll 4
+                    for (cc = b; cc < D; cc++) {
+                        ahppp[a][SYM2(D, b, cc)] =
+                            vfma(wHPP, Pc[cc], ahppp[a][SYM2(D, b, cc)]);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /* dphi_a = n_bar_a + c E[H P_a]; d2phi_ab = c (E[N_a P_b] + E[N_b P_a]) + c^2 E[H P_a P_b];
  * d3phi_abc = c^2 sum_cyc E[N_a P_b P_c] + c^3 kappa(h, p_a, p_b, p_c) */
 SC_VFN void deriv_pass(const double *data, ptrdiff_t npad, const int D, const int order, double c,
                        const double *xq, const double *work, double hstar, double dphi,
-                       const double *pbar,
-                       const double *nbar, double inv, double *g, double *hs, double *t3)
+                       const double *pbar, const double *nbar, double inv, double *g, double *hs,
+                       double *t3)
 {
-    const double *P[3], *N[3], *M = data + 2 * D * npad;
     vd X[3], PB[3], NB[3], HSV = vset1(hstar), DPHI = vset1(dphi);
     /* accumulators: sum w H P_a; sum w N_a P_b; sum w H P_a P_b (a<=b); sum w P_a P_b (a<=b);
        sum w N_a P_b P_c (b<=c); sum w H P_a P_b P_c (a<=b<=c) */
     vd ahp[3], anp[3][3], ahpp[6], app[6], anpp[3][6], ahppp[3][6];
     double ehp[3], enp[3][3], ehpp[6], epp[6], enpp[3][6], ehppp[3][6];
     double c2 = c * c, c3 = c2 * c;
-    ptrdiff_t i;
     int a, b, k;
 
 #pragma GCC unroll 4
     for (a = 0; a < D; a++) {
-        P[a] = data + a * npad;
-        N[a] = data + (D + a) * npad;
         X[a] = vset1(xq[a]);
         PB[a] = vset1(pbar[a]);
         NB[a] = vset1(nbar[a]);
@@ -258,58 +329,13 @@ SC_VFN void deriv_pass(const double *data, ptrdiff_t npad, const int D, const in
         ahpp[k] = app[k] = vset1(0.0);
     }
 
-    for (i = 0; i < npad; i += VW) {
-        vd w = vload(work + i), Pc[3], Nc[3], wP[3], wHP[3], nx, wH;
-        nx = vmul(vload(N[0] + i), X[0]);
-#pragma GCC unroll 4
-        for (a = 1; a < D; a++) {
-            nx = vfma(vload(N[a] + i), X[a], nx);
-        }
-        /* H = h - phi = (h - h*) - (phi - h*), wH = w H */
-        wH = vmul(w, vsub(vsub(vsub(nx, vload(M + i)), HSV), DPHI));
-#pragma GCC unroll 4
-        for (a = 0; a < D; a++) {
-            Pc[a] = vsub(vload(P[a] + i), PB[a]);
-            ahp[a] = vfma(wH, Pc[a], ahp[a]);
-        }
-        if (order >= 2) {
-#pragma GCC unroll 4
-            for (a = 0; a < D; a++) {
-                Nc[a] = vsub(vload(N[a] + i), NB[a]);
-                wP[a] = vmul(w, Pc[a]);
-                wHP[a] = vmul(wH, Pc[a]);
-            }
-#pragma GCC unroll 4
-            for (a = 0; a < D; a++) {
-#pragma GCC unroll 4
-                for (b = 0; b < D; b++) {
-                    anp[a][b] = vfma(Nc[a], wP[b], anp[a][b]);
-                    if (b >= a) {
-                        ahpp[SYM2(D, a, b)] = vfma(wHP[a], Pc[b], ahpp[SYM2(D, a, b)]);
-                    }
-                }
-            }
-        }
-        if (order >= 3) {
-#pragma GCC unroll 4
-            for (a = 0; a < D; a++) {
-#pragma GCC unroll 4
-                for (b = a; b < D; b++) {
-                    vd wPP = vmul(wP[a], Pc[b]), wHPP = vmul(wHP[a], Pc[b]);
-                    int ab = SYM2(D, a, b), cc;
-                    app[ab] = vadd(app[ab], wPP);
-#pragma GCC unroll 4
-                    for (cc = 0; cc < D; cc++) {
-                        anpp[cc][ab] = vfma(Nc[cc], wPP, anpp[cc][ab]);
-                    }
-                    /* sum w H P_a P_b P_c for c >= b, stored at [a][SYM2(b, c)] */
-#pragma GCC unroll 4
-                    for (cc = b; cc < D; cc++) {
-                        ahppp[a][SYM2(D, b, cc)] = vfma(wHPP, Pc[cc], ahppp[a][SYM2(D, b, cc)]);
-                    }
-                }
-            }
-        }
+    /* order 3 runs two sweeps, (a) the order-1/2 sums and (b) the order-3 sums, each
+       recomputing the centred quantities: fewer live accumulators (no register spills);
+       sweep (a) is the same instruction sequence at every order (bitwise equal outputs) */
+    sweep(data, npad, D, order, 1, 0, work, X, PB, NB, HSV, DPHI, ahp, anp, ahpp, app, anpp, ahppp);
+    if (order >= 3) {
+        sweep(data, npad, D, order, 0, 1, work, X, PB, NB, HSV, DPHI, ahp, anp, ahpp, app, anpp,
+              ahppp);
     }
 
     /* normalize: E[.] = sum / S */
