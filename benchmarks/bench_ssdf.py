@@ -67,7 +67,7 @@ def run(repeats=5, quick=False, out=sys.stdout):
                     res[(isa, threads)] = n_samples * n_queries / _time(c_run, repeats)
             rows.append((dim, order, res))
     best = info["isa_default"]
-    print(f"# SSDF pairs/s, I = N = {n_samples}, eps = 1e-4 m^2, cloud size ~0.14 m; "
+    print(f"SSDF pairs/s, I = N = {n_samples}, eps = 1e-4 m^2, cloud size ~0.14 m; "
           f"CPU ISAs {isas}, default {best}, {cores} cores", file=out)
     head = "| D | order | " + " | ".join(
         f"{isa} 1 thr" + (f" | {isa} {cores} thr" if cores > 1 else "") for isa in isas)

@@ -135,7 +135,7 @@ int sc_ssdf(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
             double *d3phi_dx3)
 {
     ssdf_job job;
-    ptrdiff_t maxthreads;
+    double pairs_per_thread;
 
     if (pc == NULL || pc->data == NULL || (pc->dim != 2 && pc->dim != 3) || pc->n < 1 ||
         pc->npad != padded(pc->n) || !(eps > 0.0) || !isfinite(eps) || m < 0 || nthreads < 1 ||
@@ -162,12 +162,11 @@ int sc_ssdf(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
         return SC_OK;
     }
     /* fewer threads for small problems; per-query results never depend on it */
-    maxthreads = m * pc->npad / SC_SSDF_MIN_PAIRS_PER_THREAD;
-    if (maxthreads < 1) {
-        maxthreads = 1;
-    }
-    if ((ptrdiff_t)nthreads > maxthreads) {
-        nthreads = (int)maxthreads;
+    /* in double: m * npad may overflow ptrdiff_t on 32-bit platforms */
+    pairs_per_thread = (double)m * (double)pc->npad / (double)nthreads;
+    if (pairs_per_thread < (double)SC_SSDF_MIN_PAIRS_PER_THREAD) {
+        double want = (double)m * (double)pc->npad / (double)SC_SSDF_MIN_PAIRS_PER_THREAD;
+        nthreads = want < 1.0 ? 1 : (int)want;
     }
     return sc_parallel_for(m, nthreads, ssdf_range, &job);
 }

@@ -85,6 +85,14 @@ class PointCloud:
 
     __slots__ = ("_points", "_normals", "_weights", "_kind", "_cache")
 
+    # declarations only (no values, so no class attributes clash with the slots); the
+    # slots are filled in _init through object.__setattr__
+    _points: np.ndarray
+    _normals: np.ndarray
+    _weights: np.ndarray
+    _kind: str | None
+    _cache: dict
+
     def __init__(self, points, normals, weights=None, *, normalize=False):
         self._init(points, normals, weights, normalize, None)
 
@@ -856,7 +864,7 @@ def _too_many(count, spacing):
     )
 
 
-def _check_count(count: int, spacing: float) -> None:
+def _check_count(count: float, spacing: float) -> None:
     if count > MAX_SAMPLES:
         _too_many(count, spacing)
 
@@ -1023,7 +1031,9 @@ def _segments_intersect(a, b, c, d, tol, slack):
     return proper | touch
 
 
-def _sample_closed_polygon(v: np.ndarray, spacing: float):
+def _sample_closed_polygon(
+    v: np.ndarray, spacing: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sample each edge of a counter-clockwise polygon, endpoints included, trapezoid weights."""
     k = len(v)
     segs = []
@@ -1044,7 +1054,7 @@ def _sample_closed_polygon(v: np.ndarray, spacing: float):
     return np.concatenate(pts), np.concatenate(nrms), np.concatenate(wts)
 
 
-def _stadium(r: float, h: float, spacing: float):
+def _stadium(r: float, h: float, spacing: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """2D capsule as one closed curve; each sample weighs half its two adjacent segments."""
     m = _n_segments(2.0 * h, spacing) if h > 0 else 0
     ka = max(4, _n_segments(math.pi * r, spacing))
@@ -1077,7 +1087,7 @@ def _stadium(r: float, h: float, spacing: float):
     return pts, nrms, weights
 
 
-def _capsule3(r: float, h: float, spacing: float):
+def _capsule3(r: float, h: float, spacing: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """3D capsule as rings of samples; ring weights are exact band areas."""
     m = _n_segments(2.0 * h, spacing) if h > 0 else 0
     ka = max(2, _n_segments(0.5 * math.pi * r, spacing))
@@ -1131,7 +1141,7 @@ def _capsule3(r: float, h: float, spacing: float):
 def _ear_clip(v: np.ndarray) -> np.ndarray:
     """Triangulate a simple counter-clockwise polygon; (K-2, 3) counter-clockwise triangles."""
     idx = list(range(len(v)))
-    tris = []
+    tris: list[tuple[int, ...]] = []
     while len(idx) > 3:
         for pos in range(len(idx)):
             i0, i1, i2 = idx[pos - 1], idx[pos], idx[(pos + 1) % len(idx)]
@@ -1155,7 +1165,7 @@ def _ear_clip(v: np.ndarray) -> np.ndarray:
     return np.array(tris, dtype=np.int64)
 
 
-def _extrude(v: np.ndarray, half_height: float):
+def _extrude(v: np.ndarray, half_height: float) -> tuple[np.ndarray, np.ndarray]:
     """Closed triangle mesh of the prism over a counter-clockwise polygon, outward faces."""
     k = len(v)
     verts = np.concatenate(
@@ -1240,10 +1250,10 @@ def _sample_mesh(verts: np.ndarray, f: np.ndarray, spacing: float, size: float):
         pts.append(p.reshape(-1, 3))
         nrms.append(np.repeat(normal[sel], i.size, axis=0))
         wts.append((0.5 * dbl_area[sel] / (3 * k * k))[:, None] * touching[None, :])
-    pts = np.concatenate(pts)
-    nrms = np.concatenate(nrms)
-    wts = np.concatenate([w.ravel() for w in wts])
-    return _merge_duplicates(pts, nrms, wts, 1e-12 * size, 1e-12)
+    all_pts = np.concatenate(pts)
+    all_nrms = np.concatenate(nrms)
+    all_wts = np.concatenate([w.ravel() for w in wts])
+    return _merge_duplicates(all_pts, all_nrms, all_wts, 1e-12 * size, 1e-12)
 
 
 def _merge_duplicates(p: np.ndarray, n: np.ndarray, w: np.ndarray, tol_p: float, tol_n: float):

@@ -136,7 +136,7 @@ def ssdf(cloud, x, eps, order=0, num_threads=None, *, isa="auto") -> SSDF:
     >>> r = sc.ssdf(box, [[0.08, 0.0], [0.0, 0.0]], eps=1e-6, order=1)
     >>> np.round(r.phi, 6)
     array([ 0.03, -0.02])
-    >>> np.round(r.grad[0], 6)
+    >>> np.round(r.grad[0], 6) + 0.0  # (+ 0.0 turns a -0.0 into 0.0)
     array([1., 0.])
     """
     if not isinstance(cloud, PointCloud):

@@ -1,0 +1,37 @@
+"""Type stubs of the compiled core (csrc/_coremodule.c); kept in sync by hand."""
+
+import numpy as np
+import numpy.typing as npt
+
+ISA_AUTO: int
+ISA_GENERIC: int
+ISA_AVX2: int
+ISA_AVX512: int
+MAX_THREADS: int
+SC_OK: int
+SC_EINVAL: int
+SC_ENOMEM: int
+SC_ENONFINITE: int
+SC_EUNSUPPORTED: int
+VERSION: str
+
+class NumericalError(ArithmeticError): ...
+
+def pack_cloud(
+    points: npt.ArrayLike, normals: npt.ArrayLike, weights: npt.ArrayLike
+) -> npt.NDArray[np.float64]: ...
+def ssdf(
+    packed: npt.ArrayLike,
+    n: int,
+    x: npt.ArrayLike,
+    eps: float,
+    order: int = 0,
+    num_threads: int = 1,
+    isa: int = -1,
+) -> tuple[
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64] | None,
+    npt.NDArray[np.float64] | None,
+    npt.NDArray[np.float64] | None,
+]: ...
+def isa_info() -> dict[str, object]: ...
