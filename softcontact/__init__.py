@@ -71,6 +71,7 @@ else:
 if not _STANDIN:
     from ._core import NumericalError
     from .cloud import PointCloud
+    from .spatial import pose_difference, retract
     from .ssdf import SSDF, ssdf
 
     __version__ = "0.1.0"
@@ -102,6 +103,8 @@ __all__ = [
     "SSDF",
     "SoftContactWarning",
     "build_info",
+    "pose_difference",
+    "retract",
     "ssdf",
     "__version__",
 ]
