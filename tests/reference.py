@@ -278,3 +278,109 @@ def box_sdf_ref(half_extents, x):
     outside = np.sqrt(np.sum(np.maximum(q, 0.0) ** 2, axis=-1))
     inside = np.minimum(np.max(q, axis=-1), 0.0)
     return outside + inside
+
+
+# --------------------------------------------------------------------------------------------
+# separation field and soft-minimum contact model (METHOD.md sections 3-5), values only
+# --------------------------------------------------------------------------------------------
+def pose_frame(pose):
+    """Rotation matrix and translation of a 2D ``(x, y, theta)`` or 3D ``(p, qw, qx, qy, qz)``
+    pose (written here independently of softcontact.spatial)."""
+    q = np.asarray(pose, dtype=np.float64)
+    if q.shape == (3,):
+        c, s = np.cos(q[2]), np.sin(q[2])
+        return np.array([[c, -s], [s, c]]), q[:2]
+    if q.shape != (7,):
+        raise ValueError(f"pose must have shape (3,) or (7,), got {q.shape}")
+    w, x, y, z = q[3:] / np.linalg.norm(q[3:])
+    R = np.array([
+        [w * w + x * x - y * y - z * z, 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), w * w - x * x + y * y - z * z, 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), w * w - x * x - y * y + z * z],
+    ])
+    return R, q[:3]
+
+
+def separation_ref(cloud_a, pose_a, cloud_b, pose_b, eps):
+    """Separation field Phi (I+J,), world sample positions x (I+J, D), and world gradients G
+    (I+J, D) of the *other* body's SSDF at each sample.  ``cloud_*`` are (points, normals,
+    weights) triples in body frames; A's samples come first."""
+    (pa, na, wa), (pb, nb, wb) = cloud_a, cloud_b
+    Ra, ta = pose_frame(pose_a)
+    Rb, tb = pose_frame(pose_b)
+    xa = np.asarray(pa) @ Ra.T + ta
+    xb = np.asarray(pb) @ Rb.T + tb
+    # (x - t) @ R is R^T (x - t): world to body coordinates
+    phi_ab, g_ab, _, _ = ssdf_ref(pb, nb, wb, (xa - tb) @ Rb, eps, 1)
+    phi_ba, g_ba, _, _ = ssdf_ref(pa, na, wa, (xb - ta) @ Ra, eps, 1)
+    return (np.concatenate([phi_ab, phi_ba]), np.concatenate([xa, xb]),
+            np.concatenate([g_ab @ Rb.T, g_ba @ Ra.T]))
+
+
+def _point_velocity(x, pose, vel):
+    """Velocity of world points x as points of a body: 2D vel (vx, vy, omega); 3D vel
+    (v (3, world), omega (3, body))."""
+    R, t = pose_frame(pose)
+    r = x - t
+    vel = np.asarray(vel, dtype=np.float64)
+    if r.shape[1] == 2:
+        return vel[:2] + vel[2] * np.stack([-r[:, 1], r[:, 0]], axis=1)
+    return vel[:3] + np.cross(R @ vel[3:], r)
+
+
+def _wrench(x, f, pose):
+    """Generalized force of point forces f at world points x: 2D (fx, fy, tau); 3D (f (world),
+    tau (body frame)), torques about the body origin (its centre of mass)."""
+    R, t = pose_frame(pose)
+    r = x - t
+    F = f.sum(axis=0)
+    if r.shape[1] == 2:
+        return np.concatenate([F, [np.sum(r[:, 0] * f[:, 1] - r[:, 1] * f[:, 0])]])
+    return np.concatenate([F, R.T @ np.cross(r, f).sum(axis=0)])
+
+
+def contact_ref(cloud_a, pose_a, vel_a, cloud_b, pose_b, vel_b, *, eps, eps_c, stiffness, beta,
+                damping=0.0, friction=0.0, slip_velocity=1e-3, tiny=1e-300):
+    """Soft-minimum contact model (METHOD.md section 5), straight from the formulas.
+
+    Returns a dict: ``phi``, ``points``, ``grad`` (as separation_ref), ``depth`` m,
+    ``distribution`` pi, ``energy`` U, ``force``/``force_conservative``/``force_damping``/
+    ``force_friction`` (I+J, D: the per-sample force on the sample's owner, at its point),
+    ``u`` (I+J, D: velocity of each point on its owner minus on the other body), ``owner_is_a``
+    (I+J bool), ``wrench_a``, ``wrench_b``, and the same split per component as
+    ``wrench_a_conservative`` etc.
+    """
+    phi, x, G = separation_ref(cloud_a, pose_a, cloud_b, pose_b, eps)
+    n_a = len(cloud_a[0])
+    own_a = np.arange(len(phi)) < n_a
+    z = -phi / eps_c
+    zmax = z.max()
+    with np.errstate(under="ignore"):
+        e = np.exp(z - zmax)
+    m = -eps_c * (zmax + np.log(e.sum()))          # soft minimum, <= min phi
+    pi = e / e.sum()
+    y = -m / beta
+    sp = beta * np.logaddexp(0.0, y)                 # sp_b(-m)
+    s = 0.5 * (1.0 + np.tanh(0.5 * y))               # s_b(-m), no overflow
+    energy = 0.5 * stiffness * sp * sp
+    lam = stiffness * sp * s
+    va_x = _point_velocity(x, pose_a, vel_a)
+    vb_x = _point_velocity(x, pose_b, vel_b)
+    u = np.where(own_a[:, None], va_x - vb_x, vb_x - va_x)
+    mdot = np.sum(pi * np.einsum("kd,kd->k", G, u))
+    f_cons = lam * pi[:, None] * G
+    f_damp = -damping * s * mdot * pi[:, None] * G
+    nu = G / np.sqrt(np.sum(G * G, axis=1, keepdims=True) + tiny)
+    tang = u - np.einsum("kd,kd->k", nu, u)[:, None] * nu
+    f_fric = -friction * lam * pi[:, None] * tang / np.sqrt(
+        np.sum(tang * tang, axis=1, keepdims=True) + slip_velocity**2)
+    out = {"phi": phi, "points": x, "grad": G, "depth": m, "distribution": pi,
+           "energy": energy, "u": u, "owner_is_a": own_a}
+    for name, f in (("", f_cons + f_damp + f_fric), ("_conservative", f_cons),
+                    ("_damping", f_damp), ("_friction", f_fric)):
+        out["force" + name] = f
+        # the owner gets f at x_k, the other body -f at the same point
+        fa = np.where(own_a[:, None], f, -f)
+        out["wrench_a" + name] = _wrench(x, fa, pose_a)
+        out["wrench_b" + name] = _wrench(x, -fa, pose_b)
+    return out
