@@ -212,8 +212,11 @@ static PyObject *py_ssdf(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kw
         goto fail;
     }
     if (!(eps > 0.0) || !isfinite(eps)) {
-        PyErr_Format(PyExc_ValueError, "eps must be finite and > 0, got %R",
-                     PyTuple_GET_SIZE(args) > 3 ? PyTuple_GET_ITEM(args, 3) : Py_None);
+        PyObject *e = PyFloat_FromDouble(eps);
+        if (e != NULL) {
+            PyErr_Format(PyExc_ValueError, "eps must be finite and > 0, got %R", e);
+            Py_DECREF(e);
+        }
         goto fail;
     }
     if (order < 0 || order > 3) {

@@ -63,9 +63,11 @@ SC_VFN double hsum(vd v)
 
 /* ---- value (passes 1 and 2) ---- */
 
-/* phi = sum_i w_i (n_i.x - m_i) / sum_i w_i, w_i = exp(log a_i - |x-p_i|^2/eps - s_max).
- * With `means`, also p_bar, n_bar and the stored weights; the phi arithmetic
- * is the same instruction sequence either way (bitwise identical value). */
+/* phi = h* + sum_i w_i (h_i - h*) / sum_i w_i with w_i = exp((log a_i - log a*) -
+ * (d_i - d*) / eps), * marking the sample of largest weight (passes 1 and 2 above).
+ * Returns phi; also h*, phi - h* and 1/S for pass 3.  With `means`, also p_bar, n_bar
+ * and the stored weights; the phi arithmetic is the same instruction sequence either way
+ * (bitwise identical value). */
 SC_VFN double value_pass(const double *data, ptrdiff_t npad, const int D, const int means,
                          double ie, const double *xq, double *work, double *pbar, double *nbar,
                          double *inv_s, double *hstar_s, double *dphi_s)

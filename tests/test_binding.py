@@ -210,8 +210,10 @@ def test_core_ssdf_errors(cloud2):
         _core.ssdf(k, n, np.zeros((2, 3)), 1e-3)
     with pytest.raises(ValueError, match=r"x must have shape \(N, 2\) or \(N, 3\)"):
         _core.ssdf(k, n, np.zeros(4), 1e-3)
-    with pytest.raises(ValueError, match="eps must be finite and > 0"):
+    with pytest.raises(ValueError, match="eps must be finite and > 0, got 0.0"):
         _core.ssdf(k, n, x, 0.0)
+    with pytest.raises(ValueError, match="eps must be finite and > 0, got -2.0"):
+        _core.ssdf(k, n, x, eps=-2.0)
     with pytest.raises(ValueError, match="order must be in 0..3, got 7"):
         _core.ssdf(k, n, x, 1e-3, 7)
     with pytest.raises(ValueError, match="num_threads must be >= 1"):
