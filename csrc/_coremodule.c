@@ -284,6 +284,144 @@ fail:
     return NULL;
 }
 
+PyDoc_STRVAR(separation_doc,
+             "separation(packed_a, n_a, pose_a, packed_b, n_b, pose_b, eps, order=0, "
+             "num_threads=1, isa=-1) -> (phi, x, G, dphi_dq, d2phi_dq2)");
+
+/* packed buffer of a D-dimensional cloud of n samples, as a view; 0 with ValueError if not */
+static int packed_view(PyArrayObject *k, Py_ssize_t n, int D, const char *name,
+                       sc_packed_cloud *pc)
+{
+    if (n < 1 || PyArray_NDIM(k) != 1 || PyArray_DIM(k, 0) != sc_cloud_packed_size(D, n)) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s must be the 1-D buffer of pack_cloud for a %d-D cloud of n = %zd samples",
+                     name, D, n);
+        return 0;
+    }
+    pc->dim = D;
+    pc->n = n;
+    pc->npad = (n + SC_PAD - 1) / SC_PAD * SC_PAD;
+    pc->data = (const double *)PyArray_DATA(k);
+    return 1;
+}
+
+static PyObject *py_separation(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"packed_a", "n_a", "pose_a", "packed_b", "n_b", "pose_b",
+                             "eps", "order", "num_threads", "isa", NULL};
+    PyObject *ka_obj, *kb_obj, *qa_obj, *qb_obj;
+    Py_ssize_t na, nb;
+    double eps;
+    int order = 0, nthreads = 1, isa = SC_ISA_AUTO, D, st, nq;
+    PyArrayObject *ka = NULL, *kb = NULL, *qa = NULL, *qb = NULL;
+    PyArrayObject *phi = NULL, *x = NULL, *g = NULL, *d1 = NULL, *d2 = NULL;
+    double *work = NULL;
+    sc_packed_cloud pa, pb;
+    npy_intp n, dims[3];
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OnOOnOd|iii:separation", kwlist, &ka_obj, &na,
+                                     &qa_obj, &kb_obj, &nb, &qb_obj, &eps, &order, &nthreads,
+                                     &isa)) {
+        return NULL;
+    }
+    if ((ka = as_double_array(ka_obj, "packed_a")) == NULL ||
+        (kb = as_double_array(kb_obj, "packed_b")) == NULL ||
+        (qa = as_double_array(qa_obj, "pose_a")) == NULL ||
+        (qb = as_double_array(qb_obj, "pose_b")) == NULL) {
+        goto fail;
+    }
+    if (PyArray_NDIM(qa) != 1 || (PyArray_DIM(qa, 0) != 3 && PyArray_DIM(qa, 0) != 7) ||
+        PyArray_NDIM(qb) != 1 || PyArray_DIM(qb, 0) != PyArray_DIM(qa, 0)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "pose_a and pose_b must both have shape (3,) (2D) or (7,) (3D)");
+        goto fail;
+    }
+    D = PyArray_DIM(qa, 0) == 3 ? 2 : 3;
+    if (!packed_view(ka, na, D, "packed_a", &pa) || !packed_view(kb, nb, D, "packed_b", &pb)) {
+        goto fail;
+    }
+    if (!(eps > 0.0) || !isfinite(eps)) {
+        PyObject *e = PyFloat_FromDouble(eps);
+        if (e != NULL) {
+            PyErr_Format(PyExc_ValueError, "eps must be finite and > 0, got %R", e);
+            Py_DECREF(e);
+        }
+        goto fail;
+    }
+    if (order < 0 || order > 2) {
+        PyErr_Format(PyExc_ValueError, "order must be in 0..2, got %d", order);
+        goto fail;
+    }
+    if (nthreads < 1) {
+        PyErr_Format(PyExc_ValueError, "num_threads must be >= 1, got %d", nthreads);
+        goto fail;
+    }
+    if (nthreads > SC_MAX_THREADS) {
+        nthreads = SC_MAX_THREADS;
+    }
+    if ((isa = check_isa(isa)) < 0) {
+        goto fail;
+    }
+    n = na + nb;
+    nq = D == 2 ? 6 : 12;
+    dims[0] = n;
+    dims[1] = D;
+    if ((phi = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_DOUBLE)) == NULL ||
+        (x = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_DOUBLE)) == NULL ||
+        (g = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_DOUBLE)) == NULL) {
+        goto fail;
+    }
+    dims[1] = dims[2] = nq;
+    if ((order >= 1 && (d1 = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_DOUBLE)) == NULL) ||
+        (order >= 2 && (d2 = (PyArrayObject *)PyArray_SimpleNew(3, dims, NPY_DOUBLE)) == NULL)) {
+        goto fail;
+    }
+    work = (double *)PyMem_RawMalloc((size_t)sc_separation_workspace_size(&pa, &pb, nthreads) *
+                                     sizeof(double));
+    if (work == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    st = sc_separation(&pa, (const double *)PyArray_DATA(qa), &pb,
+                       (const double *)PyArray_DATA(qb), eps, isa, nthreads, work,
+                       (double *)PyArray_DATA(phi), (double *)PyArray_DATA(x),
+                       (double *)PyArray_DATA(g), d1 ? (double *)PyArray_DATA(d1) : NULL,
+                       d2 ? (double *)PyArray_DATA(d2) : NULL);
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(work);
+    work = NULL;
+    if (st != SC_OK) {
+        if (st == SC_ENONFINITE) {
+            PyErr_SetString(PyExc_ValueError, "pose_a and pose_b must be finite");
+        } else if (st == SC_EINVAL) {
+            PyErr_SetString(PyExc_ValueError, "separation: invalid argument (zero quaternion?)");
+        } else {
+            raise_status(st, "separation");
+        }
+        goto fail;
+    }
+    Py_DECREF(ka);
+    Py_DECREF(kb);
+    Py_DECREF(qa);
+    Py_DECREF(qb);
+    return Py_BuildValue("NNNNN", (PyObject *)phi, (PyObject *)x, (PyObject *)g,
+                         d1 ? (PyObject *)d1 : Py_NewRef(Py_None),
+                         d2 ? (PyObject *)d2 : Py_NewRef(Py_None));
+fail:
+    PyMem_RawFree(work);
+    Py_XDECREF(ka);
+    Py_XDECREF(kb);
+    Py_XDECREF(qa);
+    Py_XDECREF(qb);
+    Py_XDECREF(phi);
+    Py_XDECREF(x);
+    Py_XDECREF(g);
+    Py_XDECREF(d1);
+    Py_XDECREF(d2);
+    return NULL;
+}
+
 PyDoc_STRVAR(isa_info_doc,
              "isa_info() -> dict(best=name, supported=tuple of names) for this CPU and build");
 
@@ -315,6 +453,8 @@ static PyMethodDef methods[] = {
     {"pack_cloud", (PyCFunction)(void (*)(void))py_pack_cloud, METH_VARARGS | METH_KEYWORDS,
      pack_cloud_doc},
     {"ssdf", (PyCFunction)(void (*)(void))py_ssdf, METH_VARARGS | METH_KEYWORDS, ssdf_doc},
+    {"separation", (PyCFunction)(void (*)(void))py_separation, METH_VARARGS | METH_KEYWORDS,
+     separation_doc},
     {"isa_info", py_isa_info, METH_NOARGS, isa_info_doc},
     {NULL, NULL, 0, NULL},
 };

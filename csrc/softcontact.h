@@ -14,5 +14,6 @@
 #include "sc_common.h"
 #include "sc_parallel.h"
 #include "sc_ssdf.h"
+#include "sc_contact.h"
 
 #endif /* SOFTCONTACT_H */

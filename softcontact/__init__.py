@@ -71,6 +71,7 @@ else:
 if not _STANDIN:
     from ._core import NumericalError
     from .cloud import PointCloud
+    from .contact import Separation, separation
     from .spatial import pose_difference, retract
     from .ssdf import SSDF, ssdf
 
@@ -101,10 +102,12 @@ __all__ = [
     "NumericalError",
     "PointCloud",
     "SSDF",
+    "Separation",
     "SoftContactWarning",
     "build_info",
     "pose_difference",
     "retract",
+    "separation",
     "ssdf",
     "__version__",
 ]

@@ -34,4 +34,22 @@ def ssdf(
     npt.NDArray[np.float64] | None,
     npt.NDArray[np.float64] | None,
 ]: ...
+def separation(
+    packed_a: npt.ArrayLike,
+    n_a: int,
+    pose_a: npt.ArrayLike,
+    packed_b: npt.ArrayLike,
+    n_b: int,
+    pose_b: npt.ArrayLike,
+    eps: float,
+    order: int = 0,
+    num_threads: int = 1,
+    isa: int = -1,
+) -> tuple[
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64] | None,
+    npt.NDArray[np.float64] | None,
+]: ...
 def isa_info() -> dict[str, object]: ...

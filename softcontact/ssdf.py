@@ -60,6 +60,15 @@ def _isa_from_env() -> int:
     return _ISA_BY_NAME[name]
 
 
+def _isa_code(isa) -> int:
+    """The kernel code of an ``isa=`` argument ("auto" honours SOFTCONTACT_ISA)."""
+    if isa == "auto":
+        return _isa_from_env()
+    if isinstance(isa, str) and isa in _ISA_BY_NAME:
+        return _ISA_BY_NAME[isa]
+    raise ValueError(f"isa must be one of {sorted(_ISA_BY_NAME)}, got {isa!r}")
+
+
 def _packed(cloud: PointCloud) -> np.ndarray:
     """The kernel layout of a cloud, built once and cached on the (immutable) cloud."""
     buf = cloud._cache.get("packed")
@@ -146,12 +155,7 @@ def ssdf(cloud, x, eps, order=0, num_threads=None, *, isa="auto") -> SSDF:
     eps = as_positive_float(eps, "eps")
     order = as_int(order, "order", 0, 3)
     nthreads = as_num_threads(num_threads)
-    if isa == "auto":
-        isa_code = _isa_from_env()
-    elif isinstance(isa, str) and isa in _ISA_BY_NAME:
-        isa_code = _ISA_BY_NAME[isa]
-    else:
-        raise ValueError(f"isa must be one of {sorted(_ISA_BY_NAME)}, got {isa!r}")
+    isa_code = _isa_code(isa)
     batch = xa.shape[:-1]
     phi, g, h, t = _core.ssdf(
         _packed(cloud), len(cloud), xa.reshape(-1, D), eps, order, nthreads, isa_code

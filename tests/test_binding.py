@@ -254,3 +254,21 @@ def test_gil_released(cloud3, rng):
     for r in out:
         for u, v in zip(r[:3], expect[:3], strict=True):
             np.testing.assert_array_equal(u, v)
+
+
+def test_core_separation_errors(cloud2):
+    k = _packed(cloud2)
+    n = len(cloud2)
+    q = np.zeros(3)
+    with pytest.raises(ValueError, match=r"pose_a and pose_b must both have shape"):
+        _core.separation(k, n, np.zeros(4), k, n, q, 1e-3)
+    with pytest.raises(ValueError, match="packed_b must be the 1-D buffer"):
+        _core.separation(k, n, q, k[:-2], n, q, 1e-3)
+    with pytest.raises(ValueError, match="eps must be finite and > 0, got nan"):
+        _core.separation(k, n, q, k, n, q, float("nan"))
+    with pytest.raises(ValueError, match=r"order must be in 0\.\.2"):
+        _core.separation(k, n, q, k, n, q, 1e-3, 3)
+    with pytest.raises(ValueError, match="pose_a and pose_b must be finite"):
+        _core.separation(k, n, np.array([np.inf, 0, 0]), k, n, q, 1e-3)
+    with pytest.raises(ValueError, match="isa must be -1"):
+        _core.separation(k, n, q, k, n, q, 1e-3, 0, 1, 5)

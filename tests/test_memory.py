@@ -11,6 +11,8 @@ import softcontact as sc
 from softcontact import _core
 
 ROUNDS = 1000
+POSE0 = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
+POSE1 = np.array([0.09, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
 
 
 def _grows(fn, rounds=ROUNDS):
@@ -70,6 +72,11 @@ def _calls(cloud, x, packed):
                                     lambda: _core.ssdf(packed, n, x.astype(complex), 1e-4)),
         "core_pack_error": _raises(ValueError, lambda: _core.pack_cloud(
             cloud.points, cloud.normals, -cloud.weights)),
+        "separation_ok": lambda: sc.separation(cloud, POSE0, cloud, POSE1, 1e-4, order=2),
+        "core_separation_error": _raises(ValueError, lambda: _core.separation(
+            packed, n, POSE0, packed[:-1], n, POSE1, 1e-4, 2)),
+        "separation_pose_error": _raises(ValueError, lambda: sc.separation(
+            cloud, POSE0, cloud, POSE1[:3], 1e-4)),
     }
 
 
@@ -82,7 +89,8 @@ def test_no_leak(setup, name):
 
 
 @pytest.mark.parametrize("name", ["ssdf_ok", "core_ssdf_ok", "core_pack_ok", "core_eps_error",
-                                  "core_packed_error", "core_dtype_error", "core_pack_error"])
+                                  "core_packed_error", "core_dtype_error", "core_pack_error",
+                                  "separation_ok", "core_separation_error"])
 def test_refcounts_flat(setup, name):
     cloud, x, packed = setup
     fn = _calls(cloud, x, packed)[name]

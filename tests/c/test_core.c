@@ -368,6 +368,52 @@ static void test_ssdf_special(void)
     }
 }
 
+static void test_separation(void)
+{
+    /* 2D: A's sample at its origin (normal +y), B's sample at its origin (normal -y),
+       B posed at (0.3, 0.05, 0): A's sample sits 0.05 below B's plane, B's 0.05 above A's */
+    double pa[2] = {0.0, 0.0}, na[2] = {0.0, 1.0}, pb[2] = {0.0, 0.0}, nb[2] = {0.0, -1.0};
+    double ka[9 * 8 + 8], kb[9 * 8 + 8], qa[3] = {0.0, 0.0, 0.0}, qb[3] = {0.3, 0.05, 0.0};
+    double q3[7] = {0, 0, 0, 0, 0, 0, 0}, qnan[3] = {NAN, 0.0, 0.0};
+    double work[256], phi[2], x[4], g[4], d1[12], d2[72];
+    sc_cloud ca = {2, 1, pa, na, NULL}, cb = {2, 1, pb, nb, NULL};
+    sc_packed_cloud A, B;
+    int i, j, sym = 1;
+    CHECK(sc_cloud_pack(&ca, ka, &A) == SC_OK && sc_cloud_pack(&cb, kb, &B) == SC_OK, "pack");
+    CHECK(sc_separation_workspace_size(&A, &B, 1) <= 256, "workspace fits");
+    CHECK(sc_separation(&A, qa, &B, qb, 1e-3, SC_ISA_AUTO, 1, work, phi, x, g, d1, d2) == SC_OK,
+          "separation");
+    CHECK(fabs(phi[0] - 0.05) < 1e-15 && fabs(phi[1] - 0.05) < 1e-15, "plane distances %g %g",
+          phi[0], phi[1]);
+    CHECK(g[0] == 0.0 && g[1] == -1.0 && g[2] == 0.0 && g[3] == 1.0, "world gradients");
+    CHECK(x[2] == 0.3 && x[3] == 0.05, "world position of B's sample");
+    /* dPhi_0/dt_A = G_0 = (0, -1); dPhi_0/dt_B = -G_0 */
+    CHECK(d1[0] == 0.0 && d1[1] == -1.0 && d1[3] == 0.0 && d1[4] == 1.0, "translation derivatives");
+    for (i = 0; i < 2; i++) {
+        for (j = 0; j < 36; j++) {
+            sym &= d2[i * 36 + j] == d2[i * 36 + (j % 6) * 6 + j / 6];
+        }
+    }
+    CHECK(sym, "second derivatives exactly symmetric");
+    CHECK(sc_separation(&A, qa, &B, qb, 0.0, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL, NULL) ==
+              SC_EINVAL,
+          "eps 0");
+    CHECK(sc_separation(&A, qnan, &B, qb, 1e-3, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL,
+                        NULL) == SC_ENONFINITE,
+          "NaN pose");
+    CHECK(sc_separation(NULL, qa, &B, qb, 1e-3, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL,
+                        NULL) == SC_EINVAL,
+          "NULL cloud");
+    B.dim = 3;
+    CHECK(sc_separation(&A, q3, &B, q3, 1e-3, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL, NULL) ==
+              SC_EINVAL,
+          "dimension mismatch");
+    A.dim = 3;
+    CHECK(sc_separation(&A, q3, &B, q3, 1e-3, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL, NULL) ==
+              SC_EINVAL,
+          "zero quaternion");
+}
+
 int main(void)
 {
     test_status_and_isa();
@@ -376,6 +422,7 @@ int main(void)
     test_ssdf_values(2);
     test_ssdf_values(3);
     test_ssdf_special();
+    test_separation();
     printf("%d passed, %d failed\n", n_pass, n_fail);
     return n_fail == 0 ? 0 : 1;
 }
