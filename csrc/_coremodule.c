@@ -175,6 +175,49 @@ fail:
     return NULL;
 }
 
+/* packed buffer of a D-dimensional cloud of n samples, as a view; 0 with ValueError if not */
+static int packed_view(PyArrayObject *k, Py_ssize_t n, int D, const char *name,
+                       sc_packed_cloud *pc)
+{
+    if (n < 1 || PyArray_NDIM(k) != 1 || PyArray_DIM(k, 0) != sc_cloud_packed_size(D, n)) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s must be the 1-D buffer of pack_cloud for a %d-D cloud of n = %zd samples",
+                     name, D, n);
+        return 0;
+    }
+    pc->dim = D;
+    pc->n = n;
+    pc->npad = (n + SC_PAD - 1) / SC_PAD * SC_PAD;
+    pc->data = (const double *)PyArray_DATA(k);
+    return 1;
+}
+
+/* eps finite and > 0, order in 0..max_order, num_threads >= 1 (clipped to
+ * SC_MAX_THREADS), isa known and supported (resolved in place); 0 with ValueError if not */
+static int check_params(double eps, int order, int max_order, int *nthreads, int *isa)
+{
+    if (!(eps > 0.0) || !isfinite(eps)) {
+        PyObject *e = PyFloat_FromDouble(eps);
+        if (e != NULL) {
+            PyErr_Format(PyExc_ValueError, "eps must be finite and > 0, got %R", e);
+            Py_DECREF(e);
+        }
+        return 0;
+    }
+    if (order < 0 || order > max_order) {
+        PyErr_Format(PyExc_ValueError, "order must be in 0..%d, got %d", max_order, order);
+        return 0;
+    }
+    if (*nthreads < 1) {
+        PyErr_Format(PyExc_ValueError, "num_threads must be >= 1, got %d", *nthreads);
+        return 0;
+    }
+    if (*nthreads > SC_MAX_THREADS) {
+        *nthreads = SC_MAX_THREADS;
+    }
+    return (*isa = check_isa(*isa)) >= 0;
+}
+
 PyDoc_STRVAR(ssdf_doc,
              "ssdf(packed, n, x, eps, order=0, num_threads=1, isa=-1) -> (phi, grad, hess, d3)");
 
@@ -203,40 +246,10 @@ static PyObject *py_ssdf(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kw
         goto fail;
     }
     D = (int)PyArray_DIM(x, 1);
-    if (n < 1 || PyArray_NDIM(packed) != 1 ||
-        PyArray_DIM(packed, 0) != sc_cloud_packed_size(D, n)) {
-        PyErr_Format(PyExc_ValueError,
-                     "packed must be the 1-D buffer of pack_cloud for a %d-D cloud of n = %zd "
-                     "samples",
-                     D, n);
+    if (!packed_view(packed, n, D, "packed", &pc) ||
+        !check_params(eps, order, 3, &nthreads, &isa)) {
         goto fail;
     }
-    if (!(eps > 0.0) || !isfinite(eps)) {
-        PyObject *e = PyFloat_FromDouble(eps);
-        if (e != NULL) {
-            PyErr_Format(PyExc_ValueError, "eps must be finite and > 0, got %R", e);
-            Py_DECREF(e);
-        }
-        goto fail;
-    }
-    if (order < 0 || order > 3) {
-        PyErr_Format(PyExc_ValueError, "order must be in 0..3, got %d", order);
-        goto fail;
-    }
-    if (nthreads < 1) {
-        PyErr_Format(PyExc_ValueError, "num_threads must be >= 1, got %d", nthreads);
-        goto fail;
-    }
-    if (nthreads > SC_MAX_THREADS) {
-        nthreads = SC_MAX_THREADS;
-    }
-    if ((isa = check_isa(isa)) < 0) {
-        goto fail;
-    }
-    pc.dim = D;
-    pc.n = n;
-    pc.npad = (n + SC_PAD - 1) / SC_PAD * SC_PAD;
-    pc.data = (const double *)PyArray_DATA(packed);
     m = PyArray_DIM(x, 0);
 
     /* outputs and scratch, allocated only after every check passed */
@@ -288,23 +301,6 @@ PyDoc_STRVAR(separation_doc,
              "separation(packed_a, n_a, pose_a, packed_b, n_b, pose_b, eps, order=0, "
              "num_threads=1, isa=-1) -> (phi, x, G, dphi_dq, d2phi_dq2)");
 
-/* packed buffer of a D-dimensional cloud of n samples, as a view; 0 with ValueError if not */
-static int packed_view(PyArrayObject *k, Py_ssize_t n, int D, const char *name,
-                       sc_packed_cloud *pc)
-{
-    if (n < 1 || PyArray_NDIM(k) != 1 || PyArray_DIM(k, 0) != sc_cloud_packed_size(D, n)) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s must be the 1-D buffer of pack_cloud for a %d-D cloud of n = %zd samples",
-                     name, D, n);
-        return 0;
-    }
-    pc->dim = D;
-    pc->n = n;
-    pc->npad = (n + SC_PAD - 1) / SC_PAD * SC_PAD;
-    pc->data = (const double *)PyArray_DATA(k);
-    return 1;
-}
-
 static PyObject *py_separation(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"packed_a", "n_a", "pose_a", "packed_b", "n_b", "pose_b",
@@ -337,29 +333,8 @@ static PyObject *py_separation(PyObject *Py_UNUSED(self), PyObject *args, PyObje
         goto fail;
     }
     D = PyArray_DIM(qa, 0) == 3 ? 2 : 3;
-    if (!packed_view(ka, na, D, "packed_a", &pa) || !packed_view(kb, nb, D, "packed_b", &pb)) {
-        goto fail;
-    }
-    if (!(eps > 0.0) || !isfinite(eps)) {
-        PyObject *e = PyFloat_FromDouble(eps);
-        if (e != NULL) {
-            PyErr_Format(PyExc_ValueError, "eps must be finite and > 0, got %R", e);
-            Py_DECREF(e);
-        }
-        goto fail;
-    }
-    if (order < 0 || order > 2) {
-        PyErr_Format(PyExc_ValueError, "order must be in 0..2, got %d", order);
-        goto fail;
-    }
-    if (nthreads < 1) {
-        PyErr_Format(PyExc_ValueError, "num_threads must be >= 1, got %d", nthreads);
-        goto fail;
-    }
-    if (nthreads > SC_MAX_THREADS) {
-        nthreads = SC_MAX_THREADS;
-    }
-    if ((isa = check_isa(isa)) < 0) {
+    if (!packed_view(ka, na, D, "packed_a", &pa) || !packed_view(kb, nb, D, "packed_b", &pb) ||
+        !check_params(eps, order, 2, &nthreads, &isa)) {
         goto fail;
     }
     n = na + nb;
