@@ -1,0 +1,77 @@
+"""Separation-field throughput (the contact issue's benchmark, separation half).
+
+I = J = 1024 samples per body in 2D and 3D, orders 0, 1, 2: time per call, sample pairs
+per second (2 I J SSDF pairs per call), and the ratios order1/order0 and order2/order0;
+then the time against the number of samples in contact at fixed I, J, which must stay
+flat (the cost does not depend on the contacts).  Medians of interleaved repeats, one
+thread.  The contact-model rows join when the soft-minimum contact kernel lands.
+
+    python benchmarks/bench_contact.py [--repeats 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from functools import partial
+
+import numpy as np
+
+import softcontact as sc
+
+
+def _median_time(fn, repeats):
+    ts = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return float(np.median(ts))
+
+
+def _bodies(dim):
+    if dim == 2:
+        a = sc.PointCloud.box([0.1, 0.1], spacing=0.8 / 1020)  # ~1024 samples
+        b = sc.PointCloud.disk(0.05, 2 * np.pi * 0.05 / 1024)
+        return a, b, np.zeros(3), lambda gap: np.array([0.0, 0.1 + 0.05 + gap, 0.0])
+    a = sc.PointCloud.sphere(0.05, np.sqrt(4 * np.pi * 0.05**2 / 1024))
+    b = sc.PointCloud.sphere(0.05, np.sqrt(4 * np.pi * 0.05**2 / 1024))
+    ident = [1.0, 0.0, 0.0, 0.0]
+    return a, b, np.array([0.0, 0.0, 0.0, *ident]), lambda gap: np.array(
+        [0.0, 0.0, 0.1 + gap, *ident])
+
+
+def run(repeats=7, out=sys.stdout):
+    eps = 1e-5
+    print("Separation field, one thread, eps = 1e-5 m^2", file=out)
+    print("| D | I | J | order 0 [ms] | order 1 [ms] | order 2 [ms] | pairs/s (order 0) "
+          "| o1/o0 | o2/o0 |", file=out)
+    print("|---|---|---|---|---|---|---|---|---|", file=out)
+    for dim in (2, 3):
+        a, b, pa, place = _bodies(dim)
+        pb = place(-0.005)
+        sc.separation(a, pa, b, pb, eps)  # pack once
+        t = [_median_time(partial(sc.separation, a, pa, b, pb, eps, order=o, num_threads=1),
+                          repeats) for o in range(3)]
+        pairs = 2 * len(a) * len(b) / t[0]
+        print(f"| {dim} | {len(a)} | {len(b)} | {t[0] * 1e3:.2f} | {t[1] * 1e3:.2f} | "
+              f"{t[2] * 1e3:.2f} | {pairs:.3g} | {t[1] / t[0]:.2f} | {t[2] / t[0]:.2f} |",
+              file=out)
+    print("\nTime against samples in contact (order 2, one thread): flat", file=out)
+    print("| D | gap [mm] | samples with Phi < 0 | time [ms] |", file=out)
+    print("|---|---|---|---|", file=out)
+    for dim in (2, 3):
+        a, b, pa, place = _bodies(dim)
+        for gap in (0.02, 0.0, -0.005, -0.02, -0.05):
+            pb = place(gap)
+            n_in = int(np.sum(sc.separation(a, pa, b, pb, eps).phi < 0))
+            t = _median_time(partial(sc.separation, a, pa, b, pb, eps, order=2,
+                                     num_threads=1), repeats)
+            print(f"| {dim} | {gap * 1e3:+.0f} | {n_in} | {t * 1e3:.2f} |", file=out)
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=7)
+    run(ap.parse_args().repeats)
