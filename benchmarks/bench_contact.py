@@ -13,21 +13,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from functools import partial
 
 import numpy as np
+from _timing import median_time  # benchmarks/ is the script folder, on sys.path
 
 import softcontact as sc
-
-
-def _median_time(fn, repeats):
-    ts = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return float(np.median(ts))
 
 
 def _bodies(dim):
@@ -52,7 +43,7 @@ def run(repeats=7, out=sys.stdout):
         a, b, pa, place = _bodies(dim)
         pb = place(-0.005)
         sc.separation(a, pa, b, pb, eps)  # pack once
-        t = [_median_time(partial(sc.separation, a, pa, b, pb, eps, order=o, num_threads=1),
+        t = [median_time(partial(sc.separation, a, pa, b, pb, eps, order=o, num_threads=1),
                           repeats) for o in range(3)]
         pairs = 2 * len(a) * len(b) / t[0]
         print(f"| {dim} | {len(a)} | {len(b)} | {t[0] * 1e3:.2f} | {t[1] * 1e3:.2f} | "
@@ -66,7 +57,7 @@ def run(repeats=7, out=sys.stdout):
         for gap in (0.02, 0.0, -0.005, -0.02, -0.05):
             pb = place(gap)
             n_in = int(np.sum(sc.separation(a, pa, b, pb, eps).phi < 0))
-            t = _median_time(partial(sc.separation, a, pa, b, pb, eps, order=2,
+            t = median_time(partial(sc.separation, a, pa, b, pb, eps, order=2,
                                      num_threads=1), repeats)
             print(f"| {dim} | {gap * 1e3:+.0f} | {n_in} | {t * 1e3:.2f} |", file=out)
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
+from _timing import median_time  # benchmarks/ is the script folder, on sys.path
 
 import softcontact as sc
 
@@ -28,15 +28,6 @@ def _cloud(dim, n, rng):
     p = rng.uniform(-0.05, 0.05, size=(n, dim))
     nrm = rng.normal(size=(n, dim))
     return sc.PointCloud(p, nrm, normalize=True)
-
-
-def _time(fn, repeats):
-    ts = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return float(np.median(ts))
 
 
 def run(repeats=5, quick=False, out=sys.stdout):
@@ -57,14 +48,14 @@ def run(repeats=5, quick=False, out=sys.stdout):
             def numpy_run(c=cloud, q=x[:n_numpy], o=order, eps=eps):
                 return numpy_ssdf_vectorized(c.points, c.normals, c.weights, q, eps, o)
 
-            t_np = _time(numpy_run, max(1, repeats // 2))
+            t_np = median_time(numpy_run, max(1, repeats // 2))
             res["numpy"] = n_samples * n_numpy / t_np
             for isa in isas:
                 for threads in sorted({1, cores}):
                     def c_run(c=cloud, q=x, o=order, t=threads, i=isa, eps=eps):
                         return sc.ssdf(c, q, eps, order=o, num_threads=t, isa=i)
 
-                    res[(isa, threads)] = n_samples * n_queries / _time(c_run, repeats)
+                    res[(isa, threads)] = n_samples * n_queries / median_time(c_run, repeats)
             rows.append((dim, order, res))
     best = info["isa_default"]
     print(f"SSDF pairs/s, I = N = {n_samples}, eps = 1e-4 m^2, cloud size ~0.14 m; "
