@@ -397,6 +397,152 @@ fail:
     return NULL;
 }
 
+PyDoc_STRVAR(contact_doc,
+             "contact(packed_a, n_a, pose_a, vel_a, packed_b, n_b, pose_b, vel_b, params, "
+             "order=0, num_threads=1, isa=-1) -> (wrench, energy, depth, phi_min, phi, pi, "
+             "forces, points, jac, hess); params = (eps, eps_c, stiffness, beta, damping, "
+             "friction, slip_velocity)");
+
+static PyObject *py_contact(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"packed_a", "n_a", "pose_a", "vel_a", "packed_b", "n_b", "pose_b",
+                             "vel_b", "params", "order", "num_threads", "isa", NULL};
+    static const char *pnames[7] = {"eps", "eps_c", "stiffness", "beta", "damping",
+                                    "friction", "slip_velocity"};
+    PyObject *ka_obj, *kb_obj, *qa_obj, *qb_obj, *va_obj, *vb_obj;
+    Py_ssize_t na, nb;
+    int order = 0, nthreads = 1, isa = SC_ISA_AUTO, D, st, nv, j;
+    PyArrayObject *ka = NULL, *kb = NULL, *qa = NULL, *qb = NULL, *va = NULL, *vb = NULL;
+    PyArrayObject *w = NULL, *phi = NULL, *pi = NULL, *f = NULL, *x = NULL, *jac = NULL,
+                  *hess = NULL;
+    double *work = NULL, scal[3], pv[7];
+    sc_contact_params prm;
+    sc_packed_cloud pa, pb;
+    npy_intp n, dims[3];
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OnOOOnOO(ddddddd)|iii:contact", kwlist,
+                                     &ka_obj, &na, &qa_obj, &va_obj, &kb_obj, &nb, &qb_obj,
+                                     &vb_obj, &pv[0], &pv[1], &pv[2], &pv[3], &pv[4], &pv[5],
+                                     &pv[6], &order, &nthreads, &isa)) {
+        return NULL;
+    }
+    for (j = 0; j < 7; j++) {
+        int ok = isfinite(pv[j]) && (j == 4 || j == 5 ? pv[j] >= 0.0 : pv[j] > 0.0);
+        if (!ok) {
+            PyObject *e = PyFloat_FromDouble(pv[j]);
+            if (e != NULL) {
+                PyErr_Format(PyExc_ValueError, "%s must be finite and %s, got %R", pnames[j],
+                             j == 4 || j == 5 ? ">= 0" : "> 0", e);
+                Py_DECREF(e);
+            }
+            return NULL;
+        }
+    }
+    prm.eps = pv[0];
+    prm.eps_c = pv[1];
+    prm.stiffness = pv[2];
+    prm.beta = pv[3];
+    prm.damping = pv[4];
+    prm.friction = pv[5];
+    prm.slip_velocity = pv[6];
+    if ((ka = as_double_array(ka_obj, "packed_a")) == NULL ||
+        (kb = as_double_array(kb_obj, "packed_b")) == NULL ||
+        (qa = as_double_array(qa_obj, "pose_a")) == NULL ||
+        (qb = as_double_array(qb_obj, "pose_b")) == NULL ||
+        (va = as_double_array(va_obj, "vel_a")) == NULL ||
+        (vb = as_double_array(vb_obj, "vel_b")) == NULL) {
+        goto fail;
+    }
+    if (PyArray_NDIM(qa) != 1 || (PyArray_DIM(qa, 0) != 3 && PyArray_DIM(qa, 0) != 7) ||
+        PyArray_NDIM(qb) != 1 || PyArray_DIM(qb, 0) != PyArray_DIM(qa, 0)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "pose_a and pose_b must both have shape (3,) (2D) or (7,) (3D)");
+        goto fail;
+    }
+    D = PyArray_DIM(qa, 0) == 3 ? 2 : 3;
+    nv = D == 2 ? 3 : 6;
+    if (PyArray_NDIM(va) != 1 || PyArray_DIM(va, 0) != nv || PyArray_NDIM(vb) != 1 ||
+        PyArray_DIM(vb, 0) != nv) {
+        PyErr_Format(PyExc_ValueError, "vel_a and vel_b must both have shape (%d,) for %dD poses",
+                     nv, D);
+        goto fail;
+    }
+    if (!packed_view(ka, na, D, "packed_a", &pa) || !packed_view(kb, nb, D, "packed_b", &pb) ||
+        !check_params(prm.eps, order, 2, &nthreads, &isa)) {
+        goto fail;
+    }
+    n = na + nb;
+    dims[0] = 2 * nv;
+    dims[1] = dims[2] = 4 * nv;
+    if ((w = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_DOUBLE)) == NULL ||
+        (order >= 1 && (jac = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_DOUBLE)) == NULL) ||
+        (order >= 2 && (hess = (PyArrayObject *)PyArray_SimpleNew(3, dims, NPY_DOUBLE)) == NULL)) {
+        goto fail;
+    }
+    dims[0] = n;
+    dims[1] = D;
+    if ((phi = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_DOUBLE)) == NULL ||
+        (pi = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_DOUBLE)) == NULL ||
+        (f = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_DOUBLE)) == NULL ||
+        (x = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_DOUBLE)) == NULL) {
+        goto fail;
+    }
+    work = (double *)PyMem_RawMalloc((size_t)sc_contact_workspace_size(&pa, &pb, nthreads) *
+                                     sizeof(double));
+    if (work == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    st = sc_contact(&pa, (const double *)PyArray_DATA(qa), (const double *)PyArray_DATA(va),
+                    &pb, (const double *)PyArray_DATA(qb), (const double *)PyArray_DATA(vb),
+                    &prm, order, isa, nthreads, work, (double *)PyArray_DATA(w), scal,
+                    (double *)PyArray_DATA(phi), (double *)PyArray_DATA(pi),
+                    (double *)PyArray_DATA(f), (double *)PyArray_DATA(x),
+                    jac ? (double *)PyArray_DATA(jac) : NULL,
+                    hess ? (double *)PyArray_DATA(hess) : NULL);
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(work);
+    work = NULL;
+    if (st != SC_OK) {
+        if (st == SC_ENONFINITE) {
+            PyErr_SetString(PyExc_ValueError,
+                            "pose_a, pose_b, vel_a and vel_b must be finite");
+        } else if (st == SC_EINVAL) {
+            PyErr_SetString(PyExc_ValueError, "contact: invalid argument (zero quaternion?)");
+        } else {
+            raise_status(st, "contact");
+        }
+        goto fail;
+    }
+    Py_DECREF(ka);
+    Py_DECREF(kb);
+    Py_DECREF(qa);
+    Py_DECREF(qb);
+    Py_DECREF(va);
+    Py_DECREF(vb);
+    return Py_BuildValue("NdddNNNNNN", (PyObject *)w, scal[0], scal[1], scal[2],
+                         (PyObject *)phi, (PyObject *)pi, (PyObject *)f, (PyObject *)x,
+                         jac ? (PyObject *)jac : Py_NewRef(Py_None),
+                         hess ? (PyObject *)hess : Py_NewRef(Py_None));
+fail:
+    PyMem_RawFree(work);
+    Py_XDECREF(ka);
+    Py_XDECREF(kb);
+    Py_XDECREF(qa);
+    Py_XDECREF(qb);
+    Py_XDECREF(va);
+    Py_XDECREF(vb);
+    Py_XDECREF(w);
+    Py_XDECREF(phi);
+    Py_XDECREF(pi);
+    Py_XDECREF(f);
+    Py_XDECREF(x);
+    Py_XDECREF(jac);
+    Py_XDECREF(hess);
+    return NULL;
+}
+
 PyDoc_STRVAR(isa_info_doc,
              "isa_info() -> dict(best=name, supported=tuple of names) for this CPU and build");
 
@@ -430,6 +576,8 @@ static PyMethodDef methods[] = {
     {"ssdf", (PyCFunction)(void (*)(void))py_ssdf, METH_VARARGS | METH_KEYWORDS, ssdf_doc},
     {"separation", (PyCFunction)(void (*)(void))py_separation, METH_VARARGS | METH_KEYWORDS,
      separation_doc},
+    {"contact", (PyCFunction)(void (*)(void))py_contact, METH_VARARGS | METH_KEYWORDS,
+     contact_doc},
     {"isa_info", py_isa_info, METH_NOARGS, isa_info_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -149,6 +149,47 @@ static void sample_jacobians(int D, const double *RK, const double *RO, const do
     }
 }
 
+/* ---- posing ---- */
+
+void sc_pose_samples(const sc_packed_cloud *a, const double *Ra, const double *ta,
+                     const sc_packed_cloud *b, const double *Rb, const double *tb, double *x_w,
+                     double *y)
+{
+    const int D = a->dim;
+    int side;
+    for (side = 0; side < 2; side++) {
+        const sc_packed_cloud *own = side == 0 ? a : b;
+        const double *RO = side == 0 ? Ra : Rb, *tO = side == 0 ? ta : tb;
+        const double *RK = side == 0 ? Rb : Ra, *tK = side == 0 ? tb : ta;
+        const ptrdiff_t off = side == 0 ? 0 : a->n;
+        ptrdiff_t k;
+        for (k = 0; k < own->n; k++) {
+            double p[3], x[3], r;
+            int c, i2;
+            for (c = 0; c < D; c++) {
+                p[c] = own->data[c * own->npad + k];
+            }
+            for (c = 0; c < D; c++) {
+                x[c] = tO[c];
+                for (i2 = 0; i2 < D; i2++) {
+                    x[c] += RO[c * D + i2] * p[i2];
+                }
+                if (x_w) {
+                    x_w[(off + k) * D + c] = x[c];
+                }
+            }
+            /* y = R_K^T (x - t_K) */
+            for (c = 0; c < D; c++) {
+                r = 0.0;
+                for (i2 = 0; i2 < D; i2++) {
+                    r += RK[i2 * D + c] * (x[i2] - tK[i2]);
+                }
+                y[(off + k) * D + c] = r;
+            }
+        }
+    }
+}
+
 /* ---- batch driver ---- */
 
 int sc_separation(const sc_packed_cloud *a, const double *pose_a, const sc_packed_cloud *b,
@@ -159,7 +200,7 @@ int sc_separation(const sc_packed_cloud *a, const double *pose_a, const sc_packe
     double *y, *g, *h, *sw;
     const int need_g = g_w || dphi_dq || d2phi_dq2, need_h = d2phi_dq2 != NULL;
     ptrdiff_t I, J, n, k;
-    int D, nv, nq, st, side, j;
+    int D, nv, nq, st, j;
 
     if (a == NULL || b == NULL || pose_a == NULL || pose_b == NULL || work == NULL ||
         a->dim != b->dim || (a->dim != 2 && a->dim != 3) || !(eps > 0.0) || !isfinite(eps) ||
@@ -188,37 +229,7 @@ int sc_separation(const sc_packed_cloud *a, const double *pose_a, const sc_packe
     sc_pose_frame(D, pose_a, Ra, ta);
     sc_pose_frame(D, pose_b, Rb, tb);
 
-    /* each sample in world coordinates and in the other body's frame */
-    for (side = 0; side < 2; side++) {
-        const sc_packed_cloud *own = side == 0 ? a : b;
-        const double *RO = side == 0 ? Ra : Rb, *tO = side == 0 ? ta : tb;
-        const double *RK = side == 0 ? Rb : Ra, *tK = side == 0 ? tb : ta;
-        ptrdiff_t off = side == 0 ? 0 : I;
-        for (k = 0; k < own->n; k++) {
-            double p[3], x[3], r;
-            int c, i2;
-            for (c = 0; c < D; c++) {
-                p[c] = own->data[c * own->npad + k];
-            }
-            for (c = 0; c < D; c++) {
-                x[c] = tO[c];
-                for (i2 = 0; i2 < D; i2++) {
-                    x[c] += RO[c * D + i2] * p[i2];
-                }
-                if (x_w) {
-                    x_w[(off + k) * D + c] = x[c];
-                }
-            }
-            /* y = R_K^T (x - t_K) */
-            for (c = 0; c < D; c++) {
-                r = 0.0;
-                for (i2 = 0; i2 < D; i2++) {
-                    r += RK[i2 * D + c] * (x[i2] - tK[i2]);
-                }
-                y[(off + k) * D + c] = r;
-            }
-        }
-    }
+    sc_pose_samples(a, Ra, ta, b, Rb, tb, x_w, y);
     st = sc_ssdf(b, eps, I, y, isa, nthreads, sw, phi, need_g ? g : NULL, need_h ? h : NULL, NULL);
     if (st == SC_OK) {
         st = sc_ssdf(a, eps, J, y + I * D, isa, nthreads, sw, phi ? phi + I : NULL,

@@ -52,4 +52,75 @@ SC_API int sc_separation(const sc_packed_cloud *a, const double *pose_a, const s
                          double *phi, double *x_w, double *g_w, double *dphi_dq,
                          double *d2phi_dq2);
 
+/* Internal (not exported): world positions x_w (may be NULL) and other-body coordinates y of
+ * every sample, A's then B's, given both bodies' rotations and translations. */
+void sc_pose_samples(const sc_packed_cloud *a, const double *Ra, const double *ta,
+                     const sc_packed_cloud *b, const double *Rb, const double *tb, double *x_w,
+                     double *y);
+
+/* ---- soft-minimum contact model (METHOD.md section 5; sc_scm.c) ---- */
+
+/* Parameters, SI units; see softcontact.ContactParams for the documented defaults. */
+typedef struct {
+    double eps;           /* SSDF temperature, > 0 (m^2) */
+    double eps_c;         /* soft-minimum temperature, > 0 (m) */
+    double stiffness;     /* k, > 0 (N/m) */
+    double beta;          /* ramp smoothing b, > 0 (m) */
+    double damping;       /* c, >= 0 (N s/m) */
+    double friction;      /* mu, >= 0 */
+    double slip_velocity; /* v_s, > 0 (m/s) */
+} sc_contact_params;
+
+/* nu_k = G_k / sqrt(|G_k|^2 + SC_CONTACT_TINY): the friction normal (METHOD.md section 5) */
+#define SC_CONTACT_TINY 1e-300
+
+/*
+ * Scratch needed by sc_contact, in doubles (any order).
+ */
+SC_API ptrdiff_t sc_contact_workspace_size(const sc_packed_cloud *a, const sc_packed_cloud *b,
+                                           int nthreads);
+
+/*
+ * Soft-minimum contact between two posed, moving bodies: wrenches, energy, and their first
+ * and second derivatives with respect to both bodies' states.
+ *
+ * Given:
+ *   a, b          const sc_packed_cloud*  the two clouds (same dimension D)
+ *   pose_a, vel_a const double*  3 and 3 (2D: (x, y, theta), (vx, vy, omega)); 7 and 6 (3D:
+ *                                (p, q w first), (v world, omega body)); quaternions are
+ *                                normalized here
+ *   pose_b, vel_b const double*  as for A
+ *   prm           const sc_contact_params*
+ *   order         int            0: values; 1: + jac; 2: + hess
+ *   isa, nthreads int            as sc_separation
+ *   work          double*        sc_contact_workspace_size(a, b, nthreads) doubles
+ * Returned (any may be NULL to skip, except as noted):
+ *   wrench        double*   2 nv       generalized forces on A then B in tangent coordinates
+ *                                      (2D (fx, fy, tau); 3D (f world, tau body))
+ *   scalars       double*   3          energy U, soft minimum m (depth), Phi_min
+ *   phi           double*   I+J        separation field Phi_k
+ *   pi            double*   I+J        separation distribution pi_k
+ *   forces        double*   (I+J) x D  per-sample world force on the sample's owner
+ *   x_w           double*   (I+J) x D  world sample positions
+ *   jac           double*   2nv x 4nv  d wrench / d s, s = (dq_A, dq_B, v_A, v_B) (order >= 1)
+ *   hess          double*   2nv x 4nv x 4nv   d2 wrench / ds2, symmetric in its last two
+ *                                      indices (order 2)
+ * Returned (function value):
+ *   SC_OK; SC_EINVAL for NULL clouds/poses/velocities/params/work, different dimensions, an
+ *   order outside 0..2, a parameter out of range, nthreads < 1 or a zero quaternion;
+ *   SC_ENONFINITE for a non-finite pose or velocity; SC_EUNSUPPORTED for an unsupported isa.
+ * Notes:
+ *   1) Derivatives are those of s -> wrench(q (+) ds_q, v + ds_v) at s = 0, with (+) the
+ *      tangent retraction of METHOD.md section 3: translations world, rotations body.
+ *   2) Cost: one SSDF evaluation per sample (order + 1 derivatives), O(I J), then O(I + J)
+ *      closed-form work; memory O(I + J).  The (I+J)^2 Hessian of the soft minimum is never
+ *      formed (it is diagonal plus rank one).
+ *   3) Outputs must not alias inputs, work or each other.
+ */
+SC_API int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel_a,
+                      const sc_packed_cloud *b, const double *pose_b, const double *vel_b,
+                      const sc_contact_params *prm, int order, int isa, int nthreads,
+                      double *work, double *wrench, double *scalars, double *phi, double *pi,
+                      double *forces, double *x_w, double *jac, double *hess);
+
 #endif /* SC_CONTACT_H */

@@ -1,0 +1,662 @@
+/*
+ * sc_scm.c - the soft-minimum contact model (METHOD.md section 5) and its first and second
+ * derivatives with respect to both bodies' states (see sc_contact.h).
+ *
+ * Variables s (4 nv): (dq_A, dq_B, v_A, v_B); dq_X = (dt_X (D, world), dth_X (1 or 3,
+ * body)) perturbs pose X by the retraction, v_X = (linear (world), angular (2D scalar,
+ * 3D body frame)) is the velocity itself.  Everything below is a closed-form expression
+ * evaluated with second-order jets (sc_jet.h), i.e. exact derivatives of the formulas:
+ *
+ *   sample k of owner O against the other body K, with p its body-frame position:
+ *     r_O = R_O Exp(dth_O) p,  x = t_O + dt_O + r_O,  r_K = x - t_K - dt_K,
+ *     y = Exp(-dth_K) R_K^T r_K,  Phi_k = phi_K(y),  G_k = R_K Exp(dth_K) grad phi_K(y),
+ *     u_k = v_O + w_O x r_O - v_K - w_K x r_K   (world angular velocities; 3D: R Exp(dth) w_b),
+ *   the jets of phi_K(y) and grad phi_K(y) come from the SSDF's derivatives (order + 1) by
+ *   the chain rule (exact for order <= 2 at s = 0);
+ *   m = -eps_c log sum exp(-Phi_k / eps_c),  pi_k = exp((m - Phi_k) / eps_c),
+ *     dm = sum pi dPhi,  d2m = sum pi d2Phi - (1/eps_c) sum pi (dPhi - dm)(dPhi - dm)^T
+ *     (the diagonal-plus-rank-one Hessian of the soft minimum applied, never formed);
+ *   A = sum_k wrench(pi_k G_k at x_k)   (= dm/dq as a jet: the unit normal wrench),
+ *   B = sum_k wrench(pi_k t_k / sqrt(|t_k|^2 + v_s^2) at x_k),  t_k = u_k - (nu_k.u_k) nu_k,
+ *   mdot = A . v,  alpha = lambda(m) - c s_b(-m) mdot,
+ *   wrench = alpha A - mu lambda(m) B,
+ * where wrench(f at x) puts f on the owner and -f on the other body: 2D (f, r x f),
+ * 3D (f, R(dth)^T (r x f)) = (f, p x (Exp(-dth_O) R_O^T f)) for the owner and
+ * -(f, y x (Exp(-dth_K) R_K^T f)) for the other body.
+ *
+ * Cost: the SSDF evaluations (O(I J), threaded) dominate; the closed-form part is O(I + J)
+ * with configuration-only jets in 2 nv variables and velocity-dependent ones (friction
+ * only) in 4 nv.  It runs on one thread, in sample order, so results do not depend on
+ * the number of threads.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "sc_contact.h"
+#include "sc_jet.h"
+#include "sc_spatial.h"
+
+#define SC_SCM_NJETS 112 /* jets in the arena; see jalloc */
+#define SC_SCM_MAXV 24   /* 4 nv in 3D */
+#define SC_SCM_JLEN (1 + SC_SCM_MAXV + SC_SCM_MAXV * (SC_SCM_MAXV + 1) / 2)
+
+ptrdiff_t sc_contact_workspace_size(const sc_packed_cloud *a, const sc_packed_cloud *b,
+                                    int nthreads)
+{
+    ptrdiff_t D, n, npad;
+    if (a == NULL || b == NULL || nthreads < 1) {
+        return 0;
+    }
+    D = a->dim;
+    n = a->n + b->n;
+    npad = a->npad > b->npad ? a->npad : b->npad;
+    /* y, g, h, t3, phi (if not returned), pi (if not returned), dPhi (2 nv), pi f (D) */
+    return n * (D + D + D * D + D * D * D + 2 + 12 + D) + (ptrdiff_t)SC_SCM_NJETS * SC_SCM_JLEN +
+           (ptrdiff_t)nthreads * npad;
+}
+
+/* the model's state while assembling */
+typedef struct {
+    sc_jet_ctx c;
+    int D, nv, nrot, nq, ns; /* nq, ns: active variables of pose-only and full jets */
+    double R[2][9], t[2][3], v[2][6];
+    const sc_packed_cloud *cl[2];
+    ptrdiff_t I;
+    const double *y, *g, *h, *t3, *phi, *pi;
+    double eps_c;
+    double *arena;
+    int used;
+} scm_t;
+
+static double *jalloc(scm_t *S)
+{
+    /* at most 1 + 4 nv accumulators + 16 D + 6 per sample (82 in 3D): see sc_contact */
+    return S->arena + (ptrdiff_t)(S->used++) * S->c.len;
+}
+
+static int levi(int i, int j, int k)
+{
+    if (i == j || j == k || i == k) {
+        return 0;
+    }
+    return ((i + 1) % 3 == j) ? 1 : -1;
+}
+
+/* out = Exp(sgn [dth_X]) in, to second order (out must not alias in) */
+static void rot_apply(const scm_t *S, int na, double **out, double *const *in, int X, double sgn)
+{
+    const sc_jet_ctx *c = &S->c;
+    const int D = S->D, r0 = X * S->nv + D;
+    int a, i, j;
+    for (a = 0; a < D; a++) {
+        sc_jet_lin(c, na, out[a], 1.0, in[a], 0.0, NULL);
+    }
+    if (D == 2) {
+        /* Exp(th J) w = w + th J w - th^2 w / 2, J w = (-w1, w0) */
+        sc_jet_var_madd(c, na, out[0], -sgn, r0, in[1]);
+        sc_jet_var_madd(c, na, out[1], sgn, r0, in[0]);
+        sc_jet_hadd(c, na, out[0], r0, r0, -in[0][0]);
+        sc_jet_hadd(c, na, out[1], r0, r0, -in[1][0]);
+        return;
+    }
+    /* Exp([a]) w = w + a x w + a x (a x w) / 2 */
+    for (a = 0; a < 3; a++) {
+        for (i = 0; i < 3; i++) {
+            for (j = 0; j < 3; j++) {
+                int e = levi(a, i, j);
+                if (e != 0) {
+                    sc_jet_var_madd(c, na, out[a], sgn * e, r0 + i, in[j]);
+                }
+            }
+        }
+        for (i = 0; i < 3; i++) {
+            for (j = 0; j <= i; j++) {
+                double hv = 0.5 * ((a == i ? in[j][0] : 0.0) + (a == j ? in[i][0] : 0.0)) -
+                            (i == j ? in[a][0] : 0.0);
+                sc_jet_hadd(c, na, out[a], r0 + i, r0 + j, hv);
+            }
+        }
+    }
+}
+
+/* out = M in (trans = 0) or M^T in (trans = 1), M constant D x D (out must not alias in) */
+static void mat_apply(const scm_t *S, int na, double **out, const double *M, int trans,
+                      double *const *in)
+{
+    const int D = S->D;
+    int a, j;
+    for (a = 0; a < D; a++) {
+        sc_jet_lin(&S->c, na, out[a], trans ? M[a] : M[a * D],
+                   in[0], 0.0, NULL);
+        for (j = 1; j < D; j++) {
+            sc_jet_axpy(&S->c, na, out[a], trans ? M[j * D + a] : M[a * D + j], in[j]);
+        }
+    }
+}
+
+/* out = f0 + f1 . (y - y0) + (y - y0)^T f2 (y - y0) / 2 as a jet of the jets y */
+static void compose(const scm_t *S, int na, double *out, double f0, const double *f1,
+                    const double *f2, double *const *y)
+{
+    const sc_jet_ctx *c = &S->c;
+    const int D = S->D;
+    int a, b, r, s;
+    sc_jet_const(c, na, out, f0);
+    if (c->order < 1) {
+        return;
+    }
+    for (a = 0; a < D; a++) {
+        for (r = 0; r < na; r++) {
+            out[1 + r] += f1[a] * y[a][1 + r];
+        }
+        for (r = 1 + c->n; r < 1 + c->n + sc_jet_nh(c, na); r++) {
+            out[r] += f1[a] * y[a][r];
+        }
+    }
+    if (c->order >= 2) {
+        double U[3][SC_SCM_MAXV];
+        double *oh = out + 1 + c->n;
+        for (a = 0; a < D; a++) {
+            for (s = 0; s < na; s++) {
+                double u = 0.0;
+                for (b = 0; b < D; b++) {
+                    u += f2[a * D + b] * y[b][1 + s];
+                }
+                U[a][s] = u;
+            }
+        }
+        for (r = 0; r < na; r++) {
+            for (s = 0; s <= r; s++) {
+                double v = 0.0;
+                for (a = 0; a < D; a++) {
+                    v += y[a][1 + r] * U[a][s];
+                }
+                oh[r * (r + 1) / 2 + s] += v;
+            }
+        }
+    }
+}
+
+/* W (2 nv jets) += wrench of the force F (D jets) at the sample: +F on the owner O, -F on
+ * the other body K; rO, rK world lever arms (2D), y the point in K's frame and p in O's
+ * (3D).  tmp: 2 D scratch jets. */
+static void wrench_add(const scm_t *S, int na, double **W, double *const *F, int O,
+                       double *const *rO, double *const *rK, double *const *y, const double *p,
+                       double **tmp)
+{
+    const sc_jet_ctx *c = &S->c;
+    const int D = S->D, nv = S->nv, K = 1 - O;
+    double **f = tmp, **fr = tmp + D;
+    int a, i, j;
+    for (a = 0; a < D; a++) {
+        sc_jet_axpy(c, na, W[O * nv + a], 1.0, F[a]);
+        sc_jet_axpy(c, na, W[K * nv + a], -1.0, F[a]);
+    }
+    if (D == 2) {
+        sc_jet_madd(c, na, W[O * nv + 2], 1.0, rO[0], F[1]);
+        sc_jet_madd(c, na, W[O * nv + 2], -1.0, rO[1], F[0]);
+        sc_jet_madd(c, na, W[K * nv + 2], -1.0, rK[0], F[1]);
+        sc_jet_madd(c, na, W[K * nv + 2], 1.0, rK[1], F[0]);
+        return;
+    }
+    /* owner: p x (Exp(-dth_O) R_O^T F), p constant */
+    mat_apply(S, na, f, S->R[O], 1, F);
+    rot_apply(S, na, fr, f, O, -1.0);
+    for (a = 0; a < 3; a++) {
+        for (i = 0; i < 3; i++) {
+            for (j = 0; j < 3; j++) {
+                int e = levi(a, i, j);
+                if (e != 0 && p[i] != 0.0) {
+                    sc_jet_axpy(c, na, W[O * nv + 3 + a], e * p[i], fr[j]);
+                }
+            }
+        }
+    }
+    /* other body: -(y x (Exp(-dth_K) R_K^T F)) */
+    mat_apply(S, na, f, S->R[K], 1, F);
+    rot_apply(S, na, fr, f, K, -1.0);
+    for (a = 0; a < 3; a++) {
+        for (i = 0; i < 3; i++) {
+            for (j = 0; j < 3; j++) {
+                int e = levi(a, i, j);
+                if (e != 0) {
+                    sc_jet_madd(c, na, W[K * nv + 3 + a], -(double)e, y[i], fr[j]);
+                }
+            }
+        }
+    }
+}
+
+/* the sample's geometry as pose-only jets: rO, rK (world lever arms), y (K frame), Phi */
+static void sample_geometry(scm_t *S, ptrdiff_t k, double *p, double **rO, double **rK,
+                            double **y, double *Phi)
+{
+    const sc_jet_ctx *c = &S->c;
+    const int D = S->D, nv = S->nv, na = S->nq;
+    const int O = k < S->I ? 0 : 1, K = 1 - O;
+    const ptrdiff_t kk = O == 0 ? k : k - S->I;
+    const sc_packed_cloud *own = S->cl[O];
+    double *pc[3] = {NULL, NULL, NULL}, *tmp[3] = {NULL, NULL, NULL};
+    int a;
+    for (a = 0; a < D; a++) {
+        p[a] = own->data[a * own->npad + kk];
+        pc[a] = jalloc(S);
+        tmp[a] = jalloc(S);
+        sc_jet_const(c, na, pc[a], p[a]);
+    }
+    /* rO = R_O Exp(dth_O) p */
+    rot_apply(S, na, tmp, pc, O, 1.0);
+    mat_apply(S, na, rO, S->R[O], 0, tmp);
+    /* rK = t_O + dt_O + rO - t_K - dt_K */
+    for (a = 0; a < D; a++) {
+        sc_jet_lin(c, na, rK[a], 1.0, rO[a], 0.0, NULL);
+        rK[a][0] += S->t[O][a] - S->t[K][a];
+        if (c->order >= 1) {
+            rK[a][1 + O * nv + a] += 1.0;
+            rK[a][1 + K * nv + a] -= 1.0;
+        }
+    }
+    /* y = Exp(-dth_K) R_K^T rK; its value is replaced by the one the SSDF saw (equal up to
+     * rounding) so that Phi and grad phi are evaluated exactly there */
+    mat_apply(S, na, tmp, S->R[K], 1, rK);
+    rot_apply(S, na, y, tmp, K, -1.0);
+    for (a = 0; a < D; a++) {
+        y[a][0] = S->y[k * D + a];
+    }
+    compose(S, na, Phi, S->phi[k], S->g + k * D, S->h + k * D * D, y);
+}
+
+/* the assembled model: scalars, A and B accumulations */
+typedef struct {
+    double m;       /* soft minimum value */
+    double *mj;     /* its jet (pose variables) */
+    double *A[12];  /* sum wrench(pi G): pose-only jets */
+    double *B[12];  /* sum wrench(pi t / |t|_s): full jets */
+} acc_t;
+
+int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel_a,
+               const sc_packed_cloud *b, const double *pose_b, const double *vel_b,
+               const sc_contact_params *prm, int order, int isa, int nthreads, double *work,
+               double *wrench, double *scalars, double *phi, double *pi, double *forces,
+               double *x_w, double *jac, double *hess)
+{
+    scm_t S;
+    acc_t Z;
+    sc_jet_ctx *c = &S.c;
+    double *y, *g, *h, *t3, *phiw, *piw, *dphi, *pf, *sw, *arena;
+    double phimin, zmax, sum, m, eps_c, mu, vs2, P, Sg, Sc, S1, S2, kk, lam0, lam1, lam2;
+    ptrdiff_t I, J, n, k;
+    int D, nv, nq, ns, st, j, r, X, base;
+    const double *poses[2] = {pose_a, pose_b}, *vels[2] = {vel_a, vel_b};
+
+    if (a == NULL || b == NULL || pose_a == NULL || pose_b == NULL || vel_a == NULL ||
+        vel_b == NULL || prm == NULL || work == NULL || a->dim != b->dim ||
+        (a->dim != 2 && a->dim != 3) || order < 0 || order > 2 || nthreads < 1) {
+        return SC_EINVAL;
+    }
+    if (!(prm->eps > 0.0) || !isfinite(prm->eps) || !(prm->eps_c > 0.0) ||
+        !isfinite(prm->eps_c) || !(prm->stiffness > 0.0) || !isfinite(prm->stiffness) ||
+        !(prm->beta > 0.0) || !isfinite(prm->beta) || !(prm->damping >= 0.0) ||
+        !isfinite(prm->damping) || !(prm->friction >= 0.0) || !isfinite(prm->friction) ||
+        !(prm->slip_velocity > 0.0) || !isfinite(prm->slip_velocity)) {
+        return SC_EINVAL;
+    }
+    D = a->dim;
+    nv = D == 2 ? 3 : 6;
+    for (X = 0; X < 2; X++) {
+        for (j = 0; j < (D == 2 ? 3 : 7); j++) {
+            if (!isfinite(poses[X][j])) {
+                return SC_ENONFINITE;
+            }
+        }
+        for (j = 0; j < nv; j++) {
+            if (!isfinite(vels[X][j])) {
+                return SC_ENONFINITE;
+            }
+        }
+        if (D == 3 && poses[X][3] == 0 && poses[X][4] == 0 && poses[X][5] == 0 &&
+            poses[X][6] == 0) {
+            return SC_EINVAL;
+        }
+    }
+    I = a->n;
+    J = b->n;
+    n = I + J;
+    eps_c = prm->eps_c;
+    mu = prm->friction;
+    vs2 = prm->slip_velocity * prm->slip_velocity;
+
+    /* scratch layout (sc_contact_workspace_size) */
+    y = work;
+    g = y + n * D;
+    h = g + n * D;
+    t3 = h + n * D * D;
+    phiw = t3 + n * D * D * D;
+    piw = phiw + n;
+    dphi = piw + n;
+    pf = dphi + n * 12;
+    arena = pf + n * D;
+    sw = arena + (ptrdiff_t)SC_SCM_NJETS * SC_SCM_JLEN;
+    if (phi == NULL) {
+        phi = phiw;
+    }
+    if (pi == NULL) {
+        pi = piw;
+    }
+
+    memset(&S, 0, sizeof S);
+    S.D = D;
+    S.nv = nv;
+    S.nrot = D == 2 ? 1 : 3;
+    sc_jet_ctx_init(c, 4 * nv, order);
+    S.nq = nq = order > 0 ? 2 * nv : 0;
+    S.ns = ns = order > 0 ? 4 * nv : 0;
+    S.cl[0] = a;
+    S.cl[1] = b;
+    S.I = I;
+    S.y = y;
+    S.g = g;
+    S.h = h;
+    S.t3 = t3;
+    S.phi = phi;
+    S.pi = pi;
+    S.eps_c = eps_c;
+    S.arena = arena;
+    for (X = 0; X < 2; X++) {
+        sc_pose_frame(D, poses[X], S.R[X], S.t[X]);
+        for (j = 0; j < nv; j++) {
+            S.v[X][j] = vels[X][j];
+        }
+    }
+
+    /* ---- pass 1: the SSDF of the other body at every sample (order + 1 derivatives) ---- */
+    sc_pose_samples(a, S.R[0], S.t[0], b, S.R[1], S.t[1], x_w, y);
+    st = sc_ssdf(b, prm->eps, I, y, isa, nthreads, sw, phi, g, order >= 1 ? h : NULL,
+                 order >= 2 ? t3 : NULL);
+    if (st == SC_OK) {
+        st = sc_ssdf(a, prm->eps, J, y + I * D, isa, nthreads, sw, phi + I, g + I * D,
+                     order >= 1 ? h + I * D * D : NULL, order >= 2 ? t3 + I * D * D * D : NULL);
+    }
+    if (st != SC_OK) {
+        return st;
+    }
+
+    /* soft minimum and distribution, shifted by the largest exponent */
+    phimin = phi[0];
+    for (k = 1; k < n; k++) {
+        if (phi[k] < phimin) {
+            phimin = phi[k];
+        }
+    }
+    zmax = -phimin / eps_c;
+    sum = 0.0;
+    for (k = 0; k < n; k++) {
+        pi[k] = exp(-phi[k] / eps_c - zmax);
+        sum += pi[k];
+    }
+    for (k = 0; k < n; k++) {
+        pi[k] /= sum;
+    }
+    m = -eps_c * (zmax + log(sum));
+    Z.m = m;
+
+    /* ---- pass 2: the soft minimum's jet in the pose variables ---- */
+    S.used = 0;
+    Z.mj = jalloc(&S);
+    for (r = 0; r < 2 * nv; r++) {
+        Z.A[r] = jalloc(&S);
+        Z.B[r] = jalloc(&S);
+        sc_jet_const(c, nq, Z.A[r], 0.0);
+        sc_jet_const(c, ns, Z.B[r], 0.0);
+    }
+    base = S.used;
+    sc_jet_const(c, nq, Z.mj, m);
+    if (order >= 1) {
+        double *mg = Z.mj + 1, *mh = Z.mj + 1 + c->n;
+        for (k = 0; k < n; k++) {
+            double p[3], *rO[3], *rK[3], *yy[3], *Phi;
+            int aa;
+            S.used = base;
+            for (aa = 0; aa < D; aa++) {
+                rO[aa] = jalloc(&S);
+                rK[aa] = jalloc(&S);
+                yy[aa] = jalloc(&S);
+            }
+            Phi = jalloc(&S);
+            sample_geometry(&S, k, p, rO, rK, yy, Phi);
+            for (r = 0; r < nq; r++) {
+                dphi[k * nq + r] = Phi[1 + r];
+                mg[r] += pi[k] * Phi[1 + r];
+            }
+            for (r = 0; r < sc_jet_nh(c, nq); r++) {
+                mh[r] += pi[k] * Phi[1 + c->n + r];
+            }
+        }
+        if (order >= 2) {
+            /* - (1/eps_c) sum pi (dPhi - dm)(dPhi - dm)^T, centred */
+            for (k = 0; k < n; k++) {
+                double d[12], w = pi[k] / eps_c;
+                int i2, j2;
+                if (w == 0.0) {
+                    continue;
+                }
+                for (i2 = 0; i2 < nq; i2++) {
+                    d[i2] = dphi[k * nq + i2] - mg[i2];
+                }
+                for (i2 = 0; i2 < nq; i2++) {
+                    for (j2 = 0; j2 <= i2; j2++) {
+                        mh[i2 * (i2 + 1) / 2 + j2] -= w * d[i2] * d[j2];
+                    }
+                }
+            }
+        }
+    }
+
+    /* ---- pass 3: per-sample forces, accumulated as wrench jets ---- */
+    for (k = 0; k < n; k++) {
+        const int O = k < I ? 0 : 1, K = 1 - O;
+        double p[3], *rO[3], *rK[3], *yy[3], *Phi, *gj[3], *G[3], *pij, *piG[3], *tmp[6];
+        int aa;
+        S.used = base;
+        for (aa = 0; aa < D; aa++) {
+            rO[aa] = jalloc(&S);
+            rK[aa] = jalloc(&S);
+            yy[aa] = jalloc(&S);
+            gj[aa] = jalloc(&S);
+            G[aa] = jalloc(&S);
+            piG[aa] = jalloc(&S);
+            tmp[aa] = jalloc(&S);
+            tmp[D + aa] = jalloc(&S);
+        }
+        Phi = jalloc(&S);
+        pij = jalloc(&S);
+        sample_geometry(&S, k, p, rO, rK, yy, Phi);
+        /* world gradient G = R_K Exp(dth_K) grad phi_K(y) */
+        for (aa = 0; aa < D; aa++) {
+            compose(&S, nq, gj[aa], g[k * D + aa], h + (k * D + aa) * D,
+                    t3 + (k * D + aa) * D * D, yy);
+        }
+        rot_apply(&S, nq, tmp, gj, K, 1.0);
+        mat_apply(&S, nq, G, S.R[K], 0, tmp);
+        /* pi_k = exp((m - Phi_k) / eps_c) */
+        sc_jet_lin(c, nq, pij, 1.0 / eps_c, Z.mj, -1.0 / eps_c, Phi);
+        sc_jet_func(c, nq, pij, pij, pi[k], pi[k], pi[k]);
+        for (aa = 0; aa < D; aa++) {
+            sc_jet_mul(c, nq, piG[aa], pij, G[aa]);
+            if (forces) {
+                forces[k * D + aa] = piG[aa][0];
+            }
+        }
+        wrench_add(&S, nq, Z.A, piG, O, rO, rK, yy, p, tmp);
+
+        if (mu > 0.0) {
+            /* friction: full jets (pose and velocity variables) */
+            double *u[3], *wv[3], *wr[3], *nu[3], *gg, *nuu, *tt, *tg[3], *ct, *F[3];
+            for (aa = 0; aa < D; aa++) {
+                u[aa] = jalloc(&S);
+                wv[aa] = jalloc(&S);
+                wr[aa] = jalloc(&S);
+                nu[aa] = jalloc(&S);
+                tg[aa] = jalloc(&S);
+                F[aa] = jalloc(&S);
+            }
+            gg = jalloc(&S);
+            nuu = jalloc(&S);
+            tt = jalloc(&S);
+            ct = jalloc(&S);
+            for (aa = 0; aa < D; aa++) {
+                sc_jet_promote(c, nq, ns, rO[aa]);
+                sc_jet_promote(c, nq, ns, rK[aa]);
+                sc_jet_promote(c, nq, ns, yy[aa]);
+                sc_jet_promote(c, nq, ns, G[aa]);
+            }
+            sc_jet_promote(c, nq, ns, pij);
+            /* u = v_O + w_O x rO - v_K - w_K x rK (world angular velocities) */
+            for (aa = 0; aa < D; aa++) {
+                sc_jet_const(c, ns, u[aa], 0.0);
+            }
+            for (X = 0; X < 2; X++) {
+                const double sg = X == O ? 1.0 : -1.0;
+                const int v0 = 2 * nv + X * nv;
+                double **rX = X == O ? rO : rK;
+                for (aa = 0; aa < D; aa++) {
+                    sc_jet_var(c, ns, wv[aa], S.v[X][aa], v0 + aa);
+                    sc_jet_axpy(c, ns, u[aa], sg, wv[aa]);
+                }
+                if (D == 2) {
+                    /* w x r = w (-r1, r0) */
+                    sc_jet_var(c, ns, wv[0], S.v[X][2], v0 + 2);
+                    sc_jet_madd(c, ns, u[0], -sg, wv[0], rX[1]);
+                    sc_jet_madd(c, ns, u[1], sg, wv[0], rX[0]);
+                } else {
+                    /* world w = R_X Exp(dth_X) w_body */
+                    for (aa = 0; aa < 3; aa++) {
+                        sc_jet_var(c, ns, wv[aa], S.v[X][3 + aa], v0 + 3 + aa);
+                    }
+                    rot_apply(&S, ns, tmp, wv, X, 1.0);
+                    mat_apply(&S, ns, wr, S.R[X], 0, tmp);
+                    for (aa = 0; aa < 3; aa++) {
+                        int i2, j2;
+                        for (i2 = 0; i2 < 3; i2++) {
+                            for (j2 = 0; j2 < 3; j2++) {
+                                int e = levi(aa, i2, j2);
+                                if (e != 0) {
+                                    sc_jet_madd(c, ns, u[aa], sg * e, wr[i2], rX[j2]);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            /* nu = G / sqrt(|G|^2 + tiny) (pose-only) */
+            sc_jet_mul(c, nq, gg, G[0], G[0]);
+            for (aa = 1; aa < D; aa++) {
+                sc_jet_madd(c, nq, gg, 1.0, G[aa], G[aa]);
+            }
+            {
+                double q0 = gg[0] + SC_CONTACT_TINY, iq = 1.0 / sqrt(q0);
+                sc_jet_func(c, nq, gg, gg, iq, -0.5 * iq / q0, 0.75 * iq / (q0 * q0));
+            }
+            for (aa = 0; aa < D; aa++) {
+                sc_jet_mul(c, nq, nu[aa], gg, G[aa]);
+                sc_jet_promote(c, nq, ns, nu[aa]);
+            }
+            /* t = u - (nu . u) nu */
+            sc_jet_mul(c, ns, nuu, nu[0], u[0]);
+            for (aa = 1; aa < D; aa++) {
+                sc_jet_madd(c, ns, nuu, 1.0, nu[aa], u[aa]);
+            }
+            for (aa = 0; aa < D; aa++) {
+                sc_jet_mul(c, ns, tg[aa], nuu, nu[aa]);
+                sc_jet_lin(c, ns, tg[aa], 1.0, u[aa], -1.0, tg[aa]);
+            }
+            /* F = pi t / sqrt(|t|^2 + v_s^2) */
+            sc_jet_mul(c, ns, tt, tg[0], tg[0]);
+            for (aa = 1; aa < D; aa++) {
+                sc_jet_madd(c, ns, tt, 1.0, tg[aa], tg[aa]);
+            }
+            {
+                double q0 = tt[0] + vs2, iq = 1.0 / sqrt(q0);
+                sc_jet_func(c, ns, tt, tt, iq, -0.5 * iq / q0, 0.75 * iq / (q0 * q0));
+            }
+            sc_jet_mul(c, ns, ct, tt, pij);
+            for (aa = 0; aa < D; aa++) {
+                sc_jet_mul(c, ns, F[aa], ct, tg[aa]);
+                pf[k * D + aa] = F[aa][0];
+            }
+            wrench_add(&S, ns, Z.B, F, O, rO, rK, yy, p, tmp);
+        } else {
+            for (aa = 0; aa < D; aa++) {
+                pf[k * D + aa] = 0.0;
+            }
+        }
+    }
+
+    /* ---- assembly: wrench = (lambda - c s mdot) A - mu lambda B ---- */
+    S.used = base;
+    {
+        double *lam = jalloc(&S), *sig = jalloc(&S), *md = jalloc(&S), *vj = jalloc(&S);
+        double *al = jalloc(&S), *q = jalloc(&S);
+        const double zz = -m / prm->beta;
+        kk = prm->stiffness;
+        /* P = sp_b(-m), S = s_b(-m), Sc = 1 - S, S1 = S Sc / b, S2 = (1 - 2 S) S Sc / b^2 */
+        P = prm->beta * (zz > 0.0 ? zz + log1p(exp(-zz)) : log1p(exp(zz)));
+        Sg = zz >= 0.0 ? 1.0 / (1.0 + exp(-zz)) : exp(zz) / (1.0 + exp(zz));
+        Sc = zz >= 0.0 ? exp(-zz) / (1.0 + exp(-zz)) : 1.0 / (1.0 + exp(zz));
+        S1 = Sg * Sc / prm->beta;
+        S2 = (Sc - Sg) * S1 / prm->beta;
+        /* lambda(m) = k P S: d/dm = -k (S^2 + P S1), d2/dm2 = k (3 S S1 + P S2) */
+        lam0 = kk * P * Sg;
+        lam1 = -kk * (Sg * Sg + P * S1);
+        lam2 = kk * (3.0 * Sg * S1 + P * S2);
+        if (scalars) {
+            scalars[0] = 0.5 * kk * P * P;
+            scalars[1] = m;
+            scalars[2] = phimin;
+        }
+        sc_jet_func(c, nq, lam, Z.mj, lam0, lam1, lam2);
+        sc_jet_func(c, nq, sig, Z.mj, Sg, -S1, S2);
+        sc_jet_promote(c, nq, ns, lam);
+        sc_jet_promote(c, nq, ns, sig);
+        /* mdot = A . v */
+        sc_jet_const(c, ns, md, 0.0);
+        for (r = 0; r < 2 * nv; r++) {
+            sc_jet_promote(c, nq, ns, Z.A[r]);
+            sc_jet_var(c, ns, vj, S.v[r / nv][r % nv], 2 * nv + r);
+            sc_jet_madd(c, ns, md, 1.0, Z.A[r], vj);
+        }
+        /* alpha = lambda - c s mdot */
+        sc_jet_mul(c, ns, al, sig, md);
+        sc_jet_lin(c, ns, al, 1.0, lam, -prm->damping, al);
+        for (r = 0; r < 2 * nv; r++) {
+            sc_jet_mul(c, ns, q, al, Z.A[r]);
+            if (mu > 0.0) {
+                sc_jet_madd(c, ns, q, -mu, lam, Z.B[r]);
+            }
+            if (wrench) {
+                wrench[r] = q[0];
+            }
+            if (jac && order >= 1) {
+                for (j = 0; j < ns; j++) {
+                    jac[r * ns + j] = q[1 + j];
+                }
+            }
+            if (hess && order >= 2) {
+                int i2, j2;
+                for (i2 = 0; i2 < ns; i2++) {
+                    for (j2 = 0; j2 <= i2; j2++) {
+                        double v = q[1 + c->n + i2 * (i2 + 1) / 2 + j2];
+                        hess[(r * ns + i2) * ns + j2] = v;
+                        hess[(r * ns + j2) * ns + i2] = v;
+                    }
+                }
+            }
+        }
+        if (forces) {
+            for (k = 0; k < n * D; k++) {
+                forces[k] = al[0] * forces[k] - mu * lam0 * pf[k];
+            }
+        }
+    }
+    return SC_OK;
+}
