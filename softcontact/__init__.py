@@ -71,7 +71,7 @@ else:
 if not _STANDIN:
     from ._core import NumericalError
     from .cloud import PointCloud
-    from .contact import Separation, separation
+    from .contact import Contact, ContactParams, Separation, contact, separation
     from .spatial import pose_difference, retract
     from .ssdf import SSDF, ssdf
 
@@ -99,12 +99,15 @@ if not _STANDIN:
 
 
 __all__ = [
+    "Contact",
+    "ContactParams",
     "NumericalError",
     "PointCloud",
     "SSDF",
     "Separation",
     "SoftContactWarning",
     "build_info",
+    "contact",
     "pose_difference",
     "retract",
     "separation",

@@ -52,4 +52,29 @@ def separation(
     npt.NDArray[np.float64] | None,
     npt.NDArray[np.float64] | None,
 ]: ...
+def contact(
+    packed_a: npt.ArrayLike,
+    n_a: int,
+    pose_a: npt.ArrayLike,
+    vel_a: npt.ArrayLike,
+    packed_b: npt.ArrayLike,
+    n_b: int,
+    pose_b: npt.ArrayLike,
+    vel_b: npt.ArrayLike,
+    params: tuple[float, float, float, float, float, float, float],
+    order: int = 0,
+    num_threads: int = 1,
+    isa: int = -1,
+) -> tuple[
+    npt.NDArray[np.float64],
+    float,
+    float,
+    float,
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64] | None,
+    npt.NDArray[np.float64] | None,
+]: ...
 def isa_info() -> dict[str, object]: ...
