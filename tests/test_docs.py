@@ -6,7 +6,7 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("name", ["softcontact.ssdf", "softcontact.cloud"])
+@pytest.mark.parametrize("name", ["softcontact.ssdf", "softcontact.cloud", "softcontact.contact"])
 def test_docstring_examples(name):
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
@@ -28,3 +28,5 @@ def test_readme_example_runs():
     np.testing.assert_allclose(r.phi, [0.03, -0.02], atol=1e-12)
     np.testing.assert_allclose(r.grad[0], [1.0, 0.0, 0.0], atol=1e-12)
     assert r.hess.shape == (2, 3, 3) and ns["smooth"].d3.shape == (1, 2, 2, 2)
+    c = ns["c"]
+    assert round(c.wrench_b[2], 1) == 12.1 and c.hessian.shape == (12, 24, 24)

@@ -13,6 +13,11 @@ from softcontact import _core
 ROUNDS = 1000
 POSE0 = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
 POSE1 = np.array([0.09, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
+VEL = np.array([0.1, 0.0, -0.1, 0.2, 0.0, 0.3])
+PRM = (1e-4, 1e-3, 2e3, 1e-3, 10.0, 0.5, 1e-2)
+BALL = sc.PointCloud.sphere(0.02, 0.012)
+BALL_PACKED = _core.pack_cloud(BALL.points, BALL.normals, BALL.weights)
+BALL_POSE = np.array([0.0, 0.0, 0.036, 1.0, 0.0, 0.0, 0.0])
 
 
 def _grows(fn, rounds=ROUNDS):
@@ -77,6 +82,17 @@ def _calls(cloud, x, packed):
             packed, n, POSE0, packed[:-1], n, POSE1, 1e-4, 2)),
         "separation_pose_error": _raises(ValueError, lambda: sc.separation(
             cloud, POSE0, cloud, POSE1[:3], 1e-4)),
+        # contact at order 2 on the small ball (samples touching: friction, damping, jets on)
+        "contact_ok": lambda: sc.contact(BALL, POSE0, VEL, BALL, BALL_POSE, -VEL, order=2),
+        "core_contact_ok": lambda: _core.contact(BALL_PACKED, len(BALL), POSE0, VEL, BALL_PACKED,
+                                                 len(BALL), BALL_POSE, -VEL, PRM, 2, 2),
+        "core_contact_vel_error": _raises(ValueError, lambda: _core.contact(
+            packed, n, POSE0, VEL[:3], packed, n, POSE1, VEL, PRM, 2)),
+        "core_contact_param_error": _raises(ValueError, lambda: _core.contact(
+            packed, n, POSE0, VEL, packed, n, POSE1, VEL, PRM[:2] + (-1.0,) + PRM[3:], 2)),
+        "core_contact_nan_error": _raises(ValueError, lambda: _core.contact(
+            packed, n, POSE0, VEL * np.nan, packed, n, POSE1, VEL, PRM, 1)),
+        "contact_params_error": _raises(ValueError, lambda: sc.ContactParams(beta=0.0)),
     }
 
 
@@ -90,11 +106,13 @@ def test_no_leak(setup, name):
 
 @pytest.mark.parametrize("name", ["ssdf_ok", "core_ssdf_ok", "core_pack_ok", "core_eps_error",
                                   "core_packed_error", "core_dtype_error", "core_pack_error",
-                                  "separation_ok", "core_separation_error"])
+                                  "separation_ok", "core_separation_error", "contact_ok",
+                                  "core_contact_ok", "core_contact_vel_error",
+                                  "core_contact_param_error", "core_contact_nan_error"])
 def test_refcounts_flat(setup, name):
     cloud, x, packed = setup
     fn = _calls(cloud, x, packed)[name]
-    objs = [x, packed, cloud.points, cloud.normals, cloud.weights]
+    objs = [x, packed, cloud.points, cloud.normals, cloud.weights, VEL, POSE0, POSE1]
     fn()
     before = [sys.getrefcount(o) for o in objs]
     for _ in range(ROUNDS):

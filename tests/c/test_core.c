@@ -414,6 +414,84 @@ static void test_separation(void)
           "zero quaternion");
 }
 
+static void test_contact(void)
+{
+    /* the two facing half-spaces of test_separation, B at (0.3, yb): Phi = (yb, yb), so
+       pi = (1/2, 1/2), m = yb - eps_c log 2, and at rest the force on A is (0, -lambda) with
+       torque -0.3 lambda / 2 (B's sample, at x = 0.3, pushes A with -lambda/2 along y) */
+    double pa[2] = {0.0, 0.0}, na[2] = {0.0, 1.0}, pb[2] = {0.0, 0.0}, nb[2] = {0.0, -1.0};
+    double ka[9 * 8 + 8], kb[9 * 8 + 8], qa[3] = {0.0, 0.0, 0.0}, qb[3] = {0.3, -0.002, 0.0};
+    double v0[3] = {0.0, 0.0, 0.0}, vnan[3] = {0.0, NAN, 0.0}, vb[3] = {0.0, 0.1, 0.0};
+    double w[6], w2[6], sc3[3], phi[2], pi[2], f[4], x[4], jac[72], hess[6 * 12 * 12], *work;
+    double m, z, sp, sg, lam;
+    sc_contact_params prm = {1e-5, 1e-3, 2e3, 1e-3, 10.0, 0.5, 1e-2}, bad;
+    sc_cloud ca = {2, 1, pa, na, NULL}, cb = {2, 1, pb, nb, NULL};
+    sc_packed_cloud A, B;
+    ptrdiff_t ws;
+    int i, j, sym = 1, fin = 1;
+    CHECK(sc_cloud_pack(&ca, ka, &A) == SC_OK && sc_cloud_pack(&cb, kb, &B) == SC_OK, "pack");
+    ws = sc_contact_workspace_size(&A, &B, 1);
+    work = (double *)malloc((size_t)ws * sizeof(double));
+    CHECK(work != NULL && ws > 0, "workspace");
+    if (work == NULL) {
+        return;
+    }
+    CHECK(sc_contact(&A, qa, v0, &B, qb, v0, &prm, 2, SC_ISA_AUTO, 1, work, w, sc3, phi, pi, f, x,
+                     jac, hess) == SC_OK,
+          "contact");
+    m = -0.002 - 1e-3 * log(2.0);
+    z = -m / 1e-3;
+    sp = 1e-3 * log1p(exp(z));
+    sg = 1.0 / (1.0 + exp(-z));
+    lam = 2e3 * sp * sg;
+    CHECK(fabs(sc3[1] - m) < 1e-17 && fabs(sc3[2] + 0.002) < 1e-17, "depth %g (want %g)", sc3[1],
+          m);
+    CHECK(fabs(sc3[0] - 0.5 * 2e3 * sp * sp) < 1e-14, "energy");
+    CHECK(pi[0] == 0.5 && pi[1] == 0.5, "distribution");
+    CHECK(fabs(w[0]) < 1e-15 && fabs(w[1] + lam) < 1e-12 * lam && fabs(w[2] + 0.15 * lam) < 1e-12 * lam,
+          "wrench on A (%g %g %g), lambda %g", w[0], w[1], w[2], lam);
+    CHECK(w[3] == -w[0] && w[4] == -w[1], "equal and opposite");
+    for (i = 0; i < 6; i++) {
+        for (j = 0; j < 144; j++) {
+            sym &= hess[i * 144 + j] == hess[i * 144 + (j % 12) * 12 + j / 12];
+            fin &= isfinite(hess[i * 144 + j]);
+        }
+    }
+    CHECK(sym && fin, "second derivatives finite and exactly symmetric");
+    /* d fy_A / d y_B = -d lambda/d m * dm/dy_B = -lambda'(m) (both Phi move with y_B) */
+    {
+        double S1 = sg * (1.0 - sg) / 1e-3, dl = -2e3 * (sg * sg + sp * S1);
+        CHECK(fabs(jac[1 * 12 + 4] + dl) < 1e-9 * fabs(dl), "d fy_A / d y_B = %g, want %g",
+              jac[1 * 12 + 4], -dl);
+    }
+    /* approaching (B moves down onto A): damping adds to the repulsion on A */
+    vb[1] = -0.1;
+    CHECK(sc_contact(&A, qa, v0, &B, qb, vb, &prm, 0, SC_ISA_AUTO, 1, work, w2, NULL, NULL, NULL,
+                     NULL, NULL, NULL, NULL) == SC_OK,
+          "all optional outputs NULL");
+    CHECK(w2[1] < w[1], "damping opposes approach: %g < %g", w2[1], w[1]);
+    bad = prm;
+    bad.stiffness = -1.0;
+    CHECK(sc_contact(&A, qa, v0, &B, qb, v0, &bad, 0, SC_ISA_AUTO, 1, work, w, NULL, NULL, NULL,
+                     NULL, NULL, NULL, NULL) == SC_EINVAL,
+          "negative stiffness");
+    bad = prm;
+    bad.friction = NAN;
+    CHECK(sc_contact(&A, qa, v0, &B, qb, v0, &bad, 0, SC_ISA_AUTO, 1, work, w, NULL, NULL, NULL,
+                     NULL, NULL, NULL, NULL) == SC_EINVAL,
+          "NaN friction");
+    CHECK(sc_contact(&A, qa, v0, &B, qb, v0, &prm, 3, SC_ISA_AUTO, 1, work, w, NULL, NULL, NULL,
+                     NULL, NULL, NULL, NULL) == SC_EINVAL,
+          "order 3");
+    CHECK(sc_contact(&A, qa, vnan, &B, qb, v0, &prm, 0, SC_ISA_AUTO, 1, work, w, NULL, NULL, NULL,
+                     NULL, NULL, NULL, NULL) == SC_ENONFINITE,
+          "NaN velocity");
+    CHECK(sc_contact(&A, qa, v0, &B, qb, NULL, &prm, 0, SC_ISA_AUTO, 1, work, w, NULL, NULL, NULL,
+                     NULL, NULL, NULL, NULL) == SC_EINVAL,
+          "NULL velocity");
+    free(work);
+}
+
 int main(void)
 {
     test_status_and_isa();
@@ -423,6 +501,7 @@ int main(void)
     test_ssdf_values(3);
     test_ssdf_special();
     test_separation();
+    test_contact();
     printf("%d passed, %d failed\n", n_pass, n_fail);
     return n_fail == 0 ? 0 : 1;
 }
