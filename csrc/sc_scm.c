@@ -36,7 +36,7 @@
 #include "sc_jet.h"
 #include "sc_spatial.h"
 
-#define SC_SCM_NJETS 112 /* jets in the arena; see jalloc */
+#define SC_SCM_NJETS 136 /* jets in the arena (+1 sink); see jalloc */
 #define SC_SCM_MAXV 24   /* 4 nv in 3D */
 #define SC_SCM_JLEN (1 + SC_SCM_MAXV + SC_SCM_MAXV * (SC_SCM_MAXV + 1) / 2)
 
@@ -51,8 +51,8 @@ ptrdiff_t sc_contact_workspace_size(const sc_packed_cloud *a, const sc_packed_cl
     n = a->n + b->n;
     npad = a->npad > b->npad ? a->npad : b->npad;
     /* y, g, h, t3, phi (if not returned), pi (if not returned), dPhi (2 nv), pi f (D) */
-    return n * (D + D + D * D + D * D * D + 2 + 12 + D) + (ptrdiff_t)SC_SCM_NJETS * SC_SCM_JLEN +
-           (ptrdiff_t)nthreads * npad;
+    return n * (D + D + D * D + D * D * D + 2 + 12 + D) +
+           (ptrdiff_t)(SC_SCM_NJETS + 1) * SC_SCM_JLEN + (ptrdiff_t)nthreads * npad;
 }
 
 /* the model's state while assembling */
@@ -65,12 +65,19 @@ typedef struct {
     const double *y, *g, *h, *t3, *phi, *pi;
     double eps_c;
     double *arena;
-    int used;
+    int used, overflow;
 } scm_t;
 
 static double *jalloc(scm_t *S)
 {
-    /* at most 1 + 4 nv accumulators + 16 D + 6 per sample (82 in 3D): see sc_contact */
+    /* 67 persistent jets in 3D (the soft minimum, A, B, their accumulators, the per-owner
+     * kinematics) + 16 D + 6 per sample = 121 at most.  Past the arena (a bug), every
+     * request gets the sink slot and sc_contact reports SC_ENOMEM instead of writing out
+     * of bounds. */
+    if (S->used >= SC_SCM_NJETS) {
+        S->overflow = 1;
+        return S->arena + (ptrdiff_t)SC_SCM_NJETS * S->c.len;
+    }
     return S->arena + (ptrdiff_t)(S->used++) * S->c.len;
 }
 
@@ -177,52 +184,89 @@ static void compose(const scm_t *S, int na, double *out, double f0, const double
     }
 }
 
-/* W (2 nv jets) += wrench of the force F (D jets) at the sample: +F on the owner O, -F on
- * the other body K; rO, rK world lever arms (2D), y the point in K's frame and p in O's
- * (3D).  tmp: 2 D scratch jets. */
-static void wrench_add(const scm_t *S, int na, double **W, double *const *F, int O,
-                       double *const *rO, double *const *rK, double *const *y, const double *p,
-                       double **tmp)
+/* Wrench accumulator: the sample forces summed by owner, F[X], and the world torques
+ * about each body's origin, T[X] (2D: T[X][0]).  A force f at a sample of owner O with
+ * world lever arm r_O = x - t_O adds r_O x f to T[O] and -(r_K x f) to T[K], where
+ * r_K = r_O + d_O, d_O = t_O + dt_O - t_K - dt_K is the same for all of O's samples: so
+ * per sample only r_O x f is formed, and -d_O x F[O] is added once at the end.  The body
+ * frame rotation Exp(-dth) R^T of the 3D torques, also shared, is applied once too. */
+typedef struct {
+    double *F[2][3], *T[2][3];
+} wacc_t;
+
+static void wacc_init(scm_t *S, int na, wacc_t *w)
 {
-    const sc_jet_ctx *c = &S->c;
-    const int D = S->D, nv = S->nv, K = 1 - O;
-    double **f = tmp, **fr = tmp + D;
-    int a, i, j;
-    for (a = 0; a < D; a++) {
-        sc_jet_axpy(c, na, W[O * nv + a], 1.0, F[a]);
-        sc_jet_axpy(c, na, W[K * nv + a], -1.0, F[a]);
-    }
-    if (D == 2) {
-        sc_jet_madd(c, na, W[O * nv + 2], 1.0, rO[0], F[1]);
-        sc_jet_madd(c, na, W[O * nv + 2], -1.0, rO[1], F[0]);
-        sc_jet_madd(c, na, W[K * nv + 2], -1.0, rK[0], F[1]);
-        sc_jet_madd(c, na, W[K * nv + 2], 1.0, rK[1], F[0]);
-        return;
-    }
-    /* owner: p x (Exp(-dth_O) R_O^T F), p constant */
-    mat_apply(S, na, f, S->R[O], 1, F);
-    rot_apply(S, na, fr, f, O, -1.0);
-    for (a = 0; a < 3; a++) {
-        for (i = 0; i < 3; i++) {
-            for (j = 0; j < 3; j++) {
-                int e = levi(a, i, j);
-                if (e != 0 && p[i] != 0.0) {
-                    sc_jet_axpy(c, na, W[O * nv + 3 + a], e * p[i], fr[j]);
-                }
-            }
+    int X, a;
+    for (X = 0; X < 2; X++) {
+        for (a = 0; a < 3; a++) {
+            w->F[X][a] = jalloc(S);
+            w->T[X][a] = jalloc(S);
+            sc_jet_const(&S->c, na, w->F[X][a], 0.0);
+            sc_jet_const(&S->c, na, w->T[X][a], 0.0);
         }
     }
-    /* other body: -(y x (Exp(-dth_K) R_K^T F)) */
-    mat_apply(S, na, f, S->R[K], 1, F);
-    rot_apply(S, na, fr, f, K, -1.0);
+}
+
+/* add the force F (D jets) on the owner O at the sample with lever arm rO; tmp: 3 jets */
+static void wacc_add(const scm_t *S, int na, wacc_t *w, double *const *F, int O,
+                     double *const *rO, double **tmp)
+{
+    const sc_jet_ctx *c = &S->c;
+    const int D = S->D, K = 1 - O;
+    int a;
+    for (a = 0; a < D; a++) {
+        sc_jet_axpy(c, na, w->F[O][a], 1.0, F[a]);
+    }
+    if (D == 2) {
+        sc_jet_mul(c, na, tmp[0], rO[0], F[1]);
+        sc_jet_madd(c, na, tmp[0], -1.0, rO[1], F[0]);
+        sc_jet_axpy(c, na, w->T[O][0], 1.0, tmp[0]);
+        sc_jet_axpy(c, na, w->T[K][0], -1.0, tmp[0]);
+        return;
+    }
     for (a = 0; a < 3; a++) {
-        for (i = 0; i < 3; i++) {
-            for (j = 0; j < 3; j++) {
-                int e = levi(a, i, j);
-                if (e != 0) {
-                    sc_jet_madd(c, na, W[K * nv + 3 + a], -(double)e, y[i], fr[j]);
-                }
-            }
+        const int i = (a + 1) % 3, j = (a + 2) % 3;
+        sc_jet_mul(c, na, tmp[a], rO[i], F[j]);
+        sc_jet_madd(c, na, tmp[a], -1.0, rO[j], F[i]);
+        sc_jet_axpy(c, na, w->T[O][a], 1.0, tmp[a]);
+        sc_jet_axpy(c, na, w->T[K][a], -1.0, tmp[a]);
+    }
+}
+
+/* W (2 nv jets) = the accumulated wrenches in tangent coordinates; d[O]: d_O (D jets);
+ * tmp: 3 jets.  W's force rows: F[X] - F[1-X] (each sample force acts on both bodies). */
+static void wacc_finish(const scm_t *S, int na, wacc_t *w, double *const (*d)[3], double **W,
+                        double **tmp)
+{
+    const sc_jet_ctx *c = &S->c;
+    const int D = S->D, nv = S->nv;
+    int X, O, a;
+    for (X = 0; X < 2; X++) {
+        for (a = 0; a < D; a++) {
+            sc_jet_lin(c, na, W[X * nv + a], 1.0, w->F[X][a], -1.0, w->F[1 - X][a]);
+        }
+    }
+    for (O = 0; O < 2; O++) {
+        double *const *dO = d[O], *const *FO = w->F[O];
+        double **TK = w->T[1 - O];
+        if (D == 2) {
+            sc_jet_madd(c, na, TK[0], -1.0, dO[0], FO[1]);
+            sc_jet_madd(c, na, TK[0], 1.0, dO[1], FO[0]);
+            continue;
+        }
+        for (a = 0; a < 3; a++) {
+            const int i = (a + 1) % 3, j = (a + 2) % 3;
+            sc_jet_madd(c, na, TK[a], -1.0, dO[i], FO[j]);
+            sc_jet_madd(c, na, TK[a], 1.0, dO[j], FO[i]);
+        }
+    }
+    for (X = 0; X < 2; X++) {
+        if (D == 2) {
+            sc_jet_lin(c, na, W[X * nv + 2], 1.0, w->T[X][0], 0.0, NULL);
+        } else {
+            /* body frame: Exp(-dth_X) R_X^T T_X */
+            mat_apply(S, na, tmp, S->R[X], 1, w->T[X]);
+            rot_apply(S, na, W + X * nv + 3, tmp, X, -1.0);
         }
     }
 }
@@ -266,12 +310,15 @@ static void sample_geometry(scm_t *S, ptrdiff_t k, double *p, double **rO, doubl
     compose(S, na, Phi, S->phi[k], S->g + k * D, S->h + k * D * D, y);
 }
 
-/* the assembled model: scalars, A and B accumulations */
+/* the assembled model: the soft minimum, A and B (and their accumulators) */
 typedef struct {
-    double m;       /* soft minimum value */
-    double *mj;     /* its jet (pose variables) */
-    double *A[12];  /* sum wrench(pi G): pose-only jets */
-    double *B[12];  /* sum wrench(pi t / |t|_s): full jets */
+    double *mj;           /* the soft minimum's jet (pose variables) */
+    double *A[12];        /* sum wrench(pi G): pose-only jets */
+    double *B[12];        /* sum wrench(pi t / |t|_s): full jets */
+    wacc_t wa, wb;        /* their accumulators */
+    double *d[2][3];      /* d_O = t_O + dt_O - t_K - dt_K, per owner (full, linear) */
+    double *Om[2][3];     /* w_O - w_K, world angular velocities (full; 2D: [0]) */
+    double *cv[2][3];     /* v_O - v_K - w_K x d_O (full) */
 } acc_t;
 
 int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel_a,
@@ -335,8 +382,9 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
     piw = phiw + n;
     dphi = piw + n;
     pf = dphi + n * 12;
-    arena = pf + n * D;
-    sw = arena + (ptrdiff_t)SC_SCM_NJETS * SC_SCM_JLEN;
+    sw = pf + n * D;
+    /* the jet arena last, so that a (bug) overrun would show under AddressSanitizer */
+    arena = sw + (ptrdiff_t)nthreads * (a->npad > b->npad ? a->npad : b->npad);
     if (phi == NULL) {
         phi = phiw;
     }
@@ -398,7 +446,6 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
         pi[k] /= sum;
     }
     m = -eps_c * (zmax + log(sum));
-    Z.m = m;
 
     /* ---- pass 2: the soft minimum's jet in the pose variables ---- */
     S.used = 0;
@@ -406,10 +453,76 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
     for (r = 0; r < 2 * nv; r++) {
         Z.A[r] = jalloc(&S);
         Z.B[r] = jalloc(&S);
-        sc_jet_const(c, nq, Z.A[r], 0.0);
-        sc_jet_const(c, ns, Z.B[r], 0.0);
     }
-    base = S.used;
+    wacc_init(&S, nq, &Z.wa);
+    wacc_init(&S, ns, &Z.wb);
+    /* per-owner constants of the kinematics: d_O, and for friction Om_O and cv_O */
+    {
+        double *w[2][3], *tmp[6];
+        int aa, O;
+        for (O = 0; O < 2; O++) {
+            for (aa = 0; aa < 3; aa++) {
+                Z.d[O][aa] = jalloc(&S);
+                Z.Om[O][aa] = jalloc(&S);
+                Z.cv[O][aa] = jalloc(&S);
+            }
+        }
+        base = S.used; /* the temporaries below are released after this block */
+        for (aa = 0; aa < 3; aa++) {
+            w[0][aa] = jalloc(&S);
+            w[1][aa] = jalloc(&S);
+            tmp[aa] = jalloc(&S);
+            tmp[3 + aa] = jalloc(&S);
+        }
+        for (O = 0; O < 2; O++) {
+            const int K = 1 - O;
+            for (aa = 0; aa < D; aa++) {
+                sc_jet_const(c, ns, Z.d[O][aa], S.t[O][aa] - S.t[K][aa]);
+                if (ns > 0) {
+                    Z.d[O][aa][1 + O * nv + aa] = 1.0;
+                    Z.d[O][aa][1 + K * nv + aa] = -1.0;
+                }
+            }
+        }
+        /* world angular velocities w_X (2D: the scalar omega_X) */
+        for (X = 0; X < 2; X++) {
+            const int v0 = 2 * nv + X * nv;
+            if (D == 2) {
+                sc_jet_var(c, ns, w[X][0], S.v[X][2], v0 + 2);
+            } else {
+                for (aa = 0; aa < 3; aa++) {
+                    sc_jet_var(c, ns, tmp[3 + aa], S.v[X][3 + aa], v0 + 3 + aa);
+                }
+                rot_apply(&S, ns, tmp, tmp + 3, X, 1.0);
+                mat_apply(&S, ns, w[X], S.R[X], 0, tmp);
+            }
+        }
+        for (O = 0; O < 2; O++) {
+            const int K = 1 - O, vO = 2 * nv + O * nv, vK = 2 * nv + K * nv;
+            for (aa = 0; aa < (D == 2 ? 1 : 3); aa++) {
+                sc_jet_lin(c, ns, Z.Om[O][aa], 1.0, w[O][aa], -1.0, w[K][aa]);
+            }
+            for (aa = 0; aa < D; aa++) {
+                sc_jet_const(c, ns, Z.cv[O][aa], S.v[O][aa] - S.v[K][aa]);
+                if (ns > 0) {
+                    Z.cv[O][aa][1 + vO + aa] = 1.0;
+                    Z.cv[O][aa][1 + vK + aa] = -1.0;
+                }
+            }
+            if (D == 2) {
+                /* - w_K J d = - w_K (-d1, d0) */
+                sc_jet_madd(c, ns, Z.cv[O][0], 1.0, w[K][0], Z.d[O][1]);
+                sc_jet_madd(c, ns, Z.cv[O][1], -1.0, w[K][0], Z.d[O][0]);
+            } else {
+                for (aa = 0; aa < 3; aa++) {
+                    const int i1 = (aa + 1) % 3, i2 = (aa + 2) % 3;
+                    sc_jet_madd(c, ns, Z.cv[O][aa], -1.0, w[K][i1], Z.d[O][i2]);
+                    sc_jet_madd(c, ns, Z.cv[O][aa], 1.0, w[K][i2], Z.d[O][i1]);
+                }
+            }
+        }
+    }
+    S.used = base;
     sc_jet_const(c, nq, Z.mj, m);
     if (order >= 1) {
         double *mg = Z.mj + 1, *mh = Z.mj + 1 + c->n;
@@ -487,15 +600,13 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
                 forces[k * D + aa] = piG[aa][0];
             }
         }
-        wrench_add(&S, nq, Z.A, piG, O, rO, rK, yy, p, tmp);
+        wacc_add(&S, nq, &Z.wa, piG, O, rO, tmp);
 
         if (mu > 0.0) {
             /* friction: full jets (pose and velocity variables) */
-            double *u[3], *wv[3], *wr[3], *nu[3], *gg, *nuu, *tt, *tg[3], *ct, *F[3];
+            double *u[3], *nu[3], *gg, *nuu, *tt, *tg[3], *ct, *F[3];
             for (aa = 0; aa < D; aa++) {
                 u[aa] = jalloc(&S);
-                wv[aa] = jalloc(&S);
-                wr[aa] = jalloc(&S);
                 nu[aa] = jalloc(&S);
                 tg[aa] = jalloc(&S);
                 F[aa] = jalloc(&S);
@@ -506,46 +617,21 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
             ct = jalloc(&S);
             for (aa = 0; aa < D; aa++) {
                 sc_jet_promote(c, nq, ns, rO[aa]);
-                sc_jet_promote(c, nq, ns, rK[aa]);
-                sc_jet_promote(c, nq, ns, yy[aa]);
                 sc_jet_promote(c, nq, ns, G[aa]);
             }
             sc_jet_promote(c, nq, ns, pij);
-            /* u = v_O + w_O x rO - v_K - w_K x rK (world angular velocities) */
-            for (aa = 0; aa < D; aa++) {
-                sc_jet_const(c, ns, u[aa], 0.0);
-            }
-            for (X = 0; X < 2; X++) {
-                const double sg = X == O ? 1.0 : -1.0;
-                const int v0 = 2 * nv + X * nv;
-                double **rX = X == O ? rO : rK;
-                for (aa = 0; aa < D; aa++) {
-                    sc_jet_var(c, ns, wv[aa], S.v[X][aa], v0 + aa);
-                    sc_jet_axpy(c, ns, u[aa], sg, wv[aa]);
-                }
-                if (D == 2) {
-                    /* w x r = w (-r1, r0) */
-                    sc_jet_var(c, ns, wv[0], S.v[X][2], v0 + 2);
-                    sc_jet_madd(c, ns, u[0], -sg, wv[0], rX[1]);
-                    sc_jet_madd(c, ns, u[1], sg, wv[0], rX[0]);
-                } else {
-                    /* world w = R_X Exp(dth_X) w_body */
-                    for (aa = 0; aa < 3; aa++) {
-                        sc_jet_var(c, ns, wv[aa], S.v[X][3 + aa], v0 + 3 + aa);
-                    }
-                    rot_apply(&S, ns, tmp, wv, X, 1.0);
-                    mat_apply(&S, ns, wr, S.R[X], 0, tmp);
-                    for (aa = 0; aa < 3; aa++) {
-                        int i2, j2;
-                        for (i2 = 0; i2 < 3; i2++) {
-                            for (j2 = 0; j2 < 3; j2++) {
-                                int e = levi(aa, i2, j2);
-                                if (e != 0) {
-                                    sc_jet_madd(c, ns, u[aa], sg * e, wr[i2], rX[j2]);
-                                }
-                            }
-                        }
-                    }
+            /* u = v_O + w_O x rO - v_K - w_K x (rO + d_O) = cv_O + Om_O x rO */
+            if (D == 2) {
+                sc_jet_lin(c, ns, u[0], 1.0, Z.cv[O][0], 0.0, NULL);
+                sc_jet_lin(c, ns, u[1], 1.0, Z.cv[O][1], 0.0, NULL);
+                sc_jet_madd(c, ns, u[0], -1.0, Z.Om[O][0], rO[1]);
+                sc_jet_madd(c, ns, u[1], 1.0, Z.Om[O][0], rO[0]);
+            } else {
+                for (aa = 0; aa < 3; aa++) {
+                    const int i2 = (aa + 1) % 3, j2 = (aa + 2) % 3;
+                    sc_jet_lin(c, ns, u[aa], 1.0, Z.cv[O][aa], 0.0, NULL);
+                    sc_jet_madd(c, ns, u[aa], 1.0, Z.Om[O][i2], rO[j2]);
+                    sc_jet_madd(c, ns, u[aa], -1.0, Z.Om[O][j2], rO[i2]);
                 }
             }
             /* nu = G / sqrt(|G|^2 + tiny) (pose-only) */
@@ -584,7 +670,7 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
                 sc_jet_mul(c, ns, F[aa], ct, tg[aa]);
                 pf[k * D + aa] = F[aa][0];
             }
-            wrench_add(&S, ns, Z.B, F, O, rO, rK, yy, p, tmp);
+            wacc_add(&S, ns, &Z.wb, F, O, rO, tmp);
         } else {
             for (aa = 0; aa < D; aa++) {
                 pf[k * D + aa] = 0.0;
@@ -594,6 +680,13 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
 
     /* ---- assembly: wrench = (lambda - c s mdot) A - mu lambda B ---- */
     S.used = base;
+    {
+        double *tmp[3] = {jalloc(&S), jalloc(&S), jalloc(&S)};
+        wacc_finish(&S, nq, &Z.wa, Z.d, Z.A, tmp);
+        if (mu > 0.0) {
+            wacc_finish(&S, ns, &Z.wb, Z.d, Z.B, tmp);
+        }
+    }
     {
         double *lam = jalloc(&S), *sig = jalloc(&S), *md = jalloc(&S), *vj = jalloc(&S);
         double *al = jalloc(&S), *q = jalloc(&S);
@@ -658,5 +751,5 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
             }
         }
     }
-    return SC_OK;
+    return S.overflow ? SC_ENOMEM : SC_OK;
 }
