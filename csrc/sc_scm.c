@@ -235,7 +235,7 @@ static void wacc_add(const scm_t *S, int na, wacc_t *w, double *const *F, int O,
 
 /* W (2 nv jets) = the accumulated wrenches in tangent coordinates; d[O]: d_O (D jets);
  * tmp: 3 jets.  W's force rows: F[X] - F[1-X] (each sample force acts on both bodies). */
-static void wacc_finish(const scm_t *S, int na, wacc_t *w, double *const (*d)[3], double **W,
+static void wacc_finish(const scm_t *S, int na, wacc_t *w, double *(*d)[3], double **W,
                         double **tmp)
 {
     const sc_jet_ctx *c = &S->c;
