@@ -149,10 +149,16 @@ class ContactParams:
     """Parameters of the soft-minimum contact model (METHOD.md section 5), SI units.
 
     The defaults suit objects of about 0.1 m and 0.1-1 kg sampled every 2-5 mm, stepped
-    with ``dt`` around 1 ms: contact begins within a few millimetres, a 1 kg box resting
-    on a floor sinks about 5 mm (weight / stiffness), and the normal contact is
-    under-damped (damping ratio ``c / (2 sqrt(k M))`` of about 0.35 for 0.1 kg, 0.11 for
-    1 kg; raise ``damping`` for heavier objects).
+    with ``dt`` around 1 ms.  The force acts on the soft depth ``m``, not on the geometric
+    penetration: a resting object settles where ``lambda(m)`` equals its weight, i.e.
+    ``m`` of about ``-weight / stiffness`` (-5 mm for 1 kg), while ``min Phi`` is higher by
+    ``eps_c log N`` with N the number of samples sharing the deepest level.  So a densely
+    sampled flat face rests slightly *above* a flat floor (a 1 kg, 10 cm box: 1.3 mm at
+    5 mm spacing, 3.0 mm at 2 mm), and contact begins a few millimetres before the
+    surfaces touch; lower ``eps_c`` to tighten this (at the price of a force concentrated
+    on fewer samples).  The normal contact is under-damped (damping ratio
+    ``c / (2 sqrt(k M))`` of about 0.35 for 0.1 kg, 0.11 for 1 kg; raise ``damping`` for
+    heavier objects).
 
     Attributes
     ----------
