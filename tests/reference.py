@@ -361,7 +361,8 @@ def contact_ref(cloud_a, pose_a, vel_a, cloud_b, pose_b, vel_b, *, eps, eps_c, s
     pi = e / e.sum()
     y = -m / beta
     sp = beta * np.logaddexp(0.0, y)                 # sp_b(-m)
-    s = 0.5 * (1.0 + np.tanh(0.5 * y))               # s_b(-m), no overflow
+    s = np.exp(-np.logaddexp(0.0, -y))               # s_b(-m) = 1/(1+e^-y), no overflow,
+    #                                                  accurate for y << 0 too (1 + tanh cancels)
     energy = 0.5 * stiffness * sp * sp
     lam = stiffness * sp * s
     va_x = _point_velocity(x, pose_a, vel_a)
