@@ -70,7 +70,7 @@ else:
 
 if not _STANDIN:
     from ._core import NumericalError
-    from .cloud import PointCloud
+    from .cloud import MassProperties, PointCloud
     from .contact import Contact, ContactParams, Separation, contact, separation
     from .spatial import pose_difference, retract
     from .ssdf import SSDF, ssdf
@@ -101,6 +101,7 @@ if not _STANDIN:
 __all__ = [
     "Contact",
     "ContactParams",
+    "MassProperties",
     "NumericalError",
     "PointCloud",
     "SSDF",

@@ -20,23 +20,51 @@ The constructors place samples well for the soft signed distance:
   on surfaces of revolution, lattice areas on triangles) and sum to the true perimeter or
   surface area: exactly (to rounding) for polygons, boxes, meshes, disks, spheres and
   capsules.
+
+Each constructor also records the exact solid it sampled (box, disk, sphere, capsule,
+polygon, prism, mesh; a half-space is unbounded), which moves with
+:meth:`PointCloud.transformed` and survives pickling; :meth:`PointCloud.mass_properties`
+integrates over it in closed form.
 """
 
 from __future__ import annotations
 
 import math
+import types
+from typing import NamedTuple
 
 import numpy as np
 
 from ._validate import as_float_array, as_int, as_positive_float, shape_str
 
-__all__ = ["PointCloud"]
+__all__ = ["MassProperties", "PointCloud"]
 
 #: Largest number of samples a constructor may create; a smaller ``spacing`` is an error.
 MAX_SAMPLES = 5_000_000
 
 _UNIT_TOL = 1e-9  # allowed | |n| - 1 | for normals and quaternions
 _ZERO_NORM = 1e-12  # a normal shorter than this cannot be normalized
+_CLOSURE_TOL = 1e-2  # largest |sum a_i n_i| / sum a_i of samples that "look closed"
+
+
+class MassProperties(NamedTuple):
+    """Mass, centre of mass and inertia of a solid, from :meth:`PointCloud.mass_properties`.
+
+    Attributes
+    ----------
+    mass : float
+        Mass in kg.
+    com : (D,) ndarray of float
+        Centre of mass in the cloud's frame, metres.
+    inertia : float or (3, 3) ndarray of float
+        Inertia about the centre of mass.  2D: the polar moment (about the axis normal to
+        the plane), kg m^2.  3D: the symmetric positive-definite inertia tensor in the
+        cloud's frame axes, kg m^2.
+    """
+
+    mass: float
+    com: np.ndarray
+    inertia: float | np.ndarray
 
 
 # --------------------------------------------------------------------------------------------
@@ -83,7 +111,7 @@ class PointCloud:
     (2, 32, 0.28)
     """
 
-    __slots__ = ("_points", "_normals", "_weights", "_kind", "_cache")
+    __slots__ = ("_points", "_normals", "_weights", "_kind", "_geometry", "_cache")
 
     # declarations only (no values, so no class attributes clash with the slots); the
     # slots are filled in _init through object.__setattr__
@@ -91,14 +119,15 @@ class PointCloud:
     _normals: np.ndarray
     _weights: np.ndarray
     _kind: str | None
+    _geometry: _Geometry | None
     _cache: dict
 
     def __init__(self, points, normals, weights=None, *, normalize=False):
-        self._init(points, normals, weights, normalize, None)
+        self._init(points, normals, weights, normalize, None, None)
 
     # -- construction helpers ----------------------------------------------------------------
 
-    def _init(self, points, normals, weights, normalize, kind):
+    def _init(self, points, normals, weights, normalize, kind, geometry):
         if not isinstance(normalize, (bool, np.bool_)):
             raise TypeError(f"normalize must be a bool, got {type(normalize).__name__}")
         p = as_float_array(points, "points")
@@ -158,13 +187,18 @@ class PointCloud:
         set_(self, "_normals", _frozen(nrm))
         set_(self, "_weights", _frozen(w))
         set_(self, "_kind", kind)
+        set_(self, "_geometry", geometry)
         set_(self, "_cache", {})
 
     @classmethod
-    def _make(cls, points, normals, weights, kind):
-        """Build a cloud through the full validation and record how it was made."""
+    def _make(cls, points, normals, weights, kind, geometry=None):
+        """Build a cloud through the full validation and record how it was made.
+
+        ``geometry`` is the exact solid the samples were taken from (a :class:`_Geometry`),
+        or None when there is none; :meth:`mass_properties` integrates over it.
+        """
         self = cls.__new__(cls)
-        self._init(points, normals, weights, False, kind)
+        self._init(points, normals, weights, False, kind, geometry)
         return self
 
     # -- immutability and pickling -----------------------------------------------------------
@@ -182,10 +216,19 @@ class PointCloud:
             "normals": np.array(self._normals),
             "weights": np.array(self._weights),
             "kind": self._kind,
+            "geometry": None if self._geometry is None else self._geometry.to_state(),
         }
 
     def __setstate__(self, state):
-        self._init(state["points"], state["normals"], state["weights"], False, state["kind"])
+        geo = state.get("geometry")  # absent in pickles from before mass properties
+        self._init(
+            state["points"],
+            state["normals"],
+            state["weights"],
+            False,
+            state["kind"],
+            None if geo is None else _Geometry.from_state(geo),
+        )
 
     # -- read-only properties ------------------------------------------------------------------
 
@@ -264,7 +307,9 @@ class PointCloud:
         Returns
         -------
         PointCloud
-            Points ``p' = R p + t``, normals ``n' = R n``, weights unchanged.
+            Points ``p' = R p + t``, normals ``n' = R n``, weights unchanged.  The recorded
+            source geometry (if any) moves with the samples, so :meth:`mass_properties` of
+            the result has centre of mass ``R c + t`` and inertia ``R I R^T``.
 
         Raises
         ------
@@ -300,9 +345,77 @@ class PointCloud:
                 )
             rot = _quat_to_matrix(q[3:] / norm)
             t = q[:3]
+        geometry = None if self._geometry is None else self._geometry.moved(rot, t)
         return type(self)._make(
-            self._points @ rot.T + t, self._normals @ rot.T, self._weights, self._kind
+            self._points @ rot.T + t, self._normals @ rot.T, self._weights, self._kind, geometry
         )
+
+    # -- mass properties -----------------------------------------------------------------------
+
+    def mass_properties(self, density=1.0) -> MassProperties:
+        """Mass, centre of mass and inertia of the solid the cloud bounds, at uniform density.
+
+        Parameters
+        ----------
+        density : float, default 1.0
+            Mass per unit area (kg/m^2) in 2D, per unit volume (kg/m^3) in 3D; finite and
+            > 0.
+
+        Returns
+        -------
+        MassProperties
+            ``(mass, com, inertia)``: mass in kg; ``com``, a (D,) array, in the cloud's
+            frame; ``inertia`` about the centre of mass, a float (polar moment) in 2D, a
+            (3, 3) symmetric positive-definite array in the cloud's frame axes in 3D.
+
+        Raises
+        ------
+        TypeError
+            If ``density`` is not a real number.
+        ValueError
+            If ``density`` is not finite and > 0; if the cloud is a half-space (unbounded);
+            or if the cloud has no recorded geometry and its samples do not look like a
+            closed surface.
+
+        Notes
+        -----
+        Clouds made by the constructors record the exact solid they sample, and its
+        moments are computed in closed form (exact to rounding, independent of
+        ``spacing``): analytic formulas for :meth:`box`, :meth:`disk`, :meth:`sphere` and
+        :meth:`capsule` (cylinder or rectangle plus two hemispheres or half-disks, shifted
+        by the parallel-axis theorem); polygon area moments for :meth:`polygon` and the 2D
+        :meth:`t_shape`; the prism over the polygon for the 3D :meth:`t_shape`; signed
+        tetrahedra against a reference point for :meth:`from_mesh`.  The geometry moves
+        with :meth:`transformed` (``com -> R com + t``, ``I -> R I R^T``).
+
+        A cloud built directly from arrays (``PointCloud(points, normals, weights)``, or a
+        transform of one) has no recorded geometry.  Its moments are then *approximated*
+        by the divergence theorem applied to the samples as a surface quadrature
+        (``V = (1/D) sum a_i n_i.p_i``, first moments ``sum a_i (n_i.p_i) p_i / (D+1)``,
+        second moments ``sum a_i (n_i.p_i) p_i p_i^T / (D+2)``), whose error is that of
+        the quadrature: O(spacing^2) for trapezoid-rule samples such as the constructors
+        make (for a box's samples, volume and centre of mass are exact and the inertia
+        has an O(spacing^2) error).  The fallback is used only when the samples look like a
+        closed surface bounding a solid: ``|sum a_i n_i| <= 0.01 sum a_i``, a positive
+        volume, a positive-definite second moment and a centre of mass inside the
+        samples' bounding box; otherwise mass and inertia must be given explicitly.
+
+        Examples
+        --------
+        >>> mp = PointCloud.disk(0.1, spacing=0.01).mass_properties(density=10.0)
+        >>> round(mp.mass, 6), round(mp.inertia, 9), mp.com.tolist()
+        (0.314159, 0.001570796, [0.0, 0.0])
+        """
+        rho = as_positive_float(density, "density")
+        if self._geometry is not None:
+            volume, com, inertia = self._geometry.unit_mass_properties()
+        else:
+            volume, com, inertia = _sample_mass_properties(
+                self._points, self._normals, self._weights
+            )
+        if self.dim == 2:
+            return MassProperties(rho * volume, com, rho * float(inertia))
+        return MassProperties(rho * volume, com, rho * inertia)
 
     # -- drawing -------------------------------------------------------------------------------
 
@@ -436,7 +549,7 @@ class PointCloud:
             a, b = he
             verts = np.array([[-a, -b], [a, -b], [a, b], [-a, b]])
             p, n, w = _sample_closed_polygon(verts, spacing)
-            return cls._make(p, n, w, "box")
+            return cls._make(p, n, w, "box", _Geometry("box", 2, half_extents=he))
 
         segs = [_n_segments(2.0 * h, spacing) for h in he]
         total = 2 * sum((segs[u] + 1) * (segs[v] + 1) for u, v in ((1, 2), (0, 2), (0, 1)))
@@ -462,7 +575,13 @@ class PointCloud:
                 pts.append(p)
                 nrms.append(nrm)
                 wts.append(area)
-        return cls._make(np.concatenate(pts), np.concatenate(nrms), np.concatenate(wts), "box")
+        return cls._make(
+            np.concatenate(pts),
+            np.concatenate(nrms),
+            np.concatenate(wts),
+            "box",
+            _Geometry("box", 3, half_extents=he),
+        )
 
     @classmethod
     def disk(cls, radius, spacing) -> PointCloud:
@@ -495,7 +614,8 @@ class PointCloud:
         _check_count(k, spacing)
         ang = 2.0 * math.pi * np.arange(k) / k
         nrm = np.column_stack([np.cos(ang), np.sin(ang)])
-        return cls._make(r * nrm, nrm, np.full(k, 2.0 * math.pi * r / k), "disk")
+        geometry = _Geometry("disk", 2, radius=r)
+        return cls._make(r * nrm, nrm, np.full(k, 2.0 * math.pi * r / k), "disk", geometry)
 
     @classmethod
     def sphere(cls, radius, spacing) -> PointCloud:
@@ -542,7 +662,8 @@ class PointCloud:
         lon = i * (math.pi * (3.0 - math.sqrt(5.0)))
         nrm = np.column_stack([rho * np.cos(lon), rho * np.sin(lon), z])
         nrm /= np.linalg.norm(nrm, axis=1)[:, None]
-        return cls._make(r * nrm, nrm, np.full(k, 4.0 * math.pi * r * r / k), "sphere")
+        geometry = _Geometry("sphere", 3, radius=r)
+        return cls._make(r * nrm, nrm, np.full(k, 4.0 * math.pi * r * r / k), "sphere", geometry)
 
     @classmethod
     def capsule(cls, radius, half_length, spacing, dim=3) -> PointCloud:
@@ -590,9 +711,10 @@ class PointCloud:
         h = as_positive_float(half_length, "half_length", allow_zero=True)
         spacing = _as_spacing(spacing)
         dim = as_int(dim, "dim", 2, 3)
+        geometry = _Geometry("capsule", dim, radius=r, half_length=h)
         if dim == 2:
-            return cls._make(*_stadium(r, h, spacing), "capsule")
-        return cls._make(*_capsule3(r, h, spacing), "capsule")
+            return cls._make(*_stadium(r, h, spacing), "capsule", geometry)
+        return cls._make(*_capsule3(r, h, spacing), "capsule", geometry)
 
     @classmethod
     def polygon(cls, vertices, spacing) -> PointCloud:
@@ -632,7 +754,8 @@ class PointCloud:
         _check_finite(v, "vertices")
         spacing = _as_spacing(spacing)
         v = _simple_polygon_ccw(v)
-        return cls._make(*_sample_closed_polygon(v, spacing), "polygon")
+        geometry = _Geometry("polygon", 2, vertices=v)
+        return cls._make(*_sample_closed_polygon(v, spacing), "polygon", geometry)
 
     @staticmethod
     def t_shape_vertices(scale=1e-3) -> np.ndarray:
@@ -706,9 +829,13 @@ class PointCloud:
         thickness = as_positive_float(thickness, "thickness")
         v = PointCloud.t_shape_vertices(scale)
         if dim == 2:
-            cloud = cls.polygon(v, spacing)
+            cloud = cls.polygon(v, spacing)  # records the polygon
         else:
-            cloud = cls.from_mesh(*_extrude(v, 0.5 * thickness * scale), spacing)
+            half_height = 0.5 * thickness * scale
+            cloud = cls.from_mesh(*_extrude(v, half_height), spacing)
+            # the exact prism rather than its triangulation (same solid, closed-form moments)
+            geometry = _Geometry("prism", 3, vertices=v, half_height=half_height)
+            object.__setattr__(cloud, "_geometry", geometry)
         object.__setattr__(cloud, "_kind", "t_shape")
         return cloud
 
@@ -782,7 +909,7 @@ class PointCloud:
         if volume < 0:
             f = f[:, [0, 2, 1]]
         p, n, w = _sample_mesh(verts, f, spacing, size)
-        return cls._make(p, n, w, "mesh")
+        return cls._make(p, n, w, "mesh", _Geometry("mesh", 3, vertices=verts, faces=f))
 
     @classmethod
     def halfspace(cls, point, normal) -> PointCloud:
@@ -822,7 +949,8 @@ class PointCloud:
         length = float(np.linalg.norm(n))
         if length < _ZERO_NORM:
             raise ValueError(f"normal must be a nonzero vector, got {n.tolist()}")
-        return cls._make(p[None, :], (n / length)[None, :], None, "halfspace")
+        geometry = _Geometry("halfspace", p.size)
+        return cls._make(p[None, :], (n / length)[None, :], None, "halfspace", geometry)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1288,3 +1416,311 @@ def _merge_duplicates(p: np.ndarray, n: np.ndarray, w: np.ndarray, tol_p: float,
     rep[order] = order[first]
     reps, inverse = np.unique(rep, return_inverse=True)
     return p[reps], n[reps], np.bincount(inverse.ravel(), weights=w, minlength=reps.size)
+
+
+# --------------------------------------------------------------------------------------------
+# mass properties
+# --------------------------------------------------------------------------------------------
+
+_GEOMETRY_PARAMS: dict[str, tuple[tuple[int, ...], dict[str, tuple]]] = {
+    # shape: (dimensions it exists in, {parameter: array shape, () for a float})
+    "box": ((2, 3), {"half_extents": ("D",)}),
+    "disk": ((2,), {"radius": ()}),
+    "sphere": ((3,), {"radius": ()}),
+    "capsule": ((2, 3), {"radius": (), "half_length": ()}),
+    "polygon": ((2,), {"vertices": ("K", 2)}),
+    "prism": ((3,), {"vertices": ("K", 2), "half_height": ()}),
+    "mesh": ((3,), {"vertices": ("V", 3), "faces": ("F", 3)}),
+    "halfspace": ((2, 3), {}),
+}
+
+
+class _Geometry:
+    """The exact solid a constructor sampled, placed in the cloud's frame.
+
+    ``shape`` names the solid in its canonical frame (the frame its constructor used):
+
+    * ``box``: ``half_extents`` (D,), centred, axis-aligned (rectangle in 2D);
+    * ``disk`` (2D) / ``sphere`` (3D): ``radius``, centred;
+    * ``capsule``: ``radius``, ``half_length``; 2D stadium along x, 3D capsule along z;
+    * ``polygon`` (2D): ``vertices`` (K, 2), counter-clockwise simple polygon;
+    * ``prism`` (3D): the polygon ``vertices`` (K, 2) extruded over
+      ``|z| <= half_height`` (metres);
+    * ``mesh`` (3D): closed triangle mesh ``vertices`` (V, 3), ``faces`` (F, 3) oriented
+      outwards;
+    * ``halfspace``: unbounded, no mass.
+
+    ``rot`` (D, D) and ``trans`` (D,) map the canonical frame to the cloud's frame
+    (``x_cloud = rot x + trans``).  Instances are immutable: the parameters are read-only
+    arrays or floats in a read-only mapping.
+    """
+
+    __slots__ = ("shape", "dim", "params", "rot", "trans")
+
+    shape: str
+    dim: int
+    params: types.MappingProxyType
+    rot: np.ndarray
+    trans: np.ndarray
+
+    def __init__(self, shape: str, dim: int, rot=None, trans=None, **params):
+        dims, spec = _GEOMETRY_PARAMS[shape]
+        if dim not in dims or set(params) != set(spec):
+            raise ValueError(f"bad geometry {shape!r} in {dim}D with parameters {sorted(params)}")
+        frozen: dict = {}
+        for name, want in spec.items():
+            value = params[name]
+            if want == ():
+                frozen[name] = float(value)
+                continue
+            is_int = name == "faces"
+            a = np.array(value, dtype=np.int64 if is_int else np.float64, order="C", copy=True)
+            if a.ndim != len(want) or any(
+                isinstance(w, int) and s != w for s, w in zip(a.shape, want, strict=True)
+            ):
+                raise ValueError(f"bad geometry parameter {name} of shape {a.shape}")
+            if want == ("D",) and a.shape != (dim,):
+                raise ValueError(f"bad geometry parameter {name} of shape {a.shape}")
+            a.flags.writeable = False
+            frozen[name] = a
+        rot = np.eye(dim) if rot is None else np.array(rot, dtype=np.float64, copy=True)
+        trans = np.zeros(dim) if trans is None else np.array(trans, dtype=np.float64, copy=True)
+        if rot.shape != (dim, dim) or trans.shape != (dim,):
+            raise ValueError("bad geometry pose")
+        rot.flags.writeable = False
+        trans.flags.writeable = False
+        set_ = object.__setattr__
+        set_(self, "shape", shape)
+        set_(self, "dim", dim)
+        set_(self, "params", types.MappingProxyType(frozen))
+        set_(self, "rot", rot)
+        set_(self, "trans", trans)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"_Geometry is immutable: cannot set attribute {name!r}")
+
+    def __repr__(self) -> str:
+        return f"_Geometry({self.shape!r}, dim={self.dim})"
+
+    # -- moving and pickling -------------------------------------------------------------------
+
+    def moved(self, rot: np.ndarray, t: np.ndarray) -> _Geometry:
+        """The same solid after ``x -> rot x + t``."""
+        return _Geometry(
+            self.shape, self.dim, rot @ self.rot, rot @ self.trans + t, **dict(self.params)
+        )
+
+    def to_state(self) -> dict:
+        """Plain picklable data: shape, dim, parameters (floats and arrays), rot, trans."""
+        return {
+            "shape": self.shape,
+            "dim": self.dim,
+            "params": {
+                k: (np.array(v) if isinstance(v, np.ndarray) else v) for k, v in self.params.items()
+            },
+            "rot": np.array(self.rot),
+            "trans": np.array(self.trans),
+        }
+
+    @classmethod
+    def from_state(cls, state: dict) -> _Geometry:
+        return cls(state["shape"], state["dim"], state["rot"], state["trans"], **state["params"])
+
+    # -- integrals -------------------------------------------------------------------------------
+
+    def unit_mass_properties(self) -> tuple[float, np.ndarray, float | np.ndarray]:
+        """Volume (area in 2D), centroid and inertia at unit density, in the cloud's frame."""
+        volume, com, inertia = self._canonical()
+        com = self.rot @ com + self.trans
+        if self.dim == 3:
+            inertia = self.rot @ inertia @ self.rot.T
+            inertia = 0.5 * (inertia + inertia.T)
+        return volume, com, inertia
+
+    def _canonical(self) -> tuple[float, np.ndarray, float | np.ndarray]:
+        """Volume, centroid and inertia at unit density in the canonical frame."""
+        p = self.params
+        shape, dim = self.shape, self.dim
+        zero = np.zeros(dim)
+        if shape == "halfspace":
+            raise ValueError(
+                "a halfspace cloud is unbounded: give mass and inertia, or make it static"
+            )
+        if shape == "box":
+            he = p["half_extents"]
+            if dim == 2:
+                a, b = float(he[0]), float(he[1])
+                area = 4.0 * a * b
+                return area, zero, area * (a * a + b * b) / 3.0
+            sq = he * he
+            volume = 8.0 * float(np.prod(he))
+            return volume, zero, np.diag(volume / 3.0 * (sq.sum() - sq))
+        if shape == "disk":
+            r = p["radius"]
+            area = math.pi * r * r
+            return area, zero, 0.5 * area * r * r
+        if shape == "sphere":
+            r = p["radius"]
+            volume = 4.0 / 3.0 * math.pi * r**3
+            return volume, zero, np.eye(3) * (0.4 * volume * r * r)
+        if shape == "capsule":
+            return _capsule_mass_properties(p["radius"], p["half_length"], dim)
+        if shape == "polygon":
+            area, c, sxx, syy, _ = _polygon_area_moments(p["vertices"])
+            return area, c, sxx + syy
+        if shape == "prism":
+            return _prism_mass_properties(p["vertices"], p["half_height"])
+        if shape == "mesh":
+            return _mesh_mass_properties(p["vertices"], p["faces"])
+        raise AssertionError(shape)  # pragma: no cover
+
+
+def _capsule_mass_properties(r: float, h: float, dim: int):
+    """Stadium (2D, along x) or capsule (3D, along z) at unit density, about its centre.
+
+    2D: rectangle ``2h x 2r`` plus two half-disks whose centroids lie ``4r / (3 pi)``
+    beyond the rectangle's ends.  3D: cylinder of length ``2h`` plus two hemispheres whose
+    centroids lie ``3r / 8`` beyond the cylinder's ends; each hemisphere's moment about a
+    diameter of its flat face is ``2/5 m r^2``, shifted to its centroid and then to the
+    origin (parallel-axis theorem).
+    """
+    if dim == 2:
+        a_rect = 4.0 * h * r
+        a_caps = math.pi * r * r  # the two half-disks
+        d = 4.0 * r / (3.0 * math.pi)
+        # half-disk about its own centroid: m r^2/2 - m d^2; then shifted by h + d
+        j = a_rect * (h * h + r * r) / 3.0 + a_caps * (0.5 * r * r - d * d + (h + d) ** 2)
+        return a_rect + a_caps, np.zeros(2), j
+    v_cyl = 2.0 * math.pi * r * r * h
+    v_caps = 4.0 / 3.0 * math.pi * r**3  # the two hemispheres
+    d = 3.0 * r / 8.0
+    axial = 0.5 * v_cyl * r * r + 0.4 * v_caps * r * r
+    transverse = v_cyl * (3.0 * r * r + 4.0 * h * h) / 12.0 + v_caps * (
+        0.4 * r * r - d * d + (h + d) ** 2
+    )
+    return v_cyl + v_caps, np.zeros(3), np.diag([transverse, transverse, axial])
+
+
+def _polygon_area_moments(v: np.ndarray):
+    """Area, centroid and central second area moments of a simple polygon.
+
+    Returns ``(A, c, Sxx, Syy, Sxy)`` with ``Sxx = int (x - cx)^2 dA``,
+    ``Syy = int (y - cy)^2 dA``, ``Sxy = int (x - cx)(y - cy) dA``.  Green's theorem over
+    the edges (the shoelace family of formulas), evaluated about the vertices' mean for
+    accuracy; either orientation (the signed sums are flipped to a positive area).
+    """
+    ref = v.mean(axis=0)
+    x, y = (v - ref).T
+    xn, yn = np.roll(x, -1), np.roll(y, -1)
+    cr = x * yn - xn * y
+    area = 0.5 * float(np.sum(cr))
+    mx = float(np.sum((x + xn) * cr)) / 6.0
+    my = float(np.sum((y + yn) * cr)) / 6.0
+    ixx = float(np.sum((x * x + x * xn + xn * xn) * cr)) / 12.0
+    iyy = float(np.sum((y * y + y * yn + yn * yn) * cr)) / 12.0
+    ixy = float(np.sum((x * yn + 2.0 * x * y + 2.0 * xn * yn + xn * y) * cr)) / 24.0
+    if area < 0:  # clockwise: every signed integral changes sign
+        area, mx, my, ixx, iyy, ixy = -area, -mx, -my, -ixx, -iyy, -ixy
+    cx, cy = mx / area, my / area
+    return (
+        area,
+        ref + np.array([cx, cy]),
+        ixx - area * cx * cx,
+        iyy - area * cy * cy,
+        ixy - area * cx * cy,
+    )
+
+
+def _prism_mass_properties(v: np.ndarray, half_height: float):
+    """Right prism over the polygon ``v`` for ``|z| <= half_height``, unit density.
+
+    With thickness ``T = 2 half_height`` and the polygon's area moments,
+    ``V = A T``, ``int x^2 dV = T Sxx``, ``int z^2 dV = A T^3 / 12``, ``int xy dV = T Sxy``
+    (``int xz = int yz = 0`` by symmetry in z).
+    """
+    area, c, sxx, syy, sxy = _polygon_area_moments(v)
+    t = 2.0 * half_height
+    zz = area * t**3 / 12.0
+    inertia = np.array(
+        [
+            [t * syy + zz, -t * sxy, 0.0],
+            [-t * sxy, t * sxx + zz, 0.0],
+            [0.0, 0.0, t * (sxx + syy)],
+        ]
+    )
+    return area * t, np.array([c[0], c[1], 0.0]), inertia
+
+
+def _mesh_mass_properties(verts: np.ndarray, faces: np.ndarray):
+    """Closed, outward-oriented triangle mesh at unit density.
+
+    Each face ``(a, b, c)`` spans a tetrahedron with the reference point ``o`` (the centre
+    of the bounding box, for accuracy; any point gives the same exact result) of signed
+    volume ``V_t = a.(b x c) / 6`` (vertices relative to ``o``), first moment
+    ``V_t (a + b + c) / 4`` and second moment ``V_t / 20 (a a^T + b b^T + c c^T + s s^T)``,
+    ``s = a + b + c``.  Summed, these are the exact integrals over the enclosed solid.
+    """
+    used = verts[np.unique(faces)]
+    ref = 0.5 * (used.min(axis=0) + used.max(axis=0))
+    a, b, c = (verts[faces[:, k]] - ref for k in range(3))
+    six_v = np.einsum("ij,ij->i", a, np.cross(b, c))  # 6 V_t
+    s = a + b + c
+    volume = float(np.sum(six_v)) / 6.0
+    first = (six_v @ s) / 24.0
+    second = (
+        np.einsum("t,ti,tj->ij", six_v, a, a)
+        + np.einsum("t,ti,tj->ij", six_v, b, b)
+        + np.einsum("t,ti,tj->ij", six_v, c, c)
+        + np.einsum("t,ti,tj->ij", six_v, s, s)
+    ) / 120.0
+    com = first / volume
+    central = second - volume * np.outer(com, com)
+    inertia = np.trace(central) * np.eye(3) - central
+    inertia = 0.5 * (inertia + inertia.T)
+    if volume <= 0 or np.linalg.eigvalsh(central).min() <= 0:
+        raise ValueError(
+            "the mesh does not bound a solid with positive mass (are some components "
+            "oriented inward?): give mass and inertia"
+        )
+    return volume, ref + com, inertia
+
+
+def _sample_mass_properties(p: np.ndarray, n: np.ndarray, a: np.ndarray):
+    """Divergence-theorem quadrature over oriented samples (approximate; see mass_properties).
+
+    ``int_V 1 = (1/D) oint x.n``, ``int_V x = 1/(D+1) oint x (x.n)``,
+    ``int_V x x^T = 1/(D+2) oint x x^T (x.n)``, with the weights as the surface measure and
+    ``x`` relative to the weighted mean of the samples (for accuracy).
+    """
+    dim = p.shape[1]
+    total = float(np.sum(a))
+    closure = float(np.linalg.norm(a @ n)) / total
+    ref = (a @ p) / total
+    x = p - ref
+    flux = a * np.einsum("ij,ij->i", n, x)
+    volume = float(np.sum(flux)) / dim
+    need = (
+        "the cloud has no recorded geometry (it was not made by a constructor) and its "
+        "samples do not look like a closed surface bounding a solid ({why}): mass and "
+        "inertia must be given"
+    )
+    if not closure <= _CLOSURE_TOL:
+        raise ValueError(
+            need.format(why=f"|sum a_i n_i| / sum a_i = {closure:.3g} > {_CLOSURE_TOL:g}")
+        )
+    if not volume > 0:
+        raise ValueError(need.format(why=f"enclosed volume {volume:.3g} is not > 0"))
+    com = (flux @ x) / ((dim + 1) * volume)
+    second = np.einsum("i,ij,ik->jk", flux, x, x) / (dim + 2)
+    central = second - volume * np.outer(com, com)
+    central = 0.5 * (central + central.T)
+    if np.linalg.eigvalsh(central).min() <= 0:
+        raise ValueError(need.format(why="second moment not positive definite"))
+    lo, hi = p.min(axis=0), p.max(axis=0)
+    pad = 1e-9 * float(np.linalg.norm(hi - lo))
+    com = com + ref
+    if np.any(com < lo - pad) or np.any(com > hi + pad):
+        raise ValueError(need.format(why="centre of mass outside the samples' bounding box"))
+    if dim == 2:
+        return volume, com, float(np.trace(central))
+    return volume, com, np.trace(central) * np.eye(3) - central
