@@ -500,7 +500,7 @@ static PyObject *py_contact(PyObject *Py_UNUSED(self), PyObject *args, PyObject 
                     (double *)PyArray_DATA(phi), (double *)PyArray_DATA(pi),
                     (double *)PyArray_DATA(f), (double *)PyArray_DATA(x),
                     jac ? (double *)PyArray_DATA(jac) : NULL,
-                    hess ? (double *)PyArray_DATA(hess) : NULL);
+                    hess ? (double *)PyArray_DATA(hess) : NULL, NULL);
     Py_END_ALLOW_THREADS
     PyMem_RawFree(work);
     work = NULL;

@@ -105,6 +105,7 @@ SC_API ptrdiff_t sc_contact_workspace_size(const sc_packed_cloud *a, const sc_pa
  *   jac           double*   2nv x 4nv  d wrench / d s, s = (dq_A, dq_B, v_A, v_B) (order >= 1)
  *   hess          double*   2nv x 4nv x 4nv   d2 wrench / ds2, symmetric in its last two
  *                                      indices (order 2)
+ *   dw_dprm       double*   3 x 2nv    d wrench / d (stiffness, damping, friction), any order
  * Returned (function value):
  *   SC_OK; SC_EINVAL for NULL clouds/poses/velocities/params/work, different dimensions, an
  *   order outside 0..2, a parameter out of range, nthreads < 1 or a zero quaternion;
@@ -121,6 +122,7 @@ SC_API int sc_contact(const sc_packed_cloud *a, const double *pose_a, const doub
                       const sc_packed_cloud *b, const double *pose_b, const double *vel_b,
                       const sc_contact_params *prm, int order, int isa, int nthreads,
                       double *work, double *wrench, double *scalars, double *phi, double *pi,
-                      double *forces, double *x_w, double *jac, double *hess);
+                      double *forces, double *x_w, double *jac, double *hess,
+                      double *dw_dprm);
 
 #endif /* SC_CONTACT_H */

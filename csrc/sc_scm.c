@@ -325,7 +325,7 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
                const sc_packed_cloud *b, const double *pose_b, const double *vel_b,
                const sc_contact_params *prm, int order, int isa, int nthreads, double *work,
                double *wrench, double *scalars, double *phi, double *pi, double *forces,
-               double *x_w, double *jac, double *hess)
+               double *x_w, double *jac, double *hess, double *dw_dprm)
 {
     scm_t S;
     acc_t Z;
@@ -335,6 +335,7 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
     ptrdiff_t I, J, n, k;
     int D, nv, nq, ns, st, j, r, X, base;
     const double *poses[2] = {pose_a, pose_b}, *vels[2] = {vel_a, vel_b};
+    const int need_fric = prm != NULL && (prm->friction > 0.0 || dw_dprm != NULL);
 
     if (a == NULL || b == NULL || pose_a == NULL || pose_b == NULL || vel_a == NULL ||
         vel_b == NULL || prm == NULL || work == NULL || a->dim != b->dim ||
@@ -602,7 +603,7 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
         }
         wacc_add(&S, nq, &Z.wa, piG, O, rO, tmp);
 
-        if (mu > 0.0) {
+        if (need_fric) {
             /* friction: full jets (pose and velocity variables) */
             double *u[3], *nu[3], *gg, *nuu, *tt, *tg[3], *ct, *F[3];
             for (aa = 0; aa < D; aa++) {
@@ -683,7 +684,7 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
     {
         double *tmp[3] = {jalloc(&S), jalloc(&S), jalloc(&S)};
         wacc_finish(&S, nq, &Z.wa, Z.d, Z.A, tmp);
-        if (mu > 0.0) {
+        if (need_fric) {
             wacc_finish(&S, ns, &Z.wb, Z.d, Z.B, tmp);
         }
     }
@@ -725,6 +726,14 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
             sc_jet_mul(c, ns, q, al, Z.A[r]);
             if (mu > 0.0) {
                 sc_jet_madd(c, ns, q, -mu, lam, Z.B[r]);
+            }
+            if (dw_dprm) {
+                /* lambda and the friction force are linear in k, damping in c, friction
+                 * in mu: W = k (P S) (A - mu B) - c S mdot A */
+                const double bv = need_fric ? Z.B[r][0] : 0.0;
+                dw_dprm[r] = P * Sg * (Z.A[r][0] - mu * bv);
+                dw_dprm[2 * nv + r] = -Sg * md[0] * Z.A[r][0];
+                dw_dprm[4 * nv + r] = -lam0 * bv;
             }
             if (wrench) {
                 wrench[r] = q[0];

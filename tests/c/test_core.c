@@ -428,7 +428,7 @@ static void test_contact(void)
     sc_cloud ca = {2, 1, pa, na, NULL}, cb = {2, 1, pb, nb, NULL};
     sc_packed_cloud A, B;
     ptrdiff_t ws;
-    int i, j, sym = 1, fin = 1;
+    int i, j, sym = 1, fin = 1, st_ok = 1;
     CHECK(sc_cloud_pack(&ca, ka, &A) == SC_OK && sc_cloud_pack(&cb, kb, &B) == SC_OK, "pack");
     ws = sc_contact_workspace_size(&A, &B, 1);
     work = (double *)malloc((size_t)ws * sizeof(double));
@@ -437,7 +437,7 @@ static void test_contact(void)
         return;
     }
     CHECK(sc_contact(&A, qa, v0, &B, qb, v0, &prm, 2, SC_ISA_AUTO, 1, work, w, sc3, phi, pi, f, x,
-                     jac, hess) == SC_OK,
+                     jac, hess, NULL) == SC_OK,
           "contact");
     m = -0.002 - 1e-3 * log(2.0);
     z = -m / 1e-3;
@@ -467,27 +467,51 @@ static void test_contact(void)
     /* approaching (B moves down onto A): damping adds to the repulsion on A */
     vb[1] = -0.1;
     CHECK(sc_contact(&A, qa, v0, &B, qb, vb, &prm, 0, SC_ISA_AUTO, 1, work, w2, NULL, NULL, NULL,
-                     NULL, NULL, NULL, NULL) == SC_OK,
+                     NULL, NULL, NULL, NULL, NULL) == SC_OK,
           "all optional outputs NULL");
     CHECK(w2[1] < w[1], "damping opposes approach: %g < %g", w2[1], w[1]);
+    /* d wrench / d (k, c, mu) against central differences in each parameter, moving */
+    {
+        double dp[18], wp[6], wm[6], vt[3] = {0.05, -0.08, 0.3}, hh, *field;
+        int ok = 1, r;
+        CHECK(sc_contact(&A, qa, vt, &B, qb, vb, &prm, 0, SC_ISA_AUTO, 1, work, w2, NULL, NULL,
+                         NULL, NULL, NULL, NULL, NULL, dp) == SC_OK,
+              "parameter derivatives");
+        for (j = 0; j < 3; j++) {
+            bad = prm;
+            field = j == 0 ? &bad.stiffness : j == 1 ? &bad.damping : &bad.friction;
+            hh = 1e-6 * *field;
+            *field += hh;
+            st_ok &= sc_contact(&A, qa, vt, &B, qb, vb, &bad, 0, SC_ISA_AUTO, 1, work, wp, NULL,
+                                NULL, NULL, NULL, NULL, NULL, NULL, NULL) == SC_OK;
+            *field -= 2.0 * hh;
+            st_ok &= sc_contact(&A, qa, vt, &B, qb, vb, &bad, 0, SC_ISA_AUTO, 1, work, wm, NULL,
+                                NULL, NULL, NULL, NULL, NULL, NULL, NULL) == SC_OK;
+            for (r = 0; r < 6; r++) {
+                double fd = (wp[r] - wm[r]) / (2.0 * hh);
+                ok &= fabs(fd - dp[j * 6 + r]) <= 1e-7 * (fabs(dp[j * 6 + r]) + fabs(w2[r]) / *field);
+            }
+        }
+        CHECK(ok && st_ok, "d wrench / d (k, c, mu) vs central differences");
+    }
     bad = prm;
     bad.stiffness = -1.0;
     CHECK(sc_contact(&A, qa, v0, &B, qb, v0, &bad, 0, SC_ISA_AUTO, 1, work, w, NULL, NULL, NULL,
-                     NULL, NULL, NULL, NULL) == SC_EINVAL,
+                     NULL, NULL, NULL, NULL, NULL) == SC_EINVAL,
           "negative stiffness");
     bad = prm;
     bad.friction = NAN;
     CHECK(sc_contact(&A, qa, v0, &B, qb, v0, &bad, 0, SC_ISA_AUTO, 1, work, w, NULL, NULL, NULL,
-                     NULL, NULL, NULL, NULL) == SC_EINVAL,
+                     NULL, NULL, NULL, NULL, NULL) == SC_EINVAL,
           "NaN friction");
     CHECK(sc_contact(&A, qa, v0, &B, qb, v0, &prm, 3, SC_ISA_AUTO, 1, work, w, NULL, NULL, NULL,
-                     NULL, NULL, NULL, NULL) == SC_EINVAL,
+                     NULL, NULL, NULL, NULL, NULL) == SC_EINVAL,
           "order 3");
     CHECK(sc_contact(&A, qa, vnan, &B, qb, v0, &prm, 0, SC_ISA_AUTO, 1, work, w, NULL, NULL, NULL,
-                     NULL, NULL, NULL, NULL) == SC_ENONFINITE,
+                     NULL, NULL, NULL, NULL, NULL) == SC_ENONFINITE,
           "NaN velocity");
     CHECK(sc_contact(&A, qa, v0, &B, qb, NULL, &prm, 0, SC_ISA_AUTO, 1, work, w, NULL, NULL, NULL,
-                     NULL, NULL, NULL, NULL) == SC_EINVAL,
+                     NULL, NULL, NULL, NULL, NULL) == SC_EINVAL,
           "NULL velocity");
     free(work);
 }
