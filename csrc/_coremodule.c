@@ -543,6 +543,536 @@ fail:
     return NULL;
 }
 
+/* ---- models (sc_model.h) ---- */
+
+#define MODEL_CAPSULE "softcontact._core.model"
+
+/* one allocation: the sc_model, its bodies and pairs, and copies of every array */
+typedef struct {
+    sc_model m;
+    sc_body *bodies;
+    sc_pair *pairs;
+    double *data;
+} model_box;
+
+static void model_free(PyObject *cap)
+{
+    PyMem_RawFree(PyCapsule_GetPointer(cap, MODEL_CAPSULE));
+}
+
+static const sc_model *get_model(PyObject *obj)
+{
+    model_box *box;
+    if (!PyCapsule_IsValid(obj, MODEL_CAPSULE)) {
+        PyErr_SetString(PyExc_TypeError, "model must be a model capsule from model_new");
+        return NULL;
+    }
+    box = (model_box *)PyCapsule_GetPointer(obj, MODEL_CAPSULE);
+    return box ? &box->m : NULL;
+}
+
+/* strict float64 array of exactly the given shape (ndim entries, -1 = any) */
+static PyArrayObject *shaped(PyObject *obj, const char *name, int ndim, const npy_intp *shape)
+{
+    PyArrayObject *a = as_double_array(obj, name);
+    int k;
+    if (a == NULL) {
+        return NULL;
+    }
+    if (PyArray_NDIM(a) != ndim) {
+        PyErr_Format(PyExc_ValueError, "%s must have %d dimensions, got %d", name, ndim,
+                     PyArray_NDIM(a));
+        Py_DECREF(a);
+        return NULL;
+    }
+    for (k = 0; k < ndim; k++) {
+        if (shape[k] >= 0 && PyArray_DIM(a, k) != shape[k]) {
+            PyObject *sh = shape_of(a);
+            PyErr_Format(PyExc_ValueError, "%s has shape %S, dimension %d must be %zd", name,
+                         sh ? sh : Py_None, k, (Py_ssize_t)shape[k]);
+            Py_XDECREF(sh);
+            Py_DECREF(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
+PyDoc_STRVAR(model_new_doc,
+             "model_new(dim, dt, gravity, kinds, actuated, masses, inertias, poses, clouds, "
+             "counts, supports, pairs, pair_params) -> capsule");
+
+static PyObject *py_model_new(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    int dim;
+    double dt;
+    PyObject *g_obj, *kinds_obj, *act_obj, *mass_obj, *inr_obj, *pose_obj, *clouds, *counts_obj,
+        *supports, *pairs_obj, *pp_obj;
+    PyArrayObject *g = NULL, *kinds = NULL, *act = NULL, *mass = NULL, *inr = NULL, *pose = NULL,
+                  *counts = NULL, *pairs = NULL, *pp = NULL;
+    PyArrayObject *arrs[3 * SC_MODEL_MAX_BODIES + SC_MODEL_MAX_BODIES];
+    PyObject *cap = NULL;
+    model_box *box = NULL;
+    npy_intp nb, np_, shp[2], k;
+    size_t ndata = 0, off = 0;
+    int narr = 0, st;
+
+    if (!PyArg_ParseTuple(args, "idOOOOOOOOOOO:model_new", &dim, &dt, &g_obj, &kinds_obj,
+                          &act_obj, &mass_obj, &inr_obj, &pose_obj, &clouds, &counts_obj,
+                          &supports, &pairs_obj, &pp_obj)) {
+        return NULL;
+    }
+    memset(arrs, 0, sizeof arrs);
+    shp[0] = 3;
+    if ((g = shaped(g_obj, "gravity", 1, shp)) == NULL ||
+        (mass = as_double_array(mass_obj, "masses")) == NULL) {
+        goto fail;
+    }
+    nb = PyArray_DIM(mass, 0);
+    if (PyArray_NDIM(mass) != 1 || nb < 1 || nb > SC_MODEL_MAX_BODIES) {
+        PyErr_Format(PyExc_ValueError, "a model has 1..%d bodies", SC_MODEL_MAX_BODIES);
+        goto fail;
+    }
+    shp[0] = nb;
+    shp[1] = 9;
+    if ((kinds = shaped(kinds_obj, "kinds", 1, shp)) == NULL ||
+        (act = shaped(act_obj, "actuated", 1, shp)) == NULL ||
+        (counts = shaped(counts_obj, "counts", 1, shp)) == NULL ||
+        (inr = shaped(inr_obj, "inertias", 2, shp)) == NULL) {
+        goto fail;
+    }
+    shp[1] = 7;
+    if ((pose = shaped(pose_obj, "poses", 2, shp)) == NULL) {
+        goto fail;
+    }
+    if (!PyTuple_Check(clouds) || PyTuple_GET_SIZE(clouds) != nb || !PyTuple_Check(supports) ||
+        PyTuple_GET_SIZE(supports) != nb) {
+        PyErr_SetString(PyExc_TypeError, "clouds and supports must be tuples, one per body");
+        goto fail;
+    }
+    shp[0] = -1;
+    shp[1] = 2;
+    if ((pairs = shaped(pairs_obj, "pairs", 2, shp)) == NULL) {
+        goto fail;
+    }
+    np_ = PyArray_DIM(pairs, 0);
+    shp[0] = np_;
+    shp[1] = 7;
+    if ((pp = shaped(pp_obj, "pair_params", 2, shp)) == NULL) {
+        goto fail;
+    }
+    /* the per-body arrays: packed cloud, support points, support weights */
+    for (k = 0; k < nb; k++) {
+        PyObject *sup = PyTuple_GET_ITEM(clouds, k), *sp = PyTuple_GET_ITEM(supports, k);
+        const double cnt = ((const double *)PyArray_DATA(counts))[k];
+        if ((arrs[3 * k] = as_double_array(sup, "clouds[k]")) == NULL) {
+            goto fail;
+        }
+        narr = (int)(3 * k + 1);
+        if (cnt > 0 && !packed_view(arrs[3 * k], (Py_ssize_t)cnt, dim, "clouds[k]",
+                                    &(sc_packed_cloud){0, 0, 0, NULL})) {
+            goto fail;
+        }
+        ndata += (size_t)PyArray_SIZE(arrs[3 * k]);
+        if (sp != Py_None) {
+            npy_intp s2[2] = {-1, 2}, s1[1];
+            if (!PyTuple_Check(sp) || PyTuple_GET_SIZE(sp) != 5) {
+                PyErr_SetString(PyExc_TypeError,
+                                "a support must be (points, weights, mu, g, slip_velocity)");
+                goto fail;
+            }
+            if ((arrs[3 * k + 1] = shaped(PyTuple_GET_ITEM(sp, 0), "support points", 2, s2)) ==
+                NULL) {
+                goto fail;
+            }
+            s1[0] = PyArray_DIM(arrs[3 * k + 1], 0);
+            if ((arrs[3 * k + 2] = shaped(PyTuple_GET_ITEM(sp, 1), "support weights", 1, s1)) ==
+                NULL) {
+                goto fail;
+            }
+            ndata += (size_t)(3 * s1[0]);
+        }
+        narr = (int)(3 * k + 3);
+    }
+    box = (model_box *)PyMem_RawMalloc(sizeof(model_box) + sizeof(sc_body) * (size_t)nb +
+                                       sizeof(sc_pair) * (size_t)(np_ > 0 ? np_ : 1) +
+                                       sizeof(double) * (ndata + 1));
+    if (box == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    memset(box, 0, sizeof(model_box) + sizeof(sc_body) * (size_t)nb);
+    box->bodies = (sc_body *)(box + 1);
+    box->pairs = (sc_pair *)(box->bodies + nb);
+    box->data = (double *)(box->pairs + (np_ > 0 ? np_ : 1));
+    box->m.dim = dim;
+    box->m.dt = dt;
+    box->m.nbody = (int)nb;
+    box->m.npair = (int)np_;
+    box->m.bodies = box->bodies;
+    box->m.pairs = box->pairs;
+    memcpy(box->m.gravity, PyArray_DATA(g), 3 * sizeof(double));
+    for (k = 0; k < nb; k++) {
+        sc_body *b = box->bodies + k;
+        const double cnt = ((const double *)PyArray_DATA(counts))[k];
+        PyObject *sp = PyTuple_GET_ITEM(supports, k);
+        size_t len = (size_t)PyArray_SIZE(arrs[3 * k]);
+        b->kind = (int)((const double *)PyArray_DATA(kinds))[k];
+        b->actuated = ((const double *)PyArray_DATA(act))[k] != 0.0;
+        b->mass = ((const double *)PyArray_DATA(mass))[k];
+        memcpy(b->inertia, (const double *)PyArray_DATA(inr) + 9 * k, 9 * sizeof(double));
+        memcpy(b->pose, (const double *)PyArray_DATA(pose) + 7 * k, 7 * sizeof(double));
+        memcpy(box->data + off, PyArray_DATA(arrs[3 * k]), len * sizeof(double));
+        b->cloud.dim = dim;
+        b->cloud.n = cnt > 0 ? (ptrdiff_t)cnt : 0;
+        b->cloud.npad = (b->cloud.n + SC_PAD - 1) / SC_PAD * SC_PAD;
+        b->cloud.data = box->data + off;
+        off += len;
+        if (sp != Py_None) {
+            npy_intp ns = PyArray_DIM(arrs[3 * k + 1], 0);
+            b->nsupport = ns;
+            memcpy(box->data + off, PyArray_DATA(arrs[3 * k + 1]), 2 * (size_t)ns * sizeof(double));
+            b->support_points = box->data + off;
+            off += 2 * (size_t)ns;
+            memcpy(box->data + off, PyArray_DATA(arrs[3 * k + 2]), (size_t)ns * sizeof(double));
+            b->support_weights = box->data + off;
+            off += (size_t)ns;
+            b->support_friction = PyFloat_AsDouble(PyTuple_GET_ITEM(sp, 2));
+            b->support_gravity = PyFloat_AsDouble(PyTuple_GET_ITEM(sp, 3));
+            b->support_slip = PyFloat_AsDouble(PyTuple_GET_ITEM(sp, 4));
+            if (PyErr_Occurred()) {
+                goto fail;
+            }
+        }
+    }
+    for (k = 0; k < np_; k++) {
+        const double *pr = (const double *)PyArray_DATA(pairs) + 2 * k;
+        const double *q = (const double *)PyArray_DATA(pp) + 7 * k;
+        sc_pair *p = box->pairs + k;
+        p->a = (int)pr[0];
+        p->b = (int)pr[1];
+        p->prm.eps = q[0];
+        p->prm.eps_c = q[1];
+        p->prm.stiffness = q[2];
+        p->prm.beta = q[3];
+        p->prm.damping = q[4];
+        p->prm.friction = q[5];
+        p->prm.slip_velocity = q[6];
+    }
+    if ((st = sc_model_check(&box->m, NULL)) != SC_OK) {
+        PyErr_SetString(PyExc_ValueError, "model_new: inconsistent model (sc_model_check)");
+        goto fail;
+    }
+    cap = PyCapsule_New(box, MODEL_CAPSULE, model_free);
+    if (cap == NULL) {
+        goto fail;
+    }
+    box = NULL;
+fail:
+    PyMem_RawFree(box);
+    for (k = 0; k < narr; k++) {
+        Py_XDECREF(arrs[k]);
+    }
+    Py_XDECREF(g);
+    Py_XDECREF(kinds);
+    Py_XDECREF(act);
+    Py_XDECREF(mass);
+    Py_XDECREF(inr);
+    Py_XDECREF(pose);
+    Py_XDECREF(counts);
+    Py_XDECREF(pairs);
+    Py_XDECREF(pp);
+    return cap;
+}
+
+PyDoc_STRVAR(model_sizes_doc, "model_sizes(model) -> (nq, nv, nu, np, nmove)");
+
+static PyObject *py_model_sizes(PyObject *Py_UNUSED(self), PyObject *arg)
+{
+    const sc_model *m = get_model(arg);
+    sc_model_sizes s;
+    if (m == NULL) {
+        return NULL;
+    }
+    sc_model_check(m, &s);
+    return Py_BuildValue("iiiii", s.nq, s.nv, s.nu, s.np, s.nmove);
+}
+
+static PyObject *model_status(int st, const char *func)
+{
+    if (st == SC_ENONFINITE) {
+        PyErr_Format(PyExc_ValueError, "%s: states and controls must be finite", func);
+        return NULL;
+    }
+    if (st == SC_EINVAL) {
+        PyErr_Format(PyExc_ValueError, "%s: invalid argument (a zero quaternion?)", func);
+        return NULL;
+    }
+    return raise_status(st, func);
+}
+
+PyDoc_STRVAR(step_doc, "step(model, x, u, order=0, params=0, num_threads=1, isa=-1) -> "
+                       "(x_next, dx_dx, dx_du, d2x_dx2, d2x_dxdu, d2x_du2, dx_dp)");
+
+static PyObject *py_step(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"model", "x", "u", "order", "params", "num_threads", "isa", NULL};
+    PyObject *mo, *xo, *uo;
+    int order = 0, params = 0, nthreads = 1, isa = SC_ISA_AUTO, st, k;
+    const sc_model *m;
+    sc_model_sizes s;
+    PyArrayObject *x = NULL, *u = NULL, *out[7] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    double *work = NULL;
+    npy_intp shp[1];
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|iiii:step", kwlist, &mo, &xo, &uo, &order,
+                                     &params, &nthreads, &isa)) {
+        return NULL;
+    }
+    if ((m = get_model(mo)) == NULL) {
+        return NULL;
+    }
+    sc_model_check(m, &s);
+    if (!check_params(1.0, order, 2, &nthreads, &isa)) {
+        return NULL;
+    }
+    shp[0] = s.nq + s.nv;
+    if ((x = shaped(xo, "x", 1, shp)) == NULL) {
+        goto fail;
+    }
+    shp[0] = s.nu;
+    if ((u = shaped(uo, "u", 1, shp)) == NULL) {
+        goto fail;
+    }
+    {
+        const npy_intp n2 = 2 * s.nv, nu = s.nu;
+        npy_intp d[7][3] = {{s.nq + s.nv}, {n2, n2}, {n2, nu}, {n2, n2, n2}, {n2, n2, nu},
+                            {n2, nu, nu}, {n2, s.np}};
+        const int nd[7] = {1, 2, 2, 3, 3, 3, 2};
+        const int need[7] = {1, order >= 1, order >= 1, order >= 2, order >= 2, order >= 2,
+                             params != 0};
+        for (k = 0; k < 7; k++) {
+            if (need[k] && (out[k] = (PyArrayObject *)PyArray_ZEROS(nd[k], d[k], NPY_DOUBLE, 0)) ==
+                               NULL) {
+                goto fail;
+            }
+        }
+    }
+    work = (double *)PyMem_RawMalloc(
+        (size_t)sc_step_workspace_size(m, order, params != 0, nthreads) * sizeof(double));
+    if (work == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+#define DATA(a) ((a) ? (double *)PyArray_DATA(a) : NULL)
+    Py_BEGIN_ALLOW_THREADS
+    st = sc_step(m, (const double *)PyArray_DATA(x), (const double *)PyArray_DATA(u), order,
+                 params != 0, isa, nthreads, work, DATA(out[0]), DATA(out[1]), DATA(out[2]),
+                 DATA(out[3]), DATA(out[4]), DATA(out[5]), DATA(out[6]));
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(work);
+    work = NULL;
+    if (st != SC_OK) {
+        model_status(st, "step");
+        goto fail;
+    }
+    Py_DECREF(x);
+    Py_DECREF(u);
+    return Py_BuildValue("NNNNNNN", (PyObject *)out[0],
+                         out[1] ? (PyObject *)out[1] : Py_NewRef(Py_None),
+                         out[2] ? (PyObject *)out[2] : Py_NewRef(Py_None),
+                         out[3] ? (PyObject *)out[3] : Py_NewRef(Py_None),
+                         out[4] ? (PyObject *)out[4] : Py_NewRef(Py_None),
+                         out[5] ? (PyObject *)out[5] : Py_NewRef(Py_None),
+                         out[6] ? (PyObject *)out[6] : Py_NewRef(Py_None));
+fail:
+    PyMem_RawFree(work);
+    Py_XDECREF(x);
+    Py_XDECREF(u);
+    for (k = 0; k < 7; k++) {
+        Py_XDECREF(out[k]);
+    }
+    return NULL;
+}
+
+PyDoc_STRVAR(rollout_doc, "rollout(model, x0 (B, nx), U (B, T, nu), order=0, num_threads=1, "
+                          "isa=-1) -> (X, A, Bu, status)");
+
+static PyObject *py_rollout(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"model", "x0", "U", "order", "num_threads", "isa", NULL};
+    PyObject *mo, *xo, *uo;
+    int order = 0, nthreads = 1, isa = SC_ISA_AUTO, st, k;
+    const sc_model *m;
+    sc_model_sizes s;
+    PyArrayObject *x0 = NULL, *U = NULL, *X = NULL, *A = NULL, *Bu = NULL, *status = NULL;
+    double *work = NULL;
+    npy_intp shp[4], B, T;
+    ptrdiff_t ws;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|iii:rollout", kwlist, &mo, &xo, &uo, &order,
+                                     &nthreads, &isa)) {
+        return NULL;
+    }
+    if ((m = get_model(mo)) == NULL) {
+        return NULL;
+    }
+    sc_model_check(m, &s);
+    if (!check_params(1.0, order, 1, &nthreads, &isa)) {
+        return NULL;
+    }
+    shp[0] = -1;
+    shp[1] = s.nq + s.nv;
+    if ((x0 = shaped(xo, "x0", 2, shp)) == NULL) {
+        goto fail;
+    }
+    B = PyArray_DIM(x0, 0);
+    shp[0] = B;
+    shp[1] = -1;
+    shp[2] = s.nu;
+    if ((U = shaped(uo, "U", 3, shp)) == NULL) {
+        goto fail;
+    }
+    T = PyArray_DIM(U, 1);
+    shp[1] = T + 1;
+    shp[2] = s.nq + s.nv;
+    if ((X = (PyArrayObject *)PyArray_SimpleNew(3, shp, NPY_DOUBLE)) == NULL) {
+        goto fail;
+    }
+    if (order >= 1) {
+        shp[1] = T;
+        shp[2] = shp[3] = 2 * s.nv;
+        if ((A = (PyArrayObject *)PyArray_ZEROS(4, shp, NPY_DOUBLE, 0)) == NULL) {
+            goto fail;
+        }
+        shp[3] = s.nu;
+        if ((Bu = (PyArrayObject *)PyArray_ZEROS(4, shp, NPY_DOUBLE, 0)) == NULL) {
+            goto fail;
+        }
+    }
+    if ((status = (PyArrayObject *)PyArray_SimpleNew(1, &B, NPY_INT)) == NULL) {
+        goto fail;
+    }
+    if (nthreads > B) {
+        nthreads = B > 0 ? (int)B : 1;
+    }
+    ws = sc_step_workspace_size(m, order, 0, 1);
+    work = (double *)PyMem_RawMalloc((size_t)nthreads * (size_t)ws * sizeof(double) + 1);
+    if (work == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    st = sc_rollout(m, B, T, (const double *)PyArray_DATA(x0), (const double *)PyArray_DATA(U),
+                    order, isa, nthreads, work, (double *)PyArray_DATA(X), DATA(A), DATA(Bu),
+                    (int *)PyArray_DATA(status));
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(work);
+    work = NULL;
+    if (st != SC_OK) {
+        raise_status(st, "rollout");
+        goto fail;
+    }
+    Py_DECREF(x0);
+    Py_DECREF(U);
+    return Py_BuildValue("NNNN", (PyObject *)X, A ? (PyObject *)A : Py_NewRef(Py_None),
+                         Bu ? (PyObject *)Bu : Py_NewRef(Py_None), (PyObject *)status);
+fail:
+    PyMem_RawFree(work);
+    Py_XDECREF(x0);
+    Py_XDECREF(U);
+    Py_XDECREF(X);
+    Py_XDECREF(A);
+    Py_XDECREF(Bu);
+    Py_XDECREF(status);
+    (void)k;
+    return NULL;
+}
+
+PyDoc_STRVAR(model_eval_doc,
+             "model_eval(model, what, x, x_next=None, num_threads=1, isa=-1): what = 0 inverse "
+             "dynamics -> (u, f); 1 energy -> (3,); 2 momentum -> (D + rot,)");
+
+static PyObject *py_model_eval(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"model", "what", "x", "x_next", "num_threads", "isa", NULL};
+    PyObject *mo, *xo, *xno = Py_None;
+    int what, nthreads = 1, isa = SC_ISA_AUTO, st = SC_OK;
+    const sc_model *m;
+    sc_model_sizes s;
+    PyArrayObject *x = NULL, *xn = NULL, *o1 = NULL, *o2 = NULL;
+    double *work = NULL;
+    npy_intp shp[1];
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OiO|Oii:model_eval", kwlist, &mo, &what, &xo,
+                                     &xno, &nthreads, &isa)) {
+        return NULL;
+    }
+    if ((m = get_model(mo)) == NULL) {
+        return NULL;
+    }
+    sc_model_check(m, &s);
+    if (what < 0 || what > 2) {
+        PyErr_SetString(PyExc_ValueError, "what must be 0, 1 or 2");
+        return NULL;
+    }
+    if (!check_params(1.0, 0, 0, &nthreads, &isa)) {
+        return NULL;
+    }
+    shp[0] = s.nq + s.nv;
+    if ((x = shaped(xo, "x", 1, shp)) == NULL) {
+        goto fail;
+    }
+    if (what == 0 && (xn = shaped(xno, "x_next", 1, shp)) == NULL) {
+        goto fail;
+    }
+    shp[0] = what == 0 ? s.nu : what == 1 ? 3 : (m->dim == 2 ? 3 : 6);
+    if ((o1 = (PyArrayObject *)PyArray_ZEROS(1, shp, NPY_DOUBLE, 0)) == NULL) {
+        goto fail;
+    }
+    shp[0] = s.nv;
+    if (what == 0 && (o2 = (PyArrayObject *)PyArray_ZEROS(1, shp, NPY_DOUBLE, 0)) == NULL) {
+        goto fail;
+    }
+    work = (double *)PyMem_RawMalloc((size_t)sc_step_workspace_size(m, 0, 0, nthreads) *
+                                     sizeof(double));
+    if (work == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (what == 0) {
+        st = sc_inverse_dynamics(m, (const double *)PyArray_DATA(x),
+                                 (const double *)PyArray_DATA(xn), isa, nthreads, work,
+                                 DATA(o1), DATA(o2));
+    } else if (what == 1) {
+        st = sc_energy(m, (const double *)PyArray_DATA(x), isa, nthreads, work, DATA(o1));
+    } else {
+        st = sc_momentum(m, (const double *)PyArray_DATA(x), DATA(o1));
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(work);
+    work = NULL;
+    if (st != SC_OK) {
+        model_status(st, what == 0 ? "inverse_dynamics" : what == 1 ? "energy" : "momentum");
+        goto fail;
+    }
+    Py_DECREF(x);
+    Py_XDECREF(xn);
+    if (what == 0) {
+        return Py_BuildValue("NN", (PyObject *)o1, (PyObject *)o2);
+    }
+    return (PyObject *)o1;
+fail:
+    PyMem_RawFree(work);
+    Py_XDECREF(x);
+    Py_XDECREF(xn);
+    Py_XDECREF(o1);
+    Py_XDECREF(o2);
+    return NULL;
+}
+#undef DATA
+
 PyDoc_STRVAR(isa_info_doc,
              "isa_info() -> dict(best=name, supported=tuple of names) for this CPU and build");
 
@@ -578,6 +1108,13 @@ static PyMethodDef methods[] = {
      separation_doc},
     {"contact", (PyCFunction)(void (*)(void))py_contact, METH_VARARGS | METH_KEYWORDS,
      contact_doc},
+    {"model_new", (PyCFunction)py_model_new, METH_VARARGS, model_new_doc},
+    {"model_sizes", (PyCFunction)py_model_sizes, METH_O, model_sizes_doc},
+    {"step", (PyCFunction)(void (*)(void))py_step, METH_VARARGS | METH_KEYWORDS, step_doc},
+    {"rollout", (PyCFunction)(void (*)(void))py_rollout, METH_VARARGS | METH_KEYWORDS,
+     rollout_doc},
+    {"model_eval", (PyCFunction)(void (*)(void))py_model_eval, METH_VARARGS | METH_KEYWORDS,
+     model_eval_doc},
     {"isa_info", py_isa_info, METH_NOARGS, isa_info_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -15,5 +15,6 @@
 #include "sc_parallel.h"
 #include "sc_ssdf.h"
 #include "sc_contact.h"
+#include "sc_model.h"
 
 #endif /* SOFTCONTACT_H */

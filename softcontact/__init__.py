@@ -72,6 +72,7 @@ if not _STANDIN:
     from ._core import NumericalError
     from .cloud import MassProperties, PointCloud
     from .contact import Contact, ContactParams, Separation, contact, separation
+    from .scene import Energy, Model, Momentum, Rollout, Scene, StepResult
     from .spatial import pose_difference, retract
     from .ssdf import SSDF, ssdf
 
@@ -99,6 +100,12 @@ if not _STANDIN:
 
 
 __all__ = [
+    "Energy",
+    "Model",
+    "Momentum",
+    "Rollout",
+    "Scene",
+    "StepResult",
     "Contact",
     "ContactParams",
     "MassProperties",

@@ -1,0 +1,601 @@
+"""Rigid-body scenes and their compiled models (METHOD.md sections 3, 6-7).
+
+A :class:`Scene` collects bodies (oriented point clouds with mass properties), the pairs
+of bodies that touch (each with its :class:`~softcontact.ContactParams`) and planar support
+friction; :meth:`Scene.build` compiles it into an immutable :class:`Model` whose
+:meth:`~Model.step` advances the state by one semi-implicit Euler step with closed-form
+first and second derivatives, and whose :meth:`~Model.rollout` runs batches of
+trajectories in C across threads.
+
+State ``x``: the positions of the moving (dynamic and kinematic) bodies in the order they
+were added, then their velocities: 2D ``(x, y, theta)`` / ``(vx, vy, omega)``; 3D
+``(p, qw, qx, qy, qz)`` / ``(v (world), omega (body))``.  Positions are those of each
+body's centre of mass (its body frame).  Derivatives are taken in tangent coordinates
+(size ``2 nv``; :meth:`Model.retract`, :meth:`Model.difference`).  Controls ``u``: a
+generalized force (nv) for each actuated dynamic body, the velocity (nv) for each
+kinematic body, in body order.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import NamedTuple
+
+import numpy as np
+
+from . import _core
+from ._validate import as_float_array, as_int, as_num_threads, as_positive_float, shape_str
+from .cloud import PointCloud
+from .contact import ContactParams, _as_pose
+from .spatial import pose_difference, retract
+from .ssdf import _isa_code, _packed
+
+__all__ = ["Scene", "Model", "StepResult", "Rollout", "Energy", "Momentum"]
+
+_KINDS = {"dynamic": 0, "kinematic": 1, "static": 2}
+_DEFAULT_DENSITY = {2: 10.0, 3: 1000.0}
+
+
+class _Body:
+    __slots__ = ("name", "cloud", "kind", "actuated", "mass", "inertia", "com", "pose",
+                 "velocity", "support")
+
+    def __repr__(self):
+        return f"<body {self.name!r}: {self.kind}, {len(self.cloud)} samples>"
+
+
+class StepResult(NamedTuple):
+    """Result of :meth:`Model.step`; fields above the requested order are None.
+
+    Shapes with nx = nq + nv, n = 2 nv (tangent), nu controls, np parameters:
+    ``x_next`` (nx,), ``dx_dx`` (n, n), ``dx_du`` (n, nu), ``d2x_dx2`` (n, n, n),
+    ``d2x_dxdu`` (n, n, nu), ``d2x_du2`` (n, nu, nu), ``dx_dp`` (n, np) (``params=True``;
+    columns named by :attr:`Model.param_names`).  Second derivatives are symmetric in the
+    two derivative indices.
+    """
+
+    x_next: np.ndarray
+    dx_dx: np.ndarray | None
+    dx_du: np.ndarray | None
+    d2x_dx2: np.ndarray | None
+    d2x_dxdu: np.ndarray | None
+    d2x_du2: np.ndarray | None
+    dx_dp: np.ndarray | None
+
+
+class Rollout(NamedTuple):
+    """Result of :meth:`Model.rollout` (batch dimensions ``...`` of ``x0``/``U`` first).
+
+    ``states`` (..., T + 1, nx); ``dx_dx`` (..., T, n, n) and ``dx_du`` (..., T, n, nu) at
+    order 1 (else None); ``status`` (...) int: 0 for a trajectory that completed, else the
+    C status of the step that failed (its states from there on are NaN).
+    """
+
+    states: np.ndarray
+    dx_dx: np.ndarray | None
+    dx_du: np.ndarray | None
+    status: np.ndarray
+
+
+class Energy(NamedTuple):
+    """Energies of the dynamic bodies (J): kinetic, gravitational potential ``-m g . t``,
+    contact potential (sum of the pairs' ``U``) and their total."""
+
+    kinetic: float
+    potential: float
+    contact: float
+    total: float
+
+
+class Momentum(NamedTuple):
+    """Momentum of the dynamic bodies: ``linear`` (D,) and ``angular`` about the world
+    origin (2D: float; 3D: (3,), world frame)."""
+
+    linear: np.ndarray
+    angular: float | np.ndarray
+
+
+def _footprint(cloud: PointCloud, count: int) -> np.ndarray:
+    """About ``count`` points on a regular grid inside a 2D cloud's recorded shape."""
+    geo = cloud._geometry
+    if geo is None or geo.dim != 2 or geo.shape == "halfspace":
+        raise ValueError("support samples=None needs a cloud built by box, disk, capsule, "
+                         "polygon or t_shape (2D); pass samples= explicitly")
+    p = geo.params
+    if geo.shape == "box":
+        lo, hi = -np.asarray(p["half_extents"]), np.asarray(p["half_extents"])
+    elif geo.shape == "disk":
+        lo, hi = -np.full(2, p["radius"]), np.full(2, p["radius"])
+    elif geo.shape == "capsule":
+        lo = -np.array([p["half_length"] + p["radius"], p["radius"]])
+        hi = -lo
+    else:
+        v = np.asarray(p["vertices"])
+        lo, hi = v.min(axis=0), v.max(axis=0)
+    area = cloud.mass_properties(1.0).mass
+    h = np.sqrt(area / count)
+    nx_, ny_ = (np.maximum(1, np.round((hi - lo) / h))).astype(int)
+    gx = lo[0] + (np.arange(nx_) + 0.5) * (hi[0] - lo[0]) / nx_
+    gy = lo[1] + (np.arange(ny_) + 0.5) * (hi[1] - lo[1]) / ny_
+    g = np.stack(np.meshgrid(gx, gy, indexing="ij"), axis=-1).reshape(-1, 2)
+    if geo.shape == "box":
+        inside = np.all(np.abs(g) <= hi, axis=1)
+    elif geo.shape == "disk":
+        inside = np.hypot(g[:, 0], g[:, 1]) <= p["radius"]
+    elif geo.shape == "capsule":
+        cx = np.clip(g[:, 0], -p["half_length"], p["half_length"])
+        inside = np.hypot(g[:, 0] - cx, g[:, 1]) <= p["radius"]
+    else:
+        v = np.asarray(p["vertices"])
+        a, b = v, np.roll(v, -1, axis=0)
+        y = g[:, 1:2]
+        crosses = (a[:, 1] > y) != (b[:, 1] > y)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            xint = a[:, 0] + (y - a[:, 1]) * (b[:, 0] - a[:, 0]) / (b[:, 1] - a[:, 1])
+        inside = np.sum(crosses & (g[:, 0:1] < xint), axis=1) % 2 == 1
+    pts = g[inside]
+    if len(pts) == 0:
+        raise ValueError("the support footprint grid is empty; pass samples= explicitly")
+    return pts @ geo.rot.T + geo.trans
+
+
+class Scene:
+    """A rigid-body scene under construction (mutable); :meth:`build` compiles it.
+
+    Parameters
+    ----------
+    dim : {2, 3}
+        Dimension of every body.
+    gravity : array_like, optional
+        World gravity, m/s^2: default ``(0, 0, -9.81)`` in 3D, ``(0, 0)`` in 2D (a table
+        seen from above; weight enters through :meth:`add_support`).
+
+    Examples
+    --------
+    >>> import softcontact as sc
+    >>> scene = sc.Scene(dim=2)
+    >>> T = scene.add_body(sc.PointCloud.t_shape(), mass=0.1, pose=[0.25, 0.25, 0.0], name="T")
+    >>> pusher = scene.add_body(sc.PointCloud.disk(0.015, 0.003), kind="kinematic",
+    ...                         pose=[0.25, 0.15, 0.0], name="pusher")
+    >>> scene.add_contact("T", "pusher")
+    >>> scene.add_support("T", friction=0.3)
+    >>> model = scene.build(dt=0.005)
+    >>> model.nx, model.nu
+    (12, 3)
+    """
+
+    def __init__(self, dim=3, gravity=None):
+        self.dim = as_int(dim, "dim", 2, 3)
+        if gravity is None:
+            gravity = [0.0, 0.0, -9.81] if self.dim == 3 else [0.0, 0.0]
+        g = as_float_array(gravity, "gravity")
+        if g.shape != (self.dim,):
+            raise ValueError(f"gravity must have shape ({self.dim},), got {shape_str(g.shape)}")
+        if not np.all(np.isfinite(g)):
+            raise ValueError("gravity must be finite")
+        self.gravity = g.copy()
+        self._bodies: list[_Body] = []
+        self._pairs: list[tuple[int, int, ContactParams]] = []
+
+    # -- construction --------------------------------------------------------------------
+
+    def _index(self, body, name="body") -> int:
+        if isinstance(body, str):
+            for i, b in enumerate(self._bodies):
+                if b.name == body:
+                    return i
+            raise ValueError(f"{name}: no body named {body!r}")
+        if isinstance(body, (bool, np.bool_)) or not isinstance(body, numbers.Integral):
+            raise TypeError(f"{name} must be a body name or index, got {type(body).__name__}")
+        i = int(body)
+        if not 0 <= i < len(self._bodies):
+            raise ValueError(f"{name}: index {i} out of range (the scene has "
+                             f"{len(self._bodies)} bodies)")
+        return i
+
+    def add_body(self, cloud, mass=None, density=None, inertia=None, pose=None, velocity=None,
+                 kind="dynamic", actuated=False, name=None) -> str:
+        """Add a body; returns its name.
+
+        Parameters
+        ----------
+        cloud : PointCloud
+            The body's samples in its own (cloud) frame, same dimension as the scene.
+        mass, density : float, optional
+            Dynamic bodies: give ``mass`` (kg), or ``density`` (kg/m^3 in 3D, kg/m^2 in
+            2D) to compute it from the cloud's geometry (default density: 1000 kg/m^3, or
+            10 kg/m^2 in 2D -- a 1 cm water-density sheet).  Not both.
+        inertia : float or array_like, optional
+            About the centre of mass, in the cloud's axes: 2D a float (kg m^2); 3D a (3, 3)
+            symmetric positive-definite matrix or its diagonal (3,).  Default: from the
+            geometry (:meth:`PointCloud.mass_properties`) scaled to ``mass``.
+        pose : array_like, optional
+            Pose of the cloud's frame (default: identity).  The body frame -- and the
+            state's position -- is the centre of mass, with the cloud's axes.
+        velocity : array_like, optional
+            Initial velocity (nv), default 0; for a static body it must be 0.
+        kind : {"dynamic", "kinematic", "static"}
+            Dynamic bodies move under forces; kinematic bodies move with their control
+            velocity and push without being pushed; static bodies never move.
+        actuated : bool
+            Dynamic bodies only: a generalized-force control.
+        name : str, optional
+            Unique name (default ``"body<i>"``).
+        """
+        if not isinstance(cloud, PointCloud):
+            raise TypeError(f"cloud must be a PointCloud, got {type(cloud).__name__}")
+        if cloud.dim != self.dim:
+            raise ValueError(f"cloud is {cloud.dim}D but the scene is {self.dim}D")
+        if kind not in _KINDS:
+            raise ValueError(f"kind must be one of {sorted(_KINDS)}, got {kind!r}")
+        if not isinstance(actuated, (bool, np.bool_)):
+            raise TypeError(f"actuated must be a bool, got {type(actuated).__name__}")
+        if actuated and kind != "dynamic":
+            raise ValueError(f"only dynamic bodies are actuated by force ({kind} body: a "
+                             "kinematic body's control is its velocity)")
+        if name is None:
+            name = f"body{len(self._bodies)}"
+        if not isinstance(name, str) or not name:
+            raise TypeError("name must be a non-empty str")
+        if any(b.name == name for b in self._bodies):
+            raise ValueError(f"a body named {name!r} already exists")
+        D = self.dim
+        nv = 3 if D == 2 else 6
+        cloud_pose = _as_pose([0.0] * 3 if D == 2 else [0, 0, 0, 1, 0, 0, 0], "pose", D) \
+            if pose is None else _as_pose(pose, "pose", D)
+        vel = np.zeros(nv) if velocity is None else as_float_array(velocity, "velocity")
+        if vel.shape != (nv,):
+            raise ValueError(f"velocity must have shape ({nv},), got {shape_str(vel.shape)}")
+        if not np.all(np.isfinite(vel)):
+            raise ValueError("velocity must be finite")
+        if kind == "static" and np.any(vel != 0):
+            raise ValueError("a static body's velocity must be zero")
+        b = _Body()
+        b.name, b.kind, b.actuated = name, kind, bool(actuated)
+        b.velocity = vel.copy()
+        b.support = None
+        com = np.zeros(D)
+        mass_out, inertia_out = 0.0, np.zeros((3, 3))
+        if kind == "dynamic":
+            if mass is not None and density is not None:
+                raise ValueError("give mass or density, not both")
+            props = None
+            try:
+                props = cloud.mass_properties(
+                    1.0 if density is None else as_positive_float(density, "density"))
+            except ValueError:
+                if mass is None or inertia is None:
+                    raise
+            if props is not None:
+                com = np.asarray(props.com, dtype=float)
+            if mass is None:
+                if density is None:
+                    props = cloud.mass_properties(_DEFAULT_DENSITY[D])
+                mass_out = float(props.mass)
+            else:
+                mass_out = as_positive_float(mass, "mass")
+            if inertia is None:
+                scale = mass_out / props.mass
+                inertia_out = np.atleast_2d(np.asarray(props.inertia, dtype=float)) * scale
+            else:
+                inertia_out = self._as_inertia(inertia)
+        b.mass = mass_out
+        b.inertia = inertia_out
+        b.com = com
+        # body frame = centre of mass with the cloud's axes; samples relative to it
+        b.cloud = cloud if not np.any(com) else cloud.transformed(
+            np.concatenate([-com, [0.0]]) if D == 2 else np.concatenate([-com, [1, 0, 0, 0]]))
+        R = _rot(cloud_pose, D)
+        t = cloud_pose[:D] + R @ com
+        b.pose = np.concatenate([t, cloud_pose[D:]])
+        self._bodies.append(b)
+        return name
+
+    def _as_inertia(self, inertia):
+        if self.dim == 2:
+            return np.array([[as_positive_float(inertia, "inertia")]])
+        a = as_float_array(inertia, "inertia")
+        if a.shape == (3,):
+            a = np.diag(a)
+        if a.shape != (3, 3):
+            raise ValueError(f"inertia must have shape (3, 3) or (3,), got {shape_str(a.shape)}")
+        if not np.all(np.isfinite(a)) or not np.array_equal(a, a.T):
+            raise ValueError("inertia must be finite and exactly symmetric")
+        if np.any(np.linalg.eigvalsh(a) <= 0):
+            raise ValueError("inertia must be positive definite")
+        return a.copy()
+
+    def add_contact(self, body_a, body_b, params=None) -> None:
+        """Let two bodies touch, with the soft-minimum contact model.
+
+        ``params`` defaults to ``ContactParams()``.  Errors: a body with itself, two
+        static bodies, a pair that cannot affect any dynamic body (kinematic or static
+        with kinematic or static), or a pair added twice.
+        """
+        ia, ib = self._index(body_a, "body_a"), self._index(body_b, "body_b")
+        if ia == ib:
+            raise ValueError(f"a body cannot be in contact with itself ({self._bodies[ia].name!r})")
+        ka, kb = self._bodies[ia].kind, self._bodies[ib].kind
+        if ka == "static" and kb == "static":
+            raise ValueError("a contact between two static bodies has no effect")
+        if ka != "dynamic" and kb != "dynamic":
+            raise ValueError(f"a contact between a {ka} and a {kb} body has no effect: "
+                             "neither is pushed")
+        if params is None:
+            params = ContactParams()
+        elif not isinstance(params, ContactParams):
+            raise TypeError(f"params must be a ContactParams, got {type(params).__name__}")
+        if any({a, b} == {ia, ib} for a, b, _ in self._pairs):
+            raise ValueError(f"the contact between {self._bodies[ia].name!r} and "
+                             f"{self._bodies[ib].name!r} already exists")
+        self._pairs.append((ia, ib, params))
+
+    def add_support(self, body, friction, samples=None, *, gravity=9.81,
+                    slip_velocity=0.01) -> None:
+        """Planar support friction of a 2D dynamic body sliding on a table (METHOD.md §6).
+
+        The weight ``m g`` is spread evenly over ``samples`` (k, 2) in the cloud's frame
+        (default: a grid of about 200 points inside the cloud's recorded shape); each
+        carries ``-L_l v_l / sqrt(|v_l|^2 + v_s^2)`` with ``L_l = friction m g / k``,
+        which gives the torsional friction of the footprint too.
+        """
+        i = self._index(body)
+        b = self._bodies[i]
+        if self.dim != 2:
+            raise ValueError("support friction is planar: 2D scenes only")
+        if b.kind != "dynamic":
+            raise ValueError(f"support friction acts on dynamic bodies, {b.name!r} is {b.kind}")
+        if b.support is not None:
+            raise ValueError(f"{b.name!r} already has a support")
+        mu = as_positive_float(friction, "friction", allow_zero=True)
+        g = as_positive_float(gravity, "gravity")
+        vs = as_positive_float(slip_velocity, "slip_velocity")
+        if samples is None:
+            # the footprint in the cloud frame, then relative to the centre of mass
+            src = b.cloud if not np.any(b.com) else b.cloud
+            pts = _footprint(src, 200)
+        else:
+            pts = as_float_array(samples, "samples")
+            if pts.ndim != 2 or pts.shape[1] != 2 or len(pts) < 1:
+                raise ValueError(f"samples must have shape (k, 2), k >= 1, got "
+                                 f"{shape_str(pts.shape)}")
+            if not np.all(np.isfinite(pts)):
+                raise ValueError("samples must be finite")
+            pts = pts - b.com
+        b.support = (np.ascontiguousarray(pts, dtype=float), np.full(len(pts), 1.0 / len(pts)),
+                     mu, g, vs)
+
+    def __repr__(self):
+        lines = [f"Scene(dim={self.dim}, gravity={self.gravity.tolist()}, "
+                 f"{len(self._bodies)} bodies, {len(self._pairs)} contacts)"]
+        for b in self._bodies:
+            extra = f", mass {b.mass:.4g} kg" if b.kind == "dynamic" else ""
+            extra += ", actuated" if b.actuated else ""
+            extra += ", support" if b.support is not None else ""
+            lines.append(f"  {b.name}: {b.kind}, {len(b.cloud)} samples{extra}")
+        for a, c, _ in self._pairs:
+            lines.append(f"  contact {self._bodies[a].name} - {self._bodies[c].name}")
+        return "\n".join(lines)
+
+    # -- compilation ---------------------------------------------------------------------
+
+    def build(self, dt) -> Model:
+        """Compile into an immutable :class:`Model` with time step ``dt`` (s, > 0)."""
+        dt = as_positive_float(dt, "dt")
+        if not self._bodies:
+            raise ValueError("the scene has no bodies")
+        if not any(b.kind != "static" for b in self._bodies):
+            raise ValueError("the scene has no moving body")
+        return Model(self, dt)
+
+
+def _rot(pose, D):
+    if D == 2:
+        c, s = np.cos(pose[2]), np.sin(pose[2])
+        return np.array([[c, -s], [s, c]])
+    from .spatial import quat_to_matrix
+
+    return quat_to_matrix(pose[3:])
+
+
+class Model:
+    """A compiled scene (immutable); see :meth:`Scene.build` and the module docstring.
+
+    Attributes: ``dim``, ``dt``, ``nq``, ``nv``, ``nx = nq + nv``, ``nu``, ``np`` (number
+    of parameters), ``body_names`` (all bodies), ``moving`` (names of the bodies in the
+    state, in order), ``param_names``, ``control_names``.
+    """
+
+    def __init__(self, scene: Scene, dt: float):
+        D = scene.dim
+        nb = len(scene._bodies)
+        kinds = np.array([_KINDS[b.kind] for b in scene._bodies], dtype=float)
+        act = np.array([b.actuated for b in scene._bodies], dtype=float)
+        masses = np.array([b.mass for b in scene._bodies], dtype=float)
+        inertias = np.zeros((nb, 9))
+        poses = np.zeros((nb, 7))
+        for i, b in enumerate(scene._bodies):
+            if D == 2:
+                inertias[i, 0] = b.inertia[0, 0] if b.kind == "dynamic" else 0.0
+            else:
+                inertias[i] = b.inertia.reshape(-1) if b.kind == "dynamic" else 0.0
+            poses[i, :len(b.pose)] = b.pose
+        clouds = tuple(_packed(b.cloud) for b in scene._bodies)
+        counts = np.array([len(b.cloud) for b in scene._bodies], dtype=float)
+        supports = tuple(b.support for b in scene._bodies)
+        pairs = np.array([[a, c] for a, c, _ in scene._pairs], dtype=float).reshape(-1, 2)
+        pp = np.array([p._astuple() for _, _, p in scene._pairs], dtype=float).reshape(-1, 7)
+        g3 = np.zeros(3)
+        g3[:D] = scene.gravity
+        self._cap = _core.model_new(D, dt, g3, kinds, act, masses, inertias, poses, clouds,
+                                    counts, supports, pairs, pp)
+        nq, nv, nu, np_, _ = _core.model_sizes(self._cap)
+        self.dim, self.dt = D, dt
+        self.nq, self.nv, self.nu, self.np, self.nx = nq, nv, nu, np_, nq + nv
+        self.body_names = tuple(b.name for b in scene._bodies)
+        self.moving = tuple(b.name for b in scene._bodies if b.kind != "static")
+        self._x0 = np.concatenate(
+            [b.pose for b in scene._bodies if b.kind != "static"]
+            + [b.velocity for b in scene._bodies if b.kind != "static"])
+        nvb = 3 if D == 2 else 6
+        names = []
+        for b in scene._bodies:
+            if b.kind == "dynamic":
+                names.append(f"{b.name}.mass")
+                names += [f"{b.name}.inertia"] if D == 2 else [
+                    f"{b.name}.I{ax}" for ax in ("xx", "yy", "zz", "xy", "xz", "yz")]
+        for a, c, _ in scene._pairs:
+            pre = f"contact({scene._bodies[a].name},{scene._bodies[c].name})"
+            names += [f"{pre}.stiffness", f"{pre}.damping", f"{pre}.friction"]
+        names += [f"{b.name}.support_friction" for b in scene._bodies if b.support is not None]
+        self.param_names = tuple(names)
+        comp = ("fx", "fy", "tau") if D == 2 else ("fx", "fy", "fz", "tx", "ty", "tz")
+        vcomp = ("vx", "vy", "omega") if D == 2 else ("vx", "vy", "vz", "wx", "wy", "wz")
+        ctl = []
+        for b in scene._bodies:
+            if b.kind == "kinematic":
+                ctl += [f"{b.name}.{c}" for c in vcomp]
+            elif b.actuated:
+                ctl += [f"{b.name}.{c}" for c in comp]
+        self.control_names = tuple(ctl)
+        self._nvb = nvb
+        assert len(self.param_names) == self.np and len(ctl) == nu
+        self._frozen = True
+
+    def __setattr__(self, name, value):
+        if getattr(self, "_frozen", False):
+            raise AttributeError(f"Model is immutable: cannot set {name!r}")
+        object.__setattr__(self, name, value)
+
+    def __repr__(self):
+        return (f"Model(dim={self.dim}, dt={self.dt:g}, bodies={list(self.body_names)}, "
+                f"nx={self.nx}, nv={self.nv}, nu={self.nu}, np={self.np})")
+
+    # -- states ----------------------------------------------------------------------------
+
+    def initial_state(self) -> np.ndarray:
+        """The state given by the bodies' poses and velocities in the scene."""
+        return self._x0.copy()
+
+    def _as_state(self, x, name="x"):
+        a = as_float_array(x, name)
+        if a.shape != (self.nx,):
+            raise ValueError(f"{name} must have shape ({self.nx},), got {shape_str(a.shape)}")
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{name} must be finite (NaN or inf found)")
+        if self.dim == 3:
+            for j in range(len(self.moving)):
+                qn = float(np.linalg.norm(a[7 * j + 3:7 * j + 7]))
+                if abs(qn - 1.0) > 1e-9:
+                    raise ValueError(f"{name}: the quaternion of {self.moving[j]!r} is not unit "
+                                     f"(norm {qn!r}, tolerance 1e-9)")
+        return a
+
+    def _as_control(self, u):
+        if u is None:
+            if self.nu:
+                raise ValueError(f"u must have shape ({self.nu},), got None")
+            return np.zeros(0)
+        a = as_float_array(u, "u")
+        if a.shape != (self.nu,):
+            raise ValueError(f"u must have shape ({self.nu},), got {shape_str(a.shape)}")
+        if not np.all(np.isfinite(a)):
+            raise ValueError("u must be finite (NaN or inf found)")
+        return a
+
+    def _split(self, x):
+        nqb = 3 if self.dim == 2 else 7
+        n = len(self.moving)
+        return [x[nqb * j:nqb * (j + 1)] for j in range(n)], x[self.nq:]
+
+    def retract(self, x, dx) -> np.ndarray:
+        """``x (+) dx``: each moving body's pose retracted (:func:`softcontact.retract`),
+        velocities added; ``dx`` has size ``2 nv``."""
+        x = self._as_state(x)
+        d = as_float_array(dx, "dx")
+        if d.shape != (2 * self.nv,):
+            raise ValueError(f"dx must have shape ({2 * self.nv},), got {shape_str(d.shape)}")
+        poses, v = self._split(x)
+        nvb = self._nvb
+        out = [retract(p, d[nvb * j:nvb * (j + 1)]) for j, p in enumerate(poses)]
+        return np.concatenate(out + [v + d[self.nv:]])
+
+    def difference(self, x1, x0) -> np.ndarray:
+        """``x1 (-) x0`` in the tangent space of ``x0`` (inverse of :meth:`retract`)."""
+        x1 = self._as_state(x1, "x1")
+        x0 = self._as_state(x0, "x0")
+        p1, v1 = self._split(x1)
+        p0, v0 = self._split(x0)
+        return np.concatenate([pose_difference(a, b) for a, b in zip(p1, p0, strict=True)]
+                              + [v1 - v0])
+
+    # -- dynamics --------------------------------------------------------------------------
+
+    def step(self, x, u=None, order=0, params=False, num_threads=None, *,
+             isa="auto") -> StepResult:
+        """One semi-implicit Euler step and its derivatives (METHOD.md §7).
+
+        ``order`` 0, 1 or 2; ``params=True`` adds ``dx_dp``, the first derivative with
+        respect to :attr:`param_names`.  Derivatives are those of
+        ``(dx, du) -> x_next(x (+) dx, u + du) (-) x_next(x, u)``.
+        """
+        x = self._as_state(x)
+        u = self._as_control(u)
+        order = as_int(order, "order", 0, 2)
+        if not isinstance(params, (bool, np.bool_)):
+            raise TypeError(f"params must be a bool, got {type(params).__name__}")
+        return StepResult(*_core.step(self._cap, x, u, order, int(params),
+                                      as_num_threads(num_threads), _isa_code(isa)))
+
+    def rollout(self, x0, U, order=0, num_threads=None, *, isa="auto") -> Rollout:
+        """Batched rollouts: ``x0`` (..., nx), ``U`` (..., T, nu) with the same leading
+        dimensions (``x0`` may also be a single (nx,) state shared by all), run in C across
+        ``num_threads`` threads (one trajectory per thread at a time; results do not
+        depend on the thread count).  ``order`` 0 or 1 (per-step Jacobians)."""
+        order = as_int(order, "order", 0, 1)
+        Ua = as_float_array(U, "U")
+        if Ua.ndim < 2 or Ua.shape[-1] != self.nu:
+            raise ValueError(f"U must have shape (..., T, {self.nu}), got {shape_str(Ua.shape)}")
+        lead, T = Ua.shape[:-2], Ua.shape[-2]
+        xa = as_float_array(x0, "x0")
+        if xa.shape == (self.nx,):
+            xa = np.broadcast_to(xa, lead + (self.nx,))
+        if xa.shape != lead + (self.nx,):
+            raise ValueError(f"x0 must have shape {shape_str(lead + (self.nx,))} or "
+                             f"({self.nx},), got {shape_str(xa.shape)}")
+        B = int(np.prod(lead, dtype=np.int64))
+        xf = np.ascontiguousarray(xa.reshape(B, self.nx))
+        for k in range(B):
+            self._as_state(xf[k], "x0")
+        if not np.all(np.isfinite(Ua)):
+            raise ValueError("U must be finite (NaN or inf found)")
+        X, A, Bu, st = _core.rollout(self._cap, xf, Ua.reshape(B, T, self.nu), order,
+                                     as_num_threads(num_threads), _isa_code(isa))
+        n2 = 2 * self.nv
+        return Rollout(X.reshape(lead + (T + 1, self.nx)),
+                       None if A is None else A.reshape(lead + (T, n2, n2)),
+                       None if Bu is None else Bu.reshape(lead + (T, n2, self.nu)),
+                       st.reshape(lead))
+
+    def inverse_dynamics(self, x, x_next, num_threads=None, *, isa="auto"):
+        """The controls ``u`` (nu) and generalized forces ``f`` (nv) that take ``x`` to the
+        velocities of ``x_next`` in one step: ``f = M (v+ - v0+) / h`` with ``v0+`` the
+        uncontrolled step; ``u`` is ``f`` for actuated bodies and ``v+`` for kinematic
+        ones.  A nonzero ``f`` of an unactuated body means ``x_next`` is not reachable.
+        Returns ``(u, f)``."""
+        x = self._as_state(x)
+        xn = self._as_state(x_next, "x_next")
+        return _core.model_eval(self._cap, 0, x, xn, as_num_threads(num_threads),
+                                _isa_code(isa))
+
+    def energy(self, x, num_threads=None, *, isa="auto") -> Energy:
+        """Kinetic, gravitational and contact energy of the dynamic bodies at ``x``."""
+        e = _core.model_eval(self._cap, 1, self._as_state(x), None, as_num_threads(num_threads),
+                             _isa_code(isa))
+        return Energy(float(e[0]), float(e[1]), float(e[2]), float(e.sum()))
+
+    def momentum(self, x) -> Momentum:
+        """Linear and angular momentum (about the world origin) of the dynamic bodies."""
+        m = _core.model_eval(self._cap, 2, self._as_state(x))
+        D = self.dim
+        return Momentum(m[:D], float(m[2]) if D == 2 else m[3:])
