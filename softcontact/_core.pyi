@@ -1,5 +1,7 @@
 """Type stubs of the compiled core (csrc/_coremodule.c); kept in sync by hand."""
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -77,4 +79,59 @@ def contact(
     npt.NDArray[np.float64] | None,
     npt.NDArray[np.float64] | None,
 ]: ...
+def model_new(
+    dim: int,
+    dt: float,
+    gravity: npt.ArrayLike,
+    kinds: npt.ArrayLike,
+    actuated: npt.ArrayLike,
+    masses: npt.ArrayLike,
+    inertias: npt.ArrayLike,
+    poses: npt.ArrayLike,
+    clouds: tuple[npt.ArrayLike, ...],
+    counts: npt.ArrayLike,
+    supports: tuple[object, ...],
+    pairs: npt.ArrayLike,
+    pair_params: npt.ArrayLike,
+    /,
+) -> object: ...
+def model_sizes(model: object, /) -> tuple[int, int, int, int, int]: ...
+def step(
+    model: object,
+    x: npt.ArrayLike,
+    u: npt.ArrayLike,
+    order: int = 0,
+    params: int = 0,
+    num_threads: int = 1,
+    isa: int = -1,
+) -> tuple[
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64] | None,
+    npt.NDArray[np.float64] | None,
+    npt.NDArray[np.float64] | None,
+    npt.NDArray[np.float64] | None,
+    npt.NDArray[np.float64] | None,
+    npt.NDArray[np.float64] | None,
+]: ...
+def rollout(
+    model: object,
+    x0: npt.ArrayLike,
+    U: npt.ArrayLike,
+    order: int = 0,
+    num_threads: int = 1,
+    isa: int = -1,
+) -> tuple[
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64] | None,
+    npt.NDArray[np.float64] | None,
+    npt.NDArray[np.int32],
+]: ...
+def model_eval(
+    model: object,
+    what: int,
+    x: npt.ArrayLike,
+    x_next: npt.ArrayLike | None = None,
+    num_threads: int = 1,
+    isa: int = -1,
+) -> Any: ...
 def isa_info() -> dict[str, object]: ...

@@ -39,6 +39,16 @@ _DEFAULT_DENSITY = {2: 10.0, 3: 1000.0}
 class _Body:
     __slots__ = ("name", "cloud", "kind", "actuated", "mass", "inertia", "com", "pose",
                  "velocity", "support")
+    name: str
+    cloud: PointCloud
+    kind: str
+    actuated: bool
+    mass: float
+    inertia: np.ndarray
+    com: np.ndarray
+    pose: np.ndarray
+    velocity: np.ndarray
+    support: tuple | None
 
     def __repr__(self):
         return f"<body {self.name!r}: {self.kind}, {len(self.cloud)} samples>"
@@ -261,22 +271,23 @@ class Scene:
                 raise ValueError("give mass or density, not both")
             props = None
             try:
-                props = cloud.mass_properties(
-                    1.0 if density is None else as_positive_float(density, "density"))
+                props = cloud.mass_properties(_DEFAULT_DENSITY[D] if density is None
+                                              else as_positive_float(density, "density"))
             except ValueError:
+                # no geometry (a halfspace, an open raw cloud): fine if both are given
                 if mass is None or inertia is None:
                     raise
             if props is not None:
                 com = np.asarray(props.com, dtype=float)
             if mass is None:
-                if density is None:
-                    props = cloud.mass_properties(_DEFAULT_DENSITY[D])
+                assert props is not None  # mass_properties raised otherwise
                 mass_out = float(props.mass)
             else:
                 mass_out = as_positive_float(mass, "mass")
             if inertia is None:
-                scale = mass_out / props.mass
-                inertia_out = np.atleast_2d(np.asarray(props.inertia, dtype=float)) * scale
+                assert props is not None
+                inertia_out = np.atleast_2d(np.asarray(props.inertia, dtype=float)) * (
+                    mass_out / props.mass)
             else:
                 inertia_out = self._as_inertia(inertia)
         b.mass = mass_out
