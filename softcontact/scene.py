@@ -174,7 +174,7 @@ class Scene:
     (12, 3)
     """
 
-    def __init__(self, dim=3, gravity=None):
+    def __init__(self, dim=3, gravity=None) -> None:
         self.dim = as_int(dim, "dim", 2, 3)
         if gravity is None:
             gravity = [0.0, 0.0, -9.81] if self.dim == 3 else [0.0, 0.0]
