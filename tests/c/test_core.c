@@ -516,6 +516,114 @@ static void test_contact(void)
     free(work);
 }
 
+static void test_model(void)
+{
+    /* 2D: an actuated dynamic body (no geometry) under gravity, a kinematic body */
+    sc_body bodies[2];
+    sc_model m;
+    sc_model_sizes sz;
+    double x[12] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 1.0, -2.0, 0.5, 0.0, 0.0, 0.0};
+    double u[6] = {0.2, -0.1, 0.05, 0.3, 0.0, -1.0}, xn[12], A[144], B[72], H[12 * 12 * 12];
+    double uid[6], f[6], X[2 * 4 * 12], U[2 * 3 * 6], e[3], mom[3], *work;
+    int status[2], k, ok = 1, st;
+    const double h = 0.01;
+    memset(bodies, 0, sizeof bodies);
+    bodies[0].kind = SC_BODY_DYNAMIC;
+    bodies[0].actuated = 1;
+    bodies[0].mass = 2.0;
+    bodies[0].inertia[0] = 0.5;
+    bodies[0].cloud.dim = 2;
+    bodies[1].kind = SC_BODY_KINEMATIC;
+    bodies[1].cloud.dim = 2;
+    memset(&m, 0, sizeof m);
+    m.dim = 2;
+    m.nbody = 2;
+    m.bodies = bodies;
+    m.gravity[1] = -9.81;
+    m.dt = h;
+    CHECK(sc_model_check(&m, &sz) == SC_OK && sz.nq == 6 && sz.nv == 6 && sz.nu == 6 &&
+              sz.np == 2 && sz.nmove == 2,
+          "model sizes");
+    work = (double *)malloc((size_t)sc_step_workspace_size(&m, 2, 1, 1) * sizeof(double));
+    if (work == NULL) {
+        return;
+    }
+    st = sc_step(&m, x, u, 2, 0, SC_ISA_AUTO, 1, work, xn, A, B, H, NULL, NULL, NULL);
+    CHECK(st == SC_OK, "step");
+    /* v+ = v + h (m g + u) / m; theta: omega + h tau / I; positions q + h v+ */
+    ok &= fabs(xn[6] - (1.0 + h * 0.2 / 2.0)) < 1e-15;
+    ok &= fabs(xn[7] - (-2.0 + h * (-9.81 * 2.0 - 0.1) / 2.0)) < 1e-15;
+    ok &= fabs(xn[8] - (0.5 + h * 0.05 / 0.5)) < 1e-15;
+    ok &= fabs(xn[1] - (0.2 + h * xn[7])) < 1e-15;
+    ok &= xn[9] == 0.3 && xn[10] == 0.0 && xn[11] == -1.0 && xn[5] == 0.6 - h;
+    CHECK(ok, "free flight and kinematic control");
+    /* dx_dx: dq+/dq = I, dq+/dv = h I, dv+/dv = I; dx_du = h M^-1 / h^2 M^-1 */
+    ok = 1;
+    for (k = 0; k < 12; k++) {
+        ok &= A[k * 12 + k] == (k < 9 ? 1.0 : 0.0); /* kinematic: v+ = u, not v */
+    }
+    ok &= A[0 * 12 + 6] == h && B[6 * 6 + 0] == h / 2.0 && B[0 * 6 + 0] == h * h / 2.0;
+    ok &= B[9 * 6 + 3] == 1.0 && B[3 * 6 + 3] == h;
+    for (k = 0; k < 12 * 12 * 12; k++) {
+        ok &= H[k] == 0.0; /* linear in free flight (2D) */
+    }
+    CHECK(ok, "free-flight derivatives");
+    st = sc_inverse_dynamics(&m, x, xn, SC_ISA_AUTO, 1, work, uid, f);
+    ok = st == SC_OK;
+    for (k = 0; k < 6; k++) {
+        ok &= fabs(uid[k] - u[k]) < 1e-12;
+    }
+    CHECK(ok, "inverse dynamics recovers u");
+    CHECK(sc_energy(&m, x, SC_ISA_AUTO, 1, work, e) == SC_OK &&
+              fabs(e[0] - (0.5 * 2.0 * 5.0 + 0.5 * 0.5 * 0.25)) < 1e-15 &&
+              fabs(e[1] - 2.0 * 9.81 * 0.2) < 1e-15 && e[2] == 0.0,
+          "energy");
+    CHECK(sc_momentum(&m, x, mom) == SC_OK && mom[0] == 2.0 && mom[1] == -4.0 &&
+              fabs(mom[2] - (2.0 * (0.1 * -2.0 - 0.2 * 1.0) + 0.5 * 0.5)) < 1e-15,
+          "momentum");
+    /* rollouts: trajectory 1 meets a NaN control at t = 1 */
+    for (k = 0; k < 2 * 3 * 6; k++) {
+        U[k] = 0.1;
+    }
+    U[(1 * 3 + 1) * 6 + 2] = NAN;
+    free(work);
+    work = (double *)malloc(2 * (size_t)sc_step_workspace_size(&m, 1, 0, 1) * sizeof(double));
+    if (work == NULL) {
+        return;
+    }
+    {
+        double x0[24];
+        memcpy(x0, x, sizeof x);
+        memcpy(x0 + 12, x, sizeof x);
+        st = sc_rollout(&m, 2, 3, x0, U, 0, SC_ISA_AUTO, 2, work, X, NULL, NULL, status);
+    }
+    CHECK(st == SC_OK && status[0] == SC_OK && status[1] == SC_ENONFINITE,
+          "rollout statuses %d %d", status[0], status[1]);
+    CHECK(!isnan(X[4 * 12 + 12 + 0]) && isnan(X[4 * 12 + 2 * 12 + 0]) &&
+              isnan(X[4 * 12 + 3 * 12 + 11]),
+          "failed trajectory: NaN from the failing step on");
+    free(work);
+    /* inconsistent models */
+    bodies[1].actuated = 1;
+    CHECK(sc_model_check(&m, NULL) == SC_EINVAL, "actuated kinematic body");
+    bodies[1].actuated = 0;
+    m.dt = 0.0;
+    CHECK(sc_model_check(&m, NULL) == SC_EINVAL, "dt 0");
+    m.dt = h;
+    bodies[0].mass = -1.0;
+    CHECK(sc_model_check(&m, NULL) == SC_EINVAL, "negative mass");
+    bodies[0].mass = 2.0;
+    {
+        sc_pair pr = {0, 0, {1e-5, 1e-3, 2e3, 1e-3, 10.0, 0.5, 1e-2}};
+        m.pairs = &pr;
+        m.npair = 1;
+        CHECK(sc_model_check(&m, NULL) == SC_EINVAL, "pair of a body with itself");
+        pr.b = 1;
+        CHECK(sc_model_check(&m, NULL) == SC_EINVAL, "pair of bodies without samples");
+        m.npair = 0;
+    }
+}
+
 int main(void)
 {
     test_status_and_isa();
@@ -526,6 +634,7 @@ int main(void)
     test_ssdf_special();
     test_separation();
     test_contact();
+    test_model();
     printf("%d passed, %d failed\n", n_pass, n_fail);
     return n_fail == 0 ? 0 : 1;
 }
