@@ -561,8 +561,13 @@ class Model:
     def rollout(self, x0, U, order=0, num_threads=None, *, isa="auto") -> Rollout:
         """Batched rollouts: ``x0`` (..., nx), ``U`` (..., T, nu) with the same leading
         dimensions (``x0`` may also be a single (nx,) state shared by all), run in C across
-        ``num_threads`` threads (one trajectory per thread at a time; results do not
-        depend on the thread count).  ``order`` 0 or 1 (per-step Jacobians)."""
+        ``num_threads`` threads with the GIL released (one trajectory per thread at a time;
+        results do not depend on the thread count and equal a loop of :meth:`step`).
+        ``order`` 0 or 1 (per-step Jacobians).
+
+        A trajectory whose state or controls become non-finite does not stop the others:
+        its ``status`` is -3 (the C core's SC_ENONFINITE) and its states from the failing
+        step on are NaN.  Shapes and quaternions are still checked up front (ValueError)."""
         order = as_int(order, "order", 0, 1)
         Ua = as_float_array(U, "U")
         if Ua.ndim < 2 or Ua.shape[-1] != self.nu:
@@ -576,10 +581,11 @@ class Model:
                              f"({self.nx},), got {shape_str(xa.shape)}")
         B = int(np.prod(lead, dtype=np.int64))
         xf = np.ascontiguousarray(xa.reshape(B, self.nx))
-        for k in range(B):
-            self._as_state(xf[k], "x0")
-        if not np.all(np.isfinite(Ua)):
-            raise ValueError("U must be finite (NaN or inf found)")
+        if self.dim == 3:
+            # non-finite rows are reported per trajectory (status); finite ones must hold
+            # unit quaternions
+            for k in np.flatnonzero(np.all(np.isfinite(xf), axis=1)):
+                self._as_state(xf[k], "x0")
         X, A, Bu, st = _core.rollout(self._cap, xf, Ua.reshape(B, T, self.nu), order,
                                      as_num_threads(num_threads), _isa_code(isa))
         n2 = 2 * self.nv
