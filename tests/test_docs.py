@@ -31,3 +31,5 @@ def test_readme_example_runs():
     assert r.hess.shape == (2, 3, 3) and ns["smooth"].d3.shape == (1, 2, 2, 2)
     c = ns["c"]
     assert round(c.wrench_b[2], 1) == 12.1 and c.hessian.shape == (12, 24, 24)
+    step = ns["step"]
+    assert step.dx_du.shape == (12, 3) and step.d2x_dx2.shape == (12, 12, 12)
