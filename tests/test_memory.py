@@ -20,6 +20,21 @@ BALL_PACKED = _core.pack_cloud(BALL.points, BALL.normals, BALL.weights)
 BALL_POSE = np.array([0.0, 0.0, 0.036, 1.0, 0.0, 0.0, 0.0])
 
 
+def _model():
+    """Two small balls in contact, one actuated, under gravity (3D)."""
+    scene = sc.Scene(dim=3)
+    scene.add_body(BALL, mass=0.1, actuated=True, name="a")
+    scene.add_body(BALL, mass=0.1, pose=BALL_POSE, velocity=-VEL, name="b")
+    scene.add_contact("a", "b")
+    return scene.build(0.002)
+
+
+MODEL = _model()
+X0 = MODEL.initial_state()
+U0 = np.full(MODEL.nu, 0.01)
+UB = np.tile(U0, (2, 3, 1))
+
+
 def _grows(fn, rounds=ROUNDS):
     """Bytes traced memory grew over `rounds` calls after 50 warm-up calls."""
     for _ in range(50):
@@ -93,6 +108,19 @@ def _calls(cloud, x, packed):
         "core_contact_nan_error": _raises(ValueError, lambda: _core.contact(
             packed, n, POSE0, VEL * np.nan, packed, n, POSE1, VEL, PRM, 1)),
         "contact_params_error": _raises(ValueError, lambda: sc.ContactParams(beta=0.0)),
+        "build_ok": _model,
+        "step_ok": lambda: MODEL.step(X0, U0, order=2, params=True, num_threads=2),
+        "rollout_ok": lambda: MODEL.rollout(X0, UB, order=1, num_threads=2),
+        "model_eval_ok": lambda: (MODEL.energy(X0), MODEL.momentum(X0),
+                                  MODEL.inverse_dynamics(X0, X0)),
+        "core_step_error": _raises(ValueError, lambda: _core.step(MODEL._cap, X0[:-1], U0)),
+        "core_step_nan": _raises(ValueError, lambda: _core.step(MODEL._cap, X0 * np.nan, U0)),
+        "core_rollout_error": _raises(ValueError, lambda: _core.rollout(
+            MODEL._cap, X0[None], UB[:1, :, :-1])),
+        "core_model_new_error": _raises(ValueError, lambda: _core.model_new(
+            3, -1.0, np.zeros(3), np.zeros(1), np.zeros(1), np.ones(1), np.eye(3).reshape(1, 9),
+            np.zeros((1, 7)), (np.zeros(0),), np.zeros(1), (None,), np.zeros((0, 2)),
+            np.zeros((0, 7)))),
     }
 
 
@@ -108,11 +136,16 @@ def test_no_leak(setup, name):
                                   "core_packed_error", "core_dtype_error", "core_pack_error",
                                   "separation_ok", "core_separation_error", "contact_ok",
                                   "core_contact_ok", "core_contact_vel_error",
-                                  "core_contact_param_error", "core_contact_nan_error"])
+                                  "core_contact_param_error", "core_contact_nan_error",
+                                  "build_ok", "step_ok", "rollout_ok", "model_eval_ok",
+                                  "core_step_error",
+                                  "core_step_nan", "core_rollout_error",
+                                  "core_model_new_error"])
 def test_refcounts_flat(setup, name):
     cloud, x, packed = setup
     fn = _calls(cloud, x, packed)[name]
-    objs = [x, packed, cloud.points, cloud.normals, cloud.weights, VEL, POSE0, POSE1]
+    objs = [x, packed, cloud.points, cloud.normals, cloud.weights, VEL, POSE0, POSE1, X0, U0,
+            UB, MODEL._cap]
     fn()
     before = [sys.getrefcount(o) for o in objs]
     for _ in range(ROUNDS):
