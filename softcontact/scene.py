@@ -260,6 +260,10 @@ class Scene:
             raise ValueError("velocity must be finite")
         if kind == "static" and np.any(vel != 0):
             raise ValueError("a static body's velocity must be zero")
+        if kind != "dynamic" and (mass is not None or density is not None
+                                  or inertia is not None):
+            raise ValueError(f"mass, density and inertia apply to dynamic bodies only "
+                             f"({kind} body {name!r})")
         b = _Body()
         b.name, b.kind, b.actuated = name, kind, bool(actuated)
         b.velocity = vel.copy()
@@ -362,9 +366,8 @@ class Scene:
         g = as_positive_float(gravity, "gravity")
         vs = as_positive_float(slip_velocity, "slip_velocity")
         if samples is None:
-            # the footprint in the cloud frame, then relative to the centre of mass
-            src = b.cloud if not np.any(b.com) else b.cloud
-            pts = _footprint(src, 200)
+            # b.cloud (and its recorded shape) is already relative to the centre of mass
+            pts = _footprint(b.cloud, 200)
         else:
             pts = as_float_array(samples, "samples")
             if pts.ndim != 2 or pts.shape[1] != 2 or len(pts) < 1:
