@@ -220,8 +220,9 @@ class Scene:
             symmetric positive-definite matrix or its diagonal (3,).  Default: from the
             geometry (:meth:`PointCloud.mass_properties`) scaled to ``mass``.
         pose : array_like, optional
-            Pose of the cloud's frame (default: identity).  The body frame -- and the
-            state's position -- is the centre of mass, with the cloud's axes.
+            Pose of the cloud's frame (default: identity).  For a dynamic body the body
+            frame -- and the state's position -- is its centre of mass, with the cloud's
+            axes; kinematic and static bodies (no mass) keep the cloud's frame.
         velocity : array_like, optional
             Initial velocity (nv), default 0; for a static body it must be 0.
         kind : {"dynamic", "kinematic", "static"}
