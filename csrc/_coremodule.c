@@ -496,7 +496,7 @@ static PyObject *py_contact(PyObject *Py_UNUSED(self), PyObject *args, PyObject 
     Py_BEGIN_ALLOW_THREADS
     st = sc_contact(&pa, (const double *)PyArray_DATA(qa), (const double *)PyArray_DATA(va),
                     &pb, (const double *)PyArray_DATA(qb), (const double *)PyArray_DATA(vb),
-                    &prm, order, isa, nthreads, work, (double *)PyArray_DATA(w), scal,
+                    &prm, order, 0, isa, nthreads, work, (double *)PyArray_DATA(w), scal,
                     (double *)PyArray_DATA(phi), (double *)PyArray_DATA(pi),
                     (double *)PyArray_DATA(f), (double *)PyArray_DATA(x),
                     jac ? (double *)PyArray_DATA(jac) : NULL,

@@ -92,6 +92,9 @@ SC_API ptrdiff_t sc_contact_workspace_size(const sc_packed_cloud *a, const sc_pa
  *   pose_b, vel_b const double*  as for A
  *   prm           const sc_contact_params*
  *   order         int            0: values; 1: + jac; 2: + hess
+ *   frozen        int            bit 0: A, bit 1: B is held fixed (a static body): its
+ *                                state's derivatives are not computed (zero in jac and hess),
+ *                                which halves the variables of the derivative jets
  *   isa, nthreads int            as sc_separation
  *   work          double*        sc_contact_workspace_size(a, b, nthreads) doubles
  * Returned (any may be NULL to skip, except as noted):
@@ -120,8 +123,8 @@ SC_API ptrdiff_t sc_contact_workspace_size(const sc_packed_cloud *a, const sc_pa
  */
 SC_API int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel_a,
                       const sc_packed_cloud *b, const double *pose_b, const double *vel_b,
-                      const sc_contact_params *prm, int order, int isa, int nthreads,
-                      double *work, double *wrench, double *scalars, double *phi, double *pi,
+                      const sc_contact_params *prm, int order, int frozen, int isa,
+                      int nthreads, double *work, double *wrench, double *scalars, double *phi, double *pi,
                       double *forces, double *x_w, double *jac, double *hess,
                       double *dw_dprm);
 

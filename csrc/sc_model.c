@@ -435,7 +435,8 @@ static int step_pass(pass_t *P, const double *x, const double *u, int isa, int n
         }
         body_state(m, &P->s, x, pr->a, pa, va);
         body_state(m, &P->s, x, pr->b, pb, vb);
-        st = sc_contact(&ba->cloud, pa, va, &bb->cloud, pb, vb, &pr->prm, order_c, isa,
+        st = sc_contact(&ba->cloud, pa, va, &bb->cloud, pb, vb, &pr->prm, order_c,
+                        (ba->kind == SC_BODY_STATIC) | (bb->kind == SC_BODY_STATIC) << 1, isa,
                         nthreads, cwork, W, NULL, NULL, NULL, NULL, NULL,
                         order_c >= 1 ? jac : NULL, order_c >= 2 ? hess : NULL,
                         P->pbase != NONE ? dwdp : NULL);
@@ -1034,7 +1035,7 @@ int sc_energy(const sc_model *m, const double *x, int isa, int nthreads, double 
         body_state(m, &s, x, pr->a, pa, va);
         body_state(m, &s, x, pr->b, pb, vb);
         st = sc_contact(&m->bodies[pr->a].cloud, pa, va, &m->bodies[pr->b].cloud, pb, vb,
-                        &pr->prm, 0, isa, nthreads, w.cwork, W, sc3, NULL, NULL, NULL, NULL,
+                        &pr->prm, 0, 0, isa, nthreads, w.cwork, W, sc3, NULL, NULL, NULL, NULL,
                         NULL, NULL, NULL);
         if (st != SC_OK) {
             return st;

@@ -39,6 +39,7 @@
 #define SC_SCM_NJETS 136 /* jets in the arena (+1 sink); see jalloc */
 #define SC_SCM_MAXV 24   /* 4 nv in 3D */
 #define SC_SCM_JLEN (1 + SC_SCM_MAXV + SC_SCM_MAXV * (SC_SCM_MAXV + 1) / 2)
+#define SC_SCM_NOVAR 1000000 /* past every jet: a frozen body's variables are constants */
 
 ptrdiff_t sc_contact_workspace_size(const sc_packed_cloud *a, const sc_packed_cloud *b,
                                     int nthreads)
@@ -66,6 +67,7 @@ typedef struct {
     double eps_c;
     double *arena;
     int used, overflow;
+    int pv[2], vv[2]; /* first pose / velocity variable of each body (SC_SCM_NOVAR: frozen) */
 } scm_t;
 
 static double *jalloc(scm_t *S)
@@ -89,11 +91,18 @@ static int levi(int i, int j, int k)
     return ((i + 1) % 3 == j) ? 1 : -1;
 }
 
+/* the jet variable of pair coordinate i of (dq_A, dq_B, v_A, v_B), or >= SC_SCM_NOVAR */
+static int full_to_var(const scm_t *S, int i)
+{
+    const int blk = i / S->nv, X = blk % 2;
+    return (blk < 2 ? S->pv[X] : S->vv[X]) + i % S->nv;
+}
+
 /* out = Exp(sgn [dth_X]) in, to second order (out must not alias in) */
 static void rot_apply(const scm_t *S, int na, double **out, double *const *in, int X, double sgn)
 {
     const sc_jet_ctx *c = &S->c;
-    const int D = S->D, r0 = X * S->nv + D;
+    const int D = S->D, r0 = S->pv[X] + D;
     int a, i, j;
     for (a = 0; a < D; a++) {
         sc_jet_lin(c, na, out[a], 1.0, in[a], 0.0, NULL);
@@ -276,7 +285,7 @@ static void sample_geometry(scm_t *S, ptrdiff_t k, double *p, double **rO, doubl
                             double **y, double *Phi)
 {
     const sc_jet_ctx *c = &S->c;
-    const int D = S->D, nv = S->nv, na = S->nq;
+    const int D = S->D, na = S->nq;
     const int O = k < S->I ? 0 : 1, K = 1 - O;
     const ptrdiff_t kk = O == 0 ? k : k - S->I;
     const sc_packed_cloud *own = S->cl[O];
@@ -295,9 +304,11 @@ static void sample_geometry(scm_t *S, ptrdiff_t k, double *p, double **rO, doubl
     for (a = 0; a < D; a++) {
         sc_jet_lin(c, na, rK[a], 1.0, rO[a], 0.0, NULL);
         rK[a][0] += S->t[O][a] - S->t[K][a];
-        if (c->order >= 1) {
-            rK[a][1 + O * nv + a] += 1.0;
-            rK[a][1 + K * nv + a] -= 1.0;
+        if (S->pv[O] < na) {
+            rK[a][1 + S->pv[O] + a] += 1.0;
+        }
+        if (S->pv[K] < na) {
+            rK[a][1 + S->pv[K] + a] -= 1.0;
         }
     }
     /* y = Exp(-dth_K) R_K^T rK; its value is replaced by the one the SSDF saw (equal up to
@@ -323,8 +334,8 @@ typedef struct {
 
 int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel_a,
                const sc_packed_cloud *b, const double *pose_b, const double *vel_b,
-               const sc_contact_params *prm, int order, int isa, int nthreads, double *work,
-               double *wrench, double *scalars, double *phi, double *pi, double *forces,
+               const sc_contact_params *prm, int order, int frozen, int isa, int nthreads,
+               double *work, double *wrench, double *scalars, double *phi, double *pi, double *forces,
                double *x_w, double *jac, double *hess, double *dw_dprm)
 {
     scm_t S;
@@ -339,7 +350,8 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
 
     if (a == NULL || b == NULL || pose_a == NULL || pose_b == NULL || vel_a == NULL ||
         vel_b == NULL || prm == NULL || work == NULL || a->dim != b->dim ||
-        (a->dim != 2 && a->dim != 3) || order < 0 || order > 2 || nthreads < 1) {
+        (a->dim != 2 && a->dim != 3) || order < 0 || order > 2 || frozen < 0 || frozen > 3 ||
+        nthreads < 1) {
         return SC_EINVAL;
     }
     if (!(prm->eps > 0.0) || !isfinite(prm->eps) || !(prm->eps_c > 0.0) ||
@@ -397,9 +409,17 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
     S.D = D;
     S.nv = nv;
     S.nrot = D == 2 ? 1 : 3;
-    sc_jet_ctx_init(c, 4 * nv, order);
-    S.nq = nq = order > 0 ? 2 * nv : 0;
-    S.ns = ns = order > 0 ? 4 * nv : 0;
+    {
+        /* variables: the moving bodies' poses, then their velocities */
+        const int fa = (frozen & 1) != 0, fb = (frozen & 2) != 0, nm = 2 - fa - fb;
+        S.pv[0] = fa ? SC_SCM_NOVAR : 0;
+        S.pv[1] = fb ? SC_SCM_NOVAR : (fa ? 0 : nv);
+        S.vv[0] = fa ? SC_SCM_NOVAR : nm * nv;
+        S.vv[1] = fb ? SC_SCM_NOVAR : nm * nv + (fa ? 0 : nv);
+        sc_jet_ctx_init(c, 2 * nm * nv, order);
+        S.nq = nq = order > 0 ? nm * nv : 0;
+        S.ns = ns = order > 0 ? 2 * nm * nv : 0;
+    }
     S.cl[0] = a;
     S.cl[1] = b;
     S.I = I;
@@ -479,15 +499,17 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
             const int K = 1 - O;
             for (aa = 0; aa < D; aa++) {
                 sc_jet_const(c, ns, Z.d[O][aa], S.t[O][aa] - S.t[K][aa]);
-                if (ns > 0) {
-                    Z.d[O][aa][1 + O * nv + aa] = 1.0;
-                    Z.d[O][aa][1 + K * nv + aa] = -1.0;
+                if (S.pv[O] < ns) {
+                    Z.d[O][aa][1 + S.pv[O] + aa] = 1.0;
+                }
+                if (S.pv[K] < ns) {
+                    Z.d[O][aa][1 + S.pv[K] + aa] = -1.0;
                 }
             }
         }
         /* world angular velocities w_X (2D: the scalar omega_X) */
         for (X = 0; X < 2; X++) {
-            const int v0 = 2 * nv + X * nv;
+            const int v0 = S.vv[X];
             if (D == 2) {
                 sc_jet_var(c, ns, w[X][0], S.v[X][2], v0 + 2);
             } else {
@@ -499,14 +521,16 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
             }
         }
         for (O = 0; O < 2; O++) {
-            const int K = 1 - O, vO = 2 * nv + O * nv, vK = 2 * nv + K * nv;
+            const int K = 1 - O, vO = S.vv[O], vK = S.vv[K];
             for (aa = 0; aa < (D == 2 ? 1 : 3); aa++) {
                 sc_jet_lin(c, ns, Z.Om[O][aa], 1.0, w[O][aa], -1.0, w[K][aa]);
             }
             for (aa = 0; aa < D; aa++) {
                 sc_jet_const(c, ns, Z.cv[O][aa], S.v[O][aa] - S.v[K][aa]);
-                if (ns > 0) {
+                if (vO < ns) {
                     Z.cv[O][aa][1 + vO + aa] = 1.0;
+                }
+                if (vK < ns) {
                     Z.cv[O][aa][1 + vK + aa] = -1.0;
                 }
             }
@@ -716,7 +740,7 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
         sc_jet_const(c, ns, md, 0.0);
         for (r = 0; r < 2 * nv; r++) {
             sc_jet_promote(c, nq, ns, Z.A[r]);
-            sc_jet_var(c, ns, vj, S.v[r / nv][r % nv], 2 * nv + r);
+            sc_jet_var(c, ns, vj, S.v[r / nv][r % nv], S.vv[r / nv] + r % nv);
             sc_jet_madd(c, ns, md, 1.0, Z.A[r], vj);
         }
         /* alpha = lambda - c s mdot */
@@ -738,18 +762,23 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
             if (wrench) {
                 wrench[r] = q[0];
             }
+            /* full pair coordinates (dq_A, dq_B, v_A, v_B); a frozen body's are zero */
             if (jac && order >= 1) {
-                for (j = 0; j < ns; j++) {
-                    jac[r * ns + j] = q[1 + j];
+                for (j = 0; j < 4 * nv; j++) {
+                    const int cj = full_to_var(&S, j);
+                    jac[r * 4 * nv + j] = cj < ns ? q[1 + cj] : 0.0;
                 }
             }
             if (hess && order >= 2) {
+                const int nf = 4 * nv;
                 int i2, j2;
-                for (i2 = 0; i2 < ns; i2++) {
+                for (i2 = 0; i2 < nf; i2++) {
+                    const int ci = full_to_var(&S, i2);
                     for (j2 = 0; j2 <= i2; j2++) {
-                        double v = q[1 + c->n + i2 * (i2 + 1) / 2 + j2];
-                        hess[(r * ns + i2) * ns + j2] = v;
-                        hess[(r * ns + j2) * ns + i2] = v;
+                        const int cj = full_to_var(&S, j2);
+                        const double v = ci < ns && cj < ns ? q[sc_jet_hidx(c, ci, cj)] : 0.0;
+                        hess[(r * nf + i2) * nf + j2] = v;
+                        hess[(r * nf + j2) * nf + i2] = v;
                     }
                 }
             }

@@ -436,7 +436,7 @@ static void test_contact(void)
     if (work == NULL) {
         return;
     }
-    CHECK(sc_contact(&A, qa, v0, &B, qb, v0, &prm, 2, SC_ISA_AUTO, 1, work, w, sc3, phi, pi, f, x,
+    CHECK(sc_contact(&A, qa, v0, &B, qb, v0, &prm, 2, 0, SC_ISA_AUTO, 1, work, w, sc3, phi, pi, f, x,
                      jac, hess, NULL) == SC_OK,
           "contact");
     m = -0.002 - 1e-3 * log(2.0);
@@ -464,9 +464,37 @@ static void test_contact(void)
         CHECK(fabs(jac[1 * 12 + 4] + dl) < 1e-9 * fabs(dl), "d fy_A / d y_B = %g, want %g",
               jac[1 * 12 + 4], -dl);
     }
+    /* B frozen (static): A's derivative columns unchanged, B's zero, values identical */
+    {
+        double w3[6], jac3[72], hess3[6 * 12 * 12], vt[3] = {0.05, -0.08, 0.3};
+        double jf[72], hf[6 * 12 * 12];
+        int same = 1, r, a, b2;
+        CHECK(sc_contact(&A, qa, vt, &B, qb, v0, &prm, 2, 0, SC_ISA_AUTO, 1, work, w3, NULL, NULL,
+                         NULL, NULL, NULL, jf, hf, NULL) == SC_OK &&
+                  sc_contact(&A, qa, vt, &B, qb, v0, &prm, 2, 2, SC_ISA_AUTO, 1, work, w2, NULL,
+                             NULL, NULL, NULL, NULL, jac3, hess3, NULL) == SC_OK,
+              "frozen B");
+        for (r = 0; r < 6; r++) {
+            same &= w2[r] == w3[r];
+            for (a = 0; a < 12; a++) {
+                const int fa = (a / 3) % 2 == 1; /* B's columns: dq_B (3..5), v_B (9..11) */
+                same &= fa ? jac3[r * 12 + a] == 0.0
+                           : fabs(jac3[r * 12 + a] - jf[r * 12 + a]) <= 1e-13 * (1.0 + fabs(jf[r * 12 + a]));
+                for (b2 = 0; b2 < 12; b2++) {
+                    const int fb = (b2 / 3) % 2 == 1;
+                    const double hv = hess3[(r * 12 + a) * 12 + b2], hw = hf[(r * 12 + a) * 12 + b2];
+                    same &= fa || fb ? hv == 0.0 : fabs(hv - hw) <= 1e-12 * (1.0 + fabs(hw));
+                }
+            }
+        }
+        CHECK(same, "frozen body: same values, same derivatives for the moving body, zeros");
+        CHECK(sc_contact(&A, qa, vt, &B, qb, v0, &prm, 0, 4, SC_ISA_AUTO, 1, work, w2, NULL, NULL,
+                         NULL, NULL, NULL, NULL, NULL, NULL) == SC_EINVAL,
+              "frozen mask out of range");
+    }
     /* approaching (B moves down onto A): damping adds to the repulsion on A */
     vb[1] = -0.1;
-    CHECK(sc_contact(&A, qa, v0, &B, qb, vb, &prm, 0, SC_ISA_AUTO, 1, work, w2, NULL, NULL, NULL,
+    CHECK(sc_contact(&A, qa, v0, &B, qb, vb, &prm, 0, 0, SC_ISA_AUTO, 1, work, w2, NULL, NULL, NULL,
                      NULL, NULL, NULL, NULL, NULL) == SC_OK,
           "all optional outputs NULL");
     CHECK(w2[1] < w[1], "damping opposes approach: %g < %g", w2[1], w[1]);
@@ -474,7 +502,7 @@ static void test_contact(void)
     {
         double dp[18], wp[6], wm[6], vt[3] = {0.05, -0.08, 0.3}, hh, *field;
         int ok = 1, r;
-        CHECK(sc_contact(&A, qa, vt, &B, qb, vb, &prm, 0, SC_ISA_AUTO, 1, work, w2, NULL, NULL,
+        CHECK(sc_contact(&A, qa, vt, &B, qb, vb, &prm, 0, 0, SC_ISA_AUTO, 1, work, w2, NULL, NULL,
                          NULL, NULL, NULL, NULL, NULL, dp) == SC_OK,
               "parameter derivatives");
         for (j = 0; j < 3; j++) {
@@ -482,10 +510,10 @@ static void test_contact(void)
             field = j == 0 ? &bad.stiffness : j == 1 ? &bad.damping : &bad.friction;
             hh = 1e-6 * *field;
             *field += hh;
-            st_ok &= sc_contact(&A, qa, vt, &B, qb, vb, &bad, 0, SC_ISA_AUTO, 1, work, wp, NULL,
+            st_ok &= sc_contact(&A, qa, vt, &B, qb, vb, &bad, 0, 0, SC_ISA_AUTO, 1, work, wp, NULL,
                                 NULL, NULL, NULL, NULL, NULL, NULL, NULL) == SC_OK;
             *field -= 2.0 * hh;
-            st_ok &= sc_contact(&A, qa, vt, &B, qb, vb, &bad, 0, SC_ISA_AUTO, 1, work, wm, NULL,
+            st_ok &= sc_contact(&A, qa, vt, &B, qb, vb, &bad, 0, 0, SC_ISA_AUTO, 1, work, wm, NULL,
                                 NULL, NULL, NULL, NULL, NULL, NULL, NULL) == SC_OK;
             for (r = 0; r < 6; r++) {
                 double fd = (wp[r] - wm[r]) / (2.0 * hh);
@@ -496,21 +524,21 @@ static void test_contact(void)
     }
     bad = prm;
     bad.stiffness = -1.0;
-    CHECK(sc_contact(&A, qa, v0, &B, qb, v0, &bad, 0, SC_ISA_AUTO, 1, work, w, NULL, NULL, NULL,
+    CHECK(sc_contact(&A, qa, v0, &B, qb, v0, &bad, 0, 0, SC_ISA_AUTO, 1, work, w, NULL, NULL, NULL,
                      NULL, NULL, NULL, NULL, NULL) == SC_EINVAL,
           "negative stiffness");
     bad = prm;
     bad.friction = NAN;
-    CHECK(sc_contact(&A, qa, v0, &B, qb, v0, &bad, 0, SC_ISA_AUTO, 1, work, w, NULL, NULL, NULL,
+    CHECK(sc_contact(&A, qa, v0, &B, qb, v0, &bad, 0, 0, SC_ISA_AUTO, 1, work, w, NULL, NULL, NULL,
                      NULL, NULL, NULL, NULL, NULL) == SC_EINVAL,
           "NaN friction");
-    CHECK(sc_contact(&A, qa, v0, &B, qb, v0, &prm, 3, SC_ISA_AUTO, 1, work, w, NULL, NULL, NULL,
+    CHECK(sc_contact(&A, qa, v0, &B, qb, v0, &prm, 3, 0, SC_ISA_AUTO, 1, work, w, NULL, NULL, NULL,
                      NULL, NULL, NULL, NULL, NULL) == SC_EINVAL,
           "order 3");
-    CHECK(sc_contact(&A, qa, vnan, &B, qb, v0, &prm, 0, SC_ISA_AUTO, 1, work, w, NULL, NULL, NULL,
+    CHECK(sc_contact(&A, qa, vnan, &B, qb, v0, &prm, 0, 0, SC_ISA_AUTO, 1, work, w, NULL, NULL, NULL,
                      NULL, NULL, NULL, NULL, NULL) == SC_ENONFINITE,
           "NaN velocity");
-    CHECK(sc_contact(&A, qa, v0, &B, qb, NULL, &prm, 0, SC_ISA_AUTO, 1, work, w, NULL, NULL, NULL,
+    CHECK(sc_contact(&A, qa, v0, &B, qb, NULL, &prm, 0, 0, SC_ISA_AUTO, 1, work, w, NULL, NULL, NULL,
                      NULL, NULL, NULL, NULL, NULL) == SC_EINVAL,
           "NULL velocity");
     free(work);
