@@ -69,6 +69,7 @@ else:
     _STANDIN = False
 
 if not _STANDIN:
+    from . import optimize
     from ._core import NumericalError
     from .cloud import MassProperties, PointCloud
     from .contact import Contact, ContactParams, Separation, contact, separation
@@ -116,6 +117,7 @@ __all__ = [
     "SoftContactWarning",
     "build_info",
     "contact",
+    "optimize",
     "pose_difference",
     "retract",
     "separation",
