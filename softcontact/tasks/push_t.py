@@ -1,0 +1,478 @@
+"""The planar push-T task: push a T-shaped block with a disk until it covers a goal pose.
+
+The common push-T benchmark (as in Diffusion Policy and its successors) in SI units, as
+a :class:`softcontact.Scene` seen from above:
+
+- **Workspace**: the square ``[0, 0.512]^2`` m, bounded by four static half-space walls
+  (``"wall_left"``, ``"wall_right"``, ``"wall_bottom"``, ``"wall_top"``) whose normals
+  point into the workspace.  Each wall is a single exact plane sample
+  (:meth:`PointCloud.halfspace`) whose point lies on the wall's line 1 m outside the
+  workspace, so that the point itself -- which the contact model also tests against the
+  T's SSDF -- is always ~1 m from the T and never weighs in the soft minimum: only the
+  T's samples against the exact plane act.
+- **The T** (``"T"``): :meth:`PointCloud.t_shape` at its default scale (a 0.12 x 0.03 m
+  bar over a 0.03 x 0.09 m stem, area 6.3e-3 m^2), a dynamic body sliding on the table
+  with planar support friction.  Its body frame -- and its pose in the state -- is its
+  centre of mass (the area centroid, which :meth:`PointCloud.t_shape_vertices` puts at
+  the origin), with the bar along x and the stem pointing to -y at angle 0.
+- **The pusher** (``"pusher"``): a kinematic disk of radius 0.015 m whose control is its
+  velocity ``u = (vx, vy, omega)``.  The speed bound ``|(vx, vy)| <= u_max`` (0.5 m/s)
+  is the controller's to respect (:meth:`PushT.project_controls`); the model does not
+  clip.  ``omega`` does not change the disk's shape (up to the 32-fold ripple of its
+  samples), but it is *not* inert: the contact friction sees the disk's surface speed
+  ``omega r``, so a spinning pusher drags the T sideways.  A real pusher does not spin;
+  keep ``omega = 0`` (``project_controls`` does).
+- **Contacts**: T-pusher and T-each wall.  A kinematic pusher cannot touch a static wall
+  (neither would be pushed; :meth:`Scene.add_contact` refuses such a pair), so nothing
+  stops the pusher at the walls: the controller (or the optimizer's bounds) must keep it
+  inside the workspace.
+- **Goal**: the T at pose ``(0.256, 0.256, pi/4)``.  :meth:`PushT.coverage` is the area
+  of the T at a pose intersected with the T at the goal over the T's area, computed
+  exactly on polygons (shapely); success is coverage >= 0.95 (within
+  :attr:`PushT.time_limit` = 30 s of simulated time).
+
+State (nx = 12): ``(T pose (x, y, theta), pusher pose (x, y, theta), T velocity
+(vx, vy, omega), pusher velocity)``; controls (nu = 3): the pusher's velocity
+(``model.control_names``).  Parameters of the model (``model.param_names``): the T's
+mass and inertia, stiffness/damping/friction of each contact pair, the T's support
+friction.
+
+Physical parameters (:data:`PARAMETERS`, each overridable in :func:`make`), and why.
+The step is semi-implicit Euler with every force explicit, so the stiff and dissipative
+terms must satisfy ``dt``-limits; the worst case is a force at the stem's bottom corner
+(lever arm 0.079 m), where the T's effective mass ``m_eff = 1 / (1/m + r^2/I)`` is only
+0.035 kg:
+
+``mass`` = 0.15 kg
+    A 3D-printed T of this footprint and 2-3 cm height weighs 0.1-0.2 kg.  The inertia
+    follows from the geometry (uniform plate: 1.93e-3 m^2 x mass = 2.9e-4 kg m^2).
+``support_friction`` = 0.35
+    Coulomb coefficient of plastic sliding on a table (0.3-0.4); the weight is spread
+    over a ~200-point grid of the T's footprint, so torsional friction is right.  Pushing
+    the T takes ~0.5 N.
+``support_slip_velocity`` = 0.02 m/s
+    Speed at which the smooth support friction reaches ~70 % of its Coulomb value.
+    Below it the friction acts as a viscous damper of rate ``friction g / v_s`` (1/s),
+    stable without sign flips only while ``dt friction g / v_s`` < 1 (0.86 here; with
+    0.01 m/s it would be 1.7 and a resting T chatters).  A T released at 0.3 m/s
+    stops within 0.1 s.
+``stiffness`` = 2e3 N/m, ``damping`` = 8 N s/m (T-pusher and T-walls)
+    The force grows by 0.5 N (a push) over 0.25 mm of penetration: a rigid-looking
+    push.  Stability of the
+    explicit spring-damper at ``m_eff``: ``dt^2 k / m_eff + 2 dt c / m_eff`` = 3.7 < 4.
+    Damping ratio 0.23 for a push through the centre of mass (a T hit at 0.3 m/s
+    rebounds to ~0.45 m/s, then the table stops it against the pusher within a few mm)
+    and 0.47 at the stem's corner; more damping is not stable at this ``dt``.
+``friction`` = 0.4 (T-pusher), ``wall_friction`` = 0.3 (T-walls)
+    Plastic on a steel or printed pusher; plastic on a wooden or aluminium fence.
+``contact_slip_velocity`` = 0.05 m/s
+    The contacts' smooth-Coulomb slip speed.  Its viscous rate ``friction lambda /
+    (v_s m_eff)`` must satisfy ``dt`` x rate < 2, i.e. a normal force ``lambda`` below
+    ~1.8 N at the stem's corner (3x the pushing force; impacts at 0.3 m/s and squeezing
+    the T against a wall exceed it, see Notes).  Pushes at 0.2 m/s differ from those
+    with a near-Coulomb 0.005 m/s (and dt = 1.25 ms) by < 0.1 rad and 3 mm after 1.5 s.
+``eps`` = 1e-5 m^2, ``eps_c`` = 1e-3 m, ``beta`` = 1e-3 m
+    The library defaults for objects of ~0.1 m sampled every few mm (smoothing length
+    ``sqrt(eps)`` ~ 3 mm, the sample spacing).  Contact starts a few mm before the
+    surfaces touch (``eps_c log N``, N the samples near the deepest point): the T rests
+    3-4 mm off a wall it is pushed against broadside.
+``dt`` = 0.005 s
+    Trajectories agree with dt = 1.25 ms to < 1 mm and < 0.01 rad after 2 s of pushing
+    at 0.3 m/s.  dt = 0.01 s breaks the limits above: a T pushed far from its centre of
+    mass spins more than twice as fast as it should (peak 11 rad/s instead of 4), a
+    resting T chatters, and a T pushed against a wall can pass into it.  30 s of task
+    time is 6000 steps (~0.3 ms each at order 0).
+``u_max`` = 0.5 m/s
+    The pusher's speed bound on ``(vx, vy)``.
+``spacing`` = 0.003 m, ``pusher_spacing`` = 0.003 m, ``pusher_radius`` = 0.015 m
+    170 samples on the T's outline and 32 on the pusher's (3 mm, the smoothing length:
+    smooth faces, corners sharp to within a few mm).
+``clearance`` = 0.005 m, ``margin`` = 0.01 m
+    Seeded initial states: the pusher's disk is at least ``clearance`` from the T's
+    polygon (beyond the contact's onset of a few mm) and at least ``margin`` inside the
+    walls.
+
+Seeded initial states (:meth:`PushT.initial_state`): T position uniform in
+``[0.1, 0.4]^2`` (the T then clears the walls by >= 19 mm), angle uniform in
+``[-pi, pi)``; pusher position uniform in ``[radius + margin, 0.512 - radius - margin]^2``,
+rejected while its disk comes within ``clearance`` of the T; pusher angle and all
+velocities zero.  ``seed=None`` means :data:`DEFAULT_SEED` (0), so ``make()`` is
+reproducible.
+
+Notes
+-----
+Limits of the explicit step at these parameters (none makes a trajectory blow up; they
+matter for derivatives through such stretches):
+
+- A pusher hitting the T at 0.3 m/s produces a contact force of a few N for a few steps,
+  beyond the friction limit above: the step Jacobian's spectral radius reaches ~3 there
+  (it stays within 1.02 for pushes and impacts at 0.1 m/s).  Approach at moderate speed.
+- A pusher squeezing the T against a wall (closer to the wall than the T is thick there)
+  makes the friction chatter with period 2 steps (velocities up to ~1 cm/s and ~3 rad/s
+  alternating in sign, so the pose jitters by < 0.1 mm and < 0.015 rad); with friction
+  0 there is none.  Do not pin the T.
+- The pusher is not stopped by the walls (kinematic): a pusher driven past a wall can
+  push the T through it.
+
+Examples
+--------
+>>> import numpy as np
+>>> from softcontact.tasks import push_t
+>>> task = push_t.make(seed=3)
+>>> task.model.nx, task.model.nu
+(12, 3)
+>>> U = np.zeros((100, 3))
+>>> X = task.model.rollout(task.x0, U).states
+>>> bool(task.coverage(task.t_pose(X[-1])) == task.coverage(task.t_pose(task.x0)))
+True
+>>> task.coverage(task.goal)
+1.0
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import types
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import shapely  # type: ignore[import-untyped]
+
+from .._validate import as_float_array, as_int, as_positive_float, shape_str
+from ..cloud import PointCloud
+from ..contact import ContactParams
+from ..scene import Model, Scene
+
+__all__ = ["make", "PushT", "PARAMETERS", "DEFAULT_SEED", "WORKSPACE", "GOAL",
+           "SUCCESS_COVERAGE", "TIME_LIMIT"]
+
+#: Seed used by ``make(seed=None)``.
+DEFAULT_SEED = 0
+#: Side of the square workspace ``[0, WORKSPACE]^2``, m.
+WORKSPACE = 0.512
+#: Goal pose of the T's centre of mass, ``(x, y, theta)``.
+GOAL = (0.256, 0.256, math.pi / 4)
+#: Coverage at or above which the task is solved.
+SUCCESS_COVERAGE = 0.95
+#: Simulated time allowed to reach success, s.
+TIME_LIMIT = 30.0
+
+#: The overridable physical and task parameters and their defaults (SI units); see the
+#: module docstring for the reasons behind each value.
+PARAMETERS: Mapping[str, float] = types.MappingProxyType({
+    "mass": 0.15,
+    "support_friction": 0.35,
+    "support_slip_velocity": 0.02,
+    "stiffness": 2e3,
+    "damping": 8.0,
+    "friction": 0.4,
+    "wall_friction": 0.3,
+    "contact_slip_velocity": 0.05,
+    "eps": 1e-5,
+    "eps_c": 1e-3,
+    "beta": 1e-3,
+    "dt": 0.005,
+    "u_max": 0.5,
+    "spacing": 0.003,
+    "pusher_spacing": 0.003,
+    "pusher_radius": 0.015,
+    "clearance": 0.005,
+    "margin": 0.01,
+})
+# parameters that may be 0
+_ZERO_OK = frozenset({"support_friction", "damping", "friction", "wall_friction",
+                      "clearance", "margin"})
+
+_T_RANGE = (0.1, 0.4)
+_WALL_OFFSET = 1.0  # wall sample points lie this far outside the workspace, on the line
+_MAX_TRIES = 10_000
+
+
+def _readonly(a) -> np.ndarray:
+    a = np.array(a, dtype=float)
+    a.setflags(write=False)
+    return a
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PushT:
+    """A built push-T task (returned by :func:`make`; immutable).
+
+    Attributes
+    ----------
+    model : Model
+        The compiled scene, bodies ``("T", "pusher", "wall_left", "wall_right",
+        "wall_bottom", "wall_top")``; state ``(T pose, pusher pose, T velocity, pusher
+        velocity)`` (nx = 12), controls the pusher's velocity ``(vx, vy, omega)``.
+    x0 : (12,) ndarray
+        The seeded initial state (read-only; copy it to modify).
+    goal : (3,) ndarray
+        Goal pose of the T, ``(0.256, 0.256, pi/4)`` (read-only).
+    dt : float
+        Time step of ``model``, s.
+    u_max : float
+        Bound on the pusher's speed ``|(vx, vy)|``, m/s (not enforced by the model).
+    cloud : PointCloud
+        The T's samples in its body frame (origin at the centre of mass), exactly as the
+        model holds them.
+    vertices : (8, 2) ndarray
+        The T's corners in the same body frame, counter-clockwise (read-only): the
+        polygon of :meth:`coverage`.
+    pusher_cloud : PointCloud
+        The pusher's samples in its frame (origin at the disk's centre).
+    pusher_radius : float
+        m.
+    params : Mapping[str, float]
+        Every parameter of :data:`PARAMETERS` with the overrides applied (read-only).
+    seed : int
+        The seed of ``x0``.
+    t_name, pusher_name : str
+        ``"T"`` and ``"pusher"``.
+    wall_names : tuple of str
+        The four walls.
+    workspace : float
+        Side of the workspace square, m (0.512).
+    time_limit : float
+        Simulated time allowed, s (30).
+    success_coverage : float
+        Coverage needed for success (0.95).
+    """
+
+    model: Model
+    x0: np.ndarray
+    goal: np.ndarray
+    dt: float
+    u_max: float
+    cloud: PointCloud
+    pusher_cloud: PointCloud
+    pusher_radius: float
+    vertices: np.ndarray
+    params: Mapping[str, float]
+    seed: int
+    t_name: str = "T"
+    pusher_name: str = "pusher"
+    wall_names: tuple[str, ...] = ("wall_left", "wall_right", "wall_bottom", "wall_top")
+    workspace: float = WORKSPACE
+    time_limit: float = TIME_LIMIT
+    success_coverage: float = SUCCESS_COVERAGE
+    _goal_polygon: Any = dataclasses.field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_goal_polygon", self.t_polygon(self.goal))
+
+    # -- geometry ----------------------------------------------------------------------
+
+    @property
+    def horizon(self) -> int:
+        """Number of steps in :attr:`time_limit`."""
+        return int(round(self.time_limit / self.dt))
+
+    def t_outline(self, pose) -> np.ndarray:
+        """Corners of the T placed at ``pose`` (..., 3): (..., 8, 2), world frame.
+
+        Placed exactly as the model places the T's cloud: ``R(theta) v + (x, y)``
+        with ``v`` the corners in the body frame (centre of mass at the origin)."""
+        return _place(self.vertices, _as_poses(pose, "pose"))
+
+    def t_polygon(self, pose):
+        """The T at ``pose`` (3,) as a ``shapely.Polygon``."""
+        q = _as_poses(pose, "pose")
+        if q.shape != (3,):
+            raise ValueError(f"pose must have shape (3,), got {shape_str(q.shape)}")
+        return shapely.Polygon(self.t_outline(q))
+
+    def coverage(self, pose):
+        """Area of (T at ``pose`` intersected with T at the goal) / area of the T.
+
+        ``pose`` (3,) gives a float, (..., 3) an array (...).  Exact up to rounding
+        (shapely's polygon intersection); 1 at the goal, 0 for disjoint placements, and
+        invariant to adding 2 pi to the angle."""
+        q = _as_poses(pose, "pose")
+        polys = shapely.polygons(self.t_outline(q))
+        inter = shapely.area(shapely.intersection(polys, self._goal_polygon))
+        out = np.asarray(inter, dtype=float) / float(self._goal_polygon.area)
+        return float(out) if q.ndim == 1 else out
+
+    # -- states ------------------------------------------------------------------------
+
+    def t_pose(self, x) -> np.ndarray:
+        """The T's pose ``(x, y, theta)`` from state(s) ``x`` (..., 12): (..., 3)."""
+        return _as_states(x, self.model.nx)[..., 0:3]
+
+    def pusher_pose(self, x) -> np.ndarray:
+        """The pusher's pose ``(x, y, theta)`` from state(s) ``x`` (..., 12): (..., 3)."""
+        return _as_states(x, self.model.nx)[..., 3:6]
+
+    def t_velocity(self, x) -> np.ndarray:
+        """The T's velocity ``(vx, vy, omega)`` from state(s) ``x``: (..., 3)."""
+        return _as_states(x, self.model.nx)[..., 6:9]
+
+    def success(self, x):
+        """``coverage(t_pose(x)) >= success_coverage``: bool, or a bool array for (..., 12)."""
+        c = self.coverage(self.t_pose(x))
+        return bool(c >= self.success_coverage) if np.ndim(c) == 0 else \
+            np.asarray(c) >= self.success_coverage
+
+    def project_controls(self, U) -> np.ndarray:
+        """Controls ``U`` (..., 3) made admissible: ``(vx, vy)`` scaled onto the disk
+        ``|(vx, vy)| <= u_max`` where outside it, ``omega`` set to 0.  A new array."""
+        a = as_float_array(U, "U")
+        if a.ndim < 1 or a.shape[-1] != 3:
+            raise ValueError(f"U must have shape (..., 3), got {shape_str(a.shape)}")
+        out = a.copy()
+        speed = np.hypot(out[..., 0], out[..., 1])
+        scale = np.where(speed > self.u_max, self.u_max / np.maximum(speed, 1e-300), 1.0)
+        out[..., 0] *= scale
+        out[..., 1] *= scale
+        out[..., 2] = 0.0
+        return out
+
+    def initial_state(self, seed=None) -> np.ndarray:
+        """The seeded initial state (12,) of this task's geometry (see the module
+        docstring); ``seed=None`` means :data:`DEFAULT_SEED`.  Same seed, same state."""
+        return _sample_state(self.vertices, self.params, seed)
+
+    def __repr__(self) -> str:
+        return (f"PushT(seed={self.seed}, dt={self.dt:g}, u_max={self.u_max:g}, "
+                f"T pose={np.round(self.x0[:3], 4).tolist()}, "
+                f"pusher={np.round(self.x0[3:5], 4).tolist()})")
+
+
+def _place(v: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Body-frame points ``v`` (k, 2) at poses ``q`` (..., 3): (..., k, 2)."""
+    c, s = np.cos(q[..., 2]), np.sin(q[..., 2])
+    x = c[..., None] * v[:, 0] - s[..., None] * v[:, 1] + q[..., 0, None]
+    y = s[..., None] * v[:, 0] + c[..., None] * v[:, 1] + q[..., 1, None]
+    return np.stack([x, y], axis=-1)
+
+
+def _as_poses(pose, name) -> np.ndarray:
+    q = as_float_array(pose, name)
+    if q.ndim < 1 or q.shape[-1] != 3:
+        raise ValueError(f"{name} must have shape (..., 3), got {shape_str(q.shape)}")
+    if not np.all(np.isfinite(q)):
+        raise ValueError(f"{name} must be finite (NaN or inf found)")
+    return q
+
+
+def _as_states(x, nx) -> np.ndarray:
+    a = as_float_array(x, "x")
+    if a.ndim < 1 or a.shape[-1] != nx:
+        raise ValueError(f"x must have shape (..., {nx}), got {shape_str(a.shape)}")
+    return a
+
+
+def _as_seed(seed) -> int:
+    return DEFAULT_SEED if seed is None else as_int(seed, "seed", lo=0)
+
+
+def _sample_state(vertices, params, seed) -> np.ndarray:
+    seed = _as_seed(seed)
+    rng = np.random.default_rng(seed)
+    t = rng.uniform(*_T_RANGE, size=2)
+    theta = rng.uniform(-math.pi, math.pi)
+    poly = shapely.Polygon(_place(vertices, np.array([t[0], t[1], theta])))
+    r = params["pusher_radius"]
+    lo, hi = r + params["margin"], WORKSPACE - r - params["margin"]
+    for _ in range(_MAX_TRIES):
+        p = rng.uniform(lo, hi, size=2)
+        if poly.distance(shapely.Point(p)) >= r + params["clearance"]:
+            break
+    else:  # pragma: no cover - needs a pusher nearly as large as the workspace
+        raise ValueError("could not place the pusher clear of the T: pusher_radius, margin "
+                         "or clearance too large")
+    return np.array([t[0], t[1], theta, p[0], p[1], 0.0, 0, 0, 0, 0, 0, 0], dtype=float)
+
+
+def _check_params(overrides) -> dict[str, float]:
+    unknown = sorted(set(overrides) - set(PARAMETERS))
+    if unknown:
+        raise TypeError(f"make() got unknown parameter(s) {', '.join(map(repr, unknown))}; "
+                        f"known: {', '.join(PARAMETERS)}")
+    p = dict(PARAMETERS)
+    for k, v in overrides.items():
+        p[k] = as_positive_float(v, k, allow_zero=k in _ZERO_OK)
+    if p["pusher_radius"] + p["margin"] >= WORKSPACE / 2:
+        raise ValueError(f"pusher_radius + margin must be < {WORKSPACE / 2} (half the "
+                         f"workspace), got {p['pusher_radius'] + p['margin']!r}")
+    if p["spacing"] > 0.03 or p["pusher_spacing"] > p["pusher_radius"]:
+        raise ValueError("spacing must be <= 0.03 m and pusher_spacing <= pusher_radius "
+                         f"(got {p['spacing']!r}, {p['pusher_spacing']!r})")
+    return p
+
+
+def make(seed=None, **overrides) -> PushT:
+    """Build the push-T task (see the module docstring).
+
+    Parameters
+    ----------
+    seed : int, optional
+        Seed (>= 0) of the initial state; ``None`` means :data:`DEFAULT_SEED`.
+    **overrides : float
+        Values for any of :data:`PARAMETERS` (``mass``, ``support_friction``,
+        ``stiffness``, ``damping``, ``friction``, ``wall_friction``, ``dt``, ``u_max``,
+        ...).
+
+    Returns
+    -------
+    PushT
+
+    Raises
+    ------
+    TypeError
+        An unknown parameter name (all of them named), a non-integer seed or a
+        non-real parameter value.
+    ValueError
+        A negative seed, a parameter that is not finite or out of range (> 0; >= 0 for
+        frictions, damping, clearance and margin), a pusher that does not fit in the
+        workspace, or ``spacing`` > 0.03 m or ``pusher_spacing`` > ``pusher_radius``.
+    """
+    seed = _as_seed(seed)
+    p = _check_params(overrides)
+    L = WORKSPACE
+    # the T, origin at its centre of mass (t_shape_vertices are centred on the area
+    # centroid; the scene moves the body frame to the centroid it computes, which agrees
+    # to rounding -- apply the same shift so that the polygon is the model's cloud)
+    raw = PointCloud.t_shape(spacing=p["spacing"])
+    com = np.asarray(raw.mass_properties(1.0).com, dtype=float)
+    cloud = raw if not np.any(com) else raw.transformed([-com[0], -com[1], 0.0])
+    vertices = _readonly(PointCloud.t_shape_vertices() - com)
+    x0 = _sample_state(vertices, p, seed)
+
+    scene = Scene(dim=2)
+    # the scene moves the body frame to the same centre of mass: its cloud is ``cloud``
+    # and its pose is the sampled one (to rounding)
+    c, s = math.cos(x0[2]), math.sin(x0[2])
+    cloud_pose = [x0[0] - (c * com[0] - s * com[1]), x0[1] - (s * com[0] + c * com[1]), x0[2]]
+    scene.add_body(raw, mass=p["mass"], pose=cloud_pose, name="T")
+    r = p["pusher_radius"]
+    pusher_cloud = PointCloud.disk(r, p["pusher_spacing"])
+    scene.add_body(pusher_cloud, kind="kinematic", pose=x0[3:6], name="pusher")
+    walls = {  # name: (point on the line, 1 m outside the workspace; inward normal)
+        "wall_left": ([0.0, -_WALL_OFFSET], [1.0, 0.0]),
+        "wall_right": ([L, L + _WALL_OFFSET], [-1.0, 0.0]),
+        "wall_bottom": ([L + _WALL_OFFSET, 0.0], [0.0, 1.0]),
+        "wall_top": ([-_WALL_OFFSET, L], [0.0, -1.0]),
+    }
+    for name, (point, normal) in walls.items():
+        scene.add_body(PointCloud.halfspace(point, normal), kind="static", name=name)
+    common = {"eps": p["eps"], "eps_c": p["eps_c"], "beta": p["beta"],
+              "stiffness": p["stiffness"], "damping": p["damping"],
+              "slip_velocity": p["contact_slip_velocity"]}
+    scene.add_contact("T", "pusher", ContactParams(friction=p["friction"], **common))
+    wall_params = ContactParams(friction=p["wall_friction"], **common)
+    for name in walls:
+        scene.add_contact("T", name, wall_params)
+    scene.add_support("T", friction=p["support_friction"],
+                      slip_velocity=p["support_slip_velocity"])
+    model = scene.build(p["dt"])
+    if not np.allclose(model.initial_state(), x0, rtol=0.0, atol=1e-15):  # pragma: no cover
+        raise AssertionError("the model's initial state differs from the sampled one")
+
+    goal = _readonly(GOAL)
+    task = PushT(model=model, x0=_readonly(x0), goal=goal, dt=model.dt, u_max=p["u_max"],
+                 cloud=cloud, pusher_cloud=pusher_cloud, pusher_radius=r, vertices=vertices,
+                 params=types.MappingProxyType(p), seed=seed, wall_names=tuple(walls))
+    return task
