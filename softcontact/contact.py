@@ -49,14 +49,19 @@ class Separation(NamedTuple):
     d2phi_dq2: np.ndarray | None
 
 
-def _as_pose(pose, name, dim):
-    q = as_float_array(pose, name)
-    want = 3 if dim == 2 else 7
-    if q.shape != (want,):
-        raise ValueError(f"{name} must have shape ({want},) for {dim}D clouds, "
-                         f"got {shape_str(q.shape)}")
-    if not np.all(np.isfinite(q)):
+def _as_vector(v, name, want, dim, what):
+    """A finite float64 vector of shape (want,); messages name the argument."""
+    a = as_float_array(v, name)
+    if a.shape != (want,):
+        raise ValueError(f"{name} must have shape ({want},) for {dim}D {what}, "
+                         f"got {shape_str(a.shape)}")
+    if not np.all(np.isfinite(a)):
         raise ValueError(f"{name} must be finite (NaN or inf found)")
+    return a
+
+
+def _as_pose(pose, name, dim):
+    q = _as_vector(pose, name, 3 if dim == 2 else 7, dim, "clouds")
     if dim == 3:
         norm = float(np.linalg.norm(q[3:]))
         if abs(norm - 1.0) > _UNIT_TOL:
@@ -259,14 +264,7 @@ class Contact(NamedTuple):
 
 
 def _as_velocity(v, name, dim):
-    a = as_float_array(v, name)
-    want = 3 if dim == 2 else 6
-    if a.shape != (want,):
-        raise ValueError(f"{name} must have shape ({want},) for {dim}D clouds, "
-                         f"got {shape_str(a.shape)}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be finite (NaN or inf found)")
-    return a
+    return _as_vector(v, name, 3 if dim == 2 else 6, dim, "clouds")
 
 
 def contact(cloud_a, pose_a, vel_a, cloud_b, pose_b, vel_b, params=None, order=0,

@@ -297,10 +297,8 @@ class TrajectoryProblem:
         key = Ua.tobytes()
         if key != self._key:
             self._key, self._fwd = key, {}
-        if order in self._fwd:
-            return self._fwd[order]
-        for o in (order, 2):  # an order-2 pass also serves order 0 and 1
-            if o in self._fwd and o >= order:
+        for o in range(order, 3):  # a pass of a higher order serves the lower ones
+            if o in self._fwd:
                 return self._fwd[o]
         m = self.model
         T = self.T
@@ -401,7 +399,8 @@ class TrajectoryProblem:
 
     def fun(self, U) -> float:
         """``J(U)``."""
-        f = self._cached(U) or self._forward(U, 0)
+        # at order 1: SciPy asks for jac(U) right after fun(U), which then costs nothing
+        f = self._cached(U) or self._forward(U, 1)
         return f["value"]
 
     def jac(self, U) -> np.ndarray:
@@ -446,7 +445,7 @@ class TrajectoryProblem:
 
     def residuals(self, U) -> np.ndarray:
         """All stage residuals stacked (``J = |r|^2 / 2``)."""
-        f = self._cached(U) or self._forward(U, 0)
+        f = self._cached(U) or self._forward(U, 1)  # residual_jac(U) usually follows
         return np.concatenate([s[0] for s in f["stages"]])
 
     def residual_jac(self, U) -> np.ndarray:
