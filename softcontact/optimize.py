@@ -55,6 +55,10 @@ class _Residual:
         return (t == T and self.terminal) or (t < T and self.stages)
 
 
+def _model_shape(model):
+    return (model.dim, model.nx, model.nu)
+
+
 def _body_slot(model, body):
     if not isinstance(body, str):
         raise TypeError(f"body must be a body name, got {type(body).__name__}")
@@ -95,6 +99,7 @@ class PoseResidual(_Residual):
 
     def __init__(self, model, body, goal, position_weight=1.0, angle_weight=1.0, *,
                  stages=False, terminal=True):
+        self._model_shape = _model_shape(model)
         self.slot = _body_slot(model, body)
         self.goal = _as_pose(goal, "goal", model.dim).copy()
         self.wp = as_positive_float(position_weight, "position_weight", allow_zero=True)
@@ -162,6 +167,7 @@ class ControlResidual(_Residual):
             raise ValueError("weight must be finite and >= 0")
         self.sw = np.sqrt(w)
         self.stages, self.terminal = True, False
+        self._model_shape = _model_shape(model)
 
     def size(self, model) -> int:
         return model.nu
@@ -189,6 +195,7 @@ class ApproachResidual(_Residual):
 
     def __init__(self, model, probe, target, target_cloud, weight=1.0, offset=0.0, eps=1e-4,
                  *, stages=True, terminal=False):
+        self._model_shape = _model_shape(model)
         self.probe = _body_slot(model, probe)
         self.target = _body_slot(model, target)
         if self.probe == self.target:
@@ -198,7 +205,10 @@ class ApproachResidual(_Residual):
                             "target body's samples in its body frame")
         self.cloud = target_cloud
         self.w = as_positive_float(weight, "weight", allow_zero=True)
-        self.offset = float(as_float_array(offset, "offset"))
+        off = as_float_array(offset, "offset")
+        if off.shape != () or not np.isfinite(off):
+            raise ValueError(f"offset must be a finite scalar, got {offset!r}")
+        self.offset = float(off)
         self.eps = as_positive_float(eps, "eps")
         self.stages, self.terminal = _when(stages, terminal)
         D = model.dim
@@ -271,6 +281,10 @@ class TrajectoryProblem:
         for c in cost:
             if not all(hasattr(c, a) for a in ("size", "evaluate", "active")):
                 raise TypeError(f"cost entries must be residuals, got {type(c).__name__}")
+            built = getattr(c, "_model_shape", None)
+            if built is not None and built != _model_shape(model):
+                raise ValueError(f"a {type(c).__name__} was built for another model (dim, nx, "
+                                 f"nu = {built}; this one has {_model_shape(model)})")
         self.cost = cost
         self.num_threads = as_int(num_threads, "num_threads", 1, 256)
         self.n = 2 * model.nv
@@ -418,6 +432,8 @@ class TrajectoryProblem:
         P = as_float_array(p, "p")
         if P.size != self.size:
             raise ValueError(f"p must have T * nu = {self.size} entries, got {P.size}")
+        if not np.all(np.isfinite(P)):
+            raise ValueError("p must be finite (NaN or inf found)")
         return self._hess_batch(U, P.reshape(self.size, 1))[:, 0]
 
     def hess(self, U) -> np.ndarray:

@@ -354,6 +354,12 @@ class Scene:
         (default: a grid of about 200 points inside the cloud's recorded shape); each
         carries ``-L_l v_l / sqrt(|v_l|^2 + v_s^2)`` with ``L_l = friction m g / k``,
         which gives the torsional friction of the footprint too.
+
+        Stability: this explicit friction acts like a velocity damper of rate about
+        ``friction g / slip_velocity`` (1/s) on the sliding body, so the step needs
+        ``dt * friction * gravity / slip_velocity < 2`` -- e.g. friction 0.3 with the
+        default slip velocity 0.01 m/s needs dt < 6.8 ms (a resting body jitters and its
+        velocity grows otherwise); raise ``slip_velocity`` for longer steps.
         """
         i = self._index(body)
         b = self._bodies[i]
