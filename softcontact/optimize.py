@@ -417,6 +417,38 @@ class TrajectoryProblem:
         f = self._cached(U) or self._forward(U, 1)
         return f["value"]
 
+    def batch_fun(self, U_batch, num_threads=None) -> np.ndarray:
+        """``J`` of many control sequences at once: ``U_batch`` (B, T * nu) or (B, T, nu);
+        the B rollouts run in C across threads (:meth:`Model.rollout`), the costs in
+        Python.  A trajectory that becomes non-finite gets ``inf``.  Equals ``fun`` row by
+        row (bitwise: the same steps and the same cost code).  For sampling-based initial
+        guesses and zeroth-order baselines; counted in ``n_steps[0]``."""
+        from ._validate import as_num_threads
+
+        Ub = as_float_array(U_batch, "U_batch")
+        if not ((Ub.ndim == 2 and Ub.shape[1] == self.size)
+                or (Ub.ndim == 3 and Ub.shape[1:] == (self.T, self.nu))):
+            raise ValueError(f"U_batch must have shape (B, {self.size}) or "
+                             f"(B, {self.T}, {self.nu}), got {Ub.shape}")
+        B = Ub.shape[0]
+        Ub = Ub.reshape(B, self.T, self.nu)
+        if not np.all(np.isfinite(Ub)):
+            raise ValueError("U_batch must be finite (NaN or inf found)")
+        ro = self.model.rollout(self.x0, Ub, order=0, num_threads=as_num_threads(num_threads))
+        self.n_steps[0] += B * self.T
+        out = np.full(B, np.inf)
+        zeros = np.zeros(self.nu)
+        for b in np.flatnonzero(ro.status == 0):
+            total = 0.0
+            for t in range(self.T + 1):
+                u = Ub[b, t] if t < self.T else zeros
+                rs = [c.evaluate(self.model, ro.states[b, t], u, 0)[0]
+                      for c in self.cost if c.active(t, self.T)]
+                r = np.concatenate(rs) if rs else np.zeros(0)
+                total += 0.5 * float(r @ r)  # as in _forward, term by term
+            out[b] = total
+        return out
+
     def jac(self, U) -> np.ndarray:
         """Exact gradient ``dJ/dU`` (T * nu,), by the adjoint of the step Jacobians."""
         f = self._forward(U, 1)

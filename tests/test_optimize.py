@@ -728,3 +728,26 @@ def test_errors():
         PoseResidual(model, "T", BOX_GOAL)
     with pytest.raises(ValueError, match="goal must hold a unit quaternion"):
         PoseResidual(box, "box", np.concatenate([BOX_GOAL[:3], 2 * BOX_GOAL[3:]]))
+
+
+def test_batch_fun_equals_fun_row_by_row():
+    """batch_fun runs B rollouts in C and must give exactly fun's numbers; a trajectory
+    that becomes non-finite gets inf without stopping the others."""
+    model = _push_model(True)
+    x0 = model.initial_state()
+    prob = TrajectoryProblem(model, x0, 6, _push_costs(model))
+    rng = np.random.default_rng(3)
+    Ub = rng.normal(size=(5, 18)) * 0.1
+    batch = prob.batch_fun(Ub, num_threads=2)
+    assert prob.n_steps[0] == 5 * 6
+    for b in range(5):
+        assert batch[b] == TrajectoryProblem(model, x0, 6, _push_costs(model)).fun(Ub[b])
+    np.testing.assert_array_equal(prob.batch_fun(Ub.reshape(5, 6, 3), num_threads=1), batch)
+    huge = Ub.copy()
+    huge[2] = 1e300  # the pusher's position overflows: that trajectory fails
+    out = prob.batch_fun(huge)
+    assert np.isinf(out[2]) and np.array_equal(np.delete(out, 2), np.delete(batch, 2))
+    with pytest.raises(ValueError, match="U_batch must have shape"):
+        prob.batch_fun(Ub[:, :-1])
+    with pytest.raises(ValueError, match="U_batch must be finite"):
+        prob.batch_fun(Ub * np.nan)
