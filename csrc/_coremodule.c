@@ -32,6 +32,20 @@ static PyObject *raise_status(int st, const char *func)
     return NULL;
 }
 
+/* raise_status, with ValueError messages of the caller's for SC_ENONFINITE and SC_EINVAL
+ * (printf formats whose one optional %s is func) */
+static PyObject *raise_status_as(int st, const char *func, const char *nonfinite,
+                                 const char *einval)
+{
+    if (st == SC_ENONFINITE) {
+        return PyErr_Format(PyExc_ValueError, nonfinite, func);
+    }
+    if (st == SC_EINVAL) {
+        return PyErr_Format(PyExc_ValueError, einval, func);
+    }
+    return raise_status(st, func);
+}
+
 /* float64, C-contiguous, aligned view/copy of obj; TypeError for unsafe casts */
 static PyArrayObject *as_double_array(PyObject *obj, const char *name)
 {
@@ -153,14 +167,9 @@ static PyObject *py_pack_cloud(PyObject *Py_UNUSED(self), PyObject *args, PyObje
     st = sc_cloud_pack(&c, (double *)PyArray_DATA(out), NULL);
     Py_END_ALLOW_THREADS
     if (st != SC_OK) {
-        if (st == SC_ENONFINITE) {
-            PyErr_SetString(PyExc_ValueError,
-                            "points, normals and weights must be finite (NaN or inf found)");
-        } else if (st == SC_EINVAL) {
-            PyErr_SetString(PyExc_ValueError, "weights must be > 0");
-        } else {
-            raise_status(st, "pack_cloud");
-        }
+        raise_status_as(st, "pack_cloud",
+                        "points, normals and weights must be finite (NaN or inf found)",
+                        "weights must be > 0");
         goto fail;
     }
     Py_DECREF(p);
@@ -367,13 +376,8 @@ static PyObject *py_separation(PyObject *Py_UNUSED(self), PyObject *args, PyObje
     PyMem_RawFree(work);
     work = NULL;
     if (st != SC_OK) {
-        if (st == SC_ENONFINITE) {
-            PyErr_SetString(PyExc_ValueError, "pose_a and pose_b must be finite");
-        } else if (st == SC_EINVAL) {
-            PyErr_SetString(PyExc_ValueError, "separation: invalid argument (zero quaternion?)");
-        } else {
-            raise_status(st, "separation");
-        }
+        raise_status_as(st, "separation", "pose_a and pose_b must be finite",
+                        "%s: invalid argument (zero quaternion?)");
         goto fail;
     }
     Py_DECREF(ka);
@@ -505,14 +509,8 @@ static PyObject *py_contact(PyObject *Py_UNUSED(self), PyObject *args, PyObject 
     PyMem_RawFree(work);
     work = NULL;
     if (st != SC_OK) {
-        if (st == SC_ENONFINITE) {
-            PyErr_SetString(PyExc_ValueError,
-                            "pose_a, pose_b, vel_a and vel_b must be finite");
-        } else if (st == SC_EINVAL) {
-            PyErr_SetString(PyExc_ValueError, "contact: invalid argument (zero quaternion?)");
-        } else {
-            raise_status(st, "contact");
-        }
+        raise_status_as(st, "contact", "pose_a, pose_b, vel_a and vel_b must be finite",
+                        "%s: invalid argument (zero quaternion?)");
         goto fail;
     }
     Py_DECREF(ka);
@@ -800,15 +798,8 @@ static PyObject *py_model_sizes(PyObject *Py_UNUSED(self), PyObject *arg)
 
 static PyObject *model_status(int st, const char *func)
 {
-    if (st == SC_ENONFINITE) {
-        PyErr_Format(PyExc_ValueError, "%s: states and controls must be finite", func);
-        return NULL;
-    }
-    if (st == SC_EINVAL) {
-        PyErr_Format(PyExc_ValueError, "%s: invalid argument (a zero quaternion?)", func);
-        return NULL;
-    }
-    return raise_status(st, func);
+    return raise_status_as(st, func, "%s: states and controls must be finite",
+                           "%s: invalid argument (a zero quaternion?)");
 }
 
 PyDoc_STRVAR(step_doc, "step(model, x, u, order=0, params=0, num_threads=1, isa=-1) -> "
@@ -902,7 +893,7 @@ static PyObject *py_rollout(PyObject *Py_UNUSED(self), PyObject *args, PyObject 
 {
     static char *kwlist[] = {"model", "x0", "U", "order", "num_threads", "isa", NULL};
     PyObject *mo, *xo, *uo;
-    int order = 0, nthreads = 1, isa = SC_ISA_AUTO, st, k;
+    int order = 0, nthreads = 1, isa = SC_ISA_AUTO, st;
     const sc_model *m;
     sc_model_sizes s;
     PyArrayObject *x0 = NULL, *U = NULL, *X = NULL, *A = NULL, *Bu = NULL, *status = NULL;
@@ -985,7 +976,6 @@ fail:
     Py_XDECREF(A);
     Py_XDECREF(Bu);
     Py_XDECREF(status);
-    (void)k;
     return NULL;
 }
 

@@ -799,7 +799,7 @@ int sc_step(const sc_model *m, const double *x, const double *u, int order, int 
     for (pass = params ? 0 : 1; pass < 2; pass++) {
         pass_t P;
         const int nx2 = 2 * s.nv, nu = s.nu;
-        int i, k, r, a, b;
+        int i, k, a, b;
         if (pass == 1 && params && order <= 1) {
             break;
         }
@@ -853,7 +853,6 @@ int sc_step(const sc_model *m, const double *x, const double *u, int order, int 
                 }
             }
         }
-        (void)r;
     }
     return SC_OK;
 }
@@ -996,7 +995,7 @@ int sc_energy(const sc_model *m, const double *x, int isa, int nthreads, double 
 {
     sc_model_sizes s;
     ws_t w;
-    const int D = m ? m->dim : 2, nv = nv_of(D);
+    const int D = m ? m->dim : 2;
     int st, i, k;
     if (sc_model_check(m, &s) != SC_OK || work == NULL || out == NULL || nthreads < 1) {
         return SC_EINVAL;
@@ -1028,7 +1027,6 @@ int sc_energy(const sc_model *m, const double *x, int isa, int nthreads, double 
             }
         }
     }
-    (void)nv;
     for (k = 0; k < m->npair; k++) {
         const sc_pair *pr = m->pairs + k;
         double pa[7], va[6], pb[7], vb[6], sc3[3], W[12];

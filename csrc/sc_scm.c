@@ -59,11 +59,11 @@ ptrdiff_t sc_contact_workspace_size(const sc_packed_cloud *a, const sc_packed_cl
 /* the model's state while assembling */
 typedef struct {
     sc_jet_ctx c;
-    int D, nv, nrot, nq, ns; /* nq, ns: active variables of pose-only and full jets */
+    int D, nv, nq, ns; /* nq, ns: active variables of pose-only and full jets */
     double R[2][9], t[2][3], v[2][6];
     const sc_packed_cloud *cl[2];
     ptrdiff_t I;
-    const double *y, *g, *h, *t3, *phi, *pi;
+    const double *y, *g, *h, *phi, *pi;
     double eps_c;
     double *arena;
     int used, overflow;
@@ -408,7 +408,6 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
     memset(&S, 0, sizeof S);
     S.D = D;
     S.nv = nv;
-    S.nrot = D == 2 ? 1 : 3;
     {
         /* variables: the moving bodies' poses, then their velocities */
         const int fa = (frozen & 1) != 0, fb = (frozen & 2) != 0, nm = 2 - fa - fb;
@@ -426,7 +425,6 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
     S.y = y;
     S.g = g;
     S.h = h;
-    S.t3 = t3;
     S.phi = phi;
     S.pi = pi;
     S.eps_c = eps_c;

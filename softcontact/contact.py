@@ -60,6 +60,18 @@ def _as_vector(v, name, want, dim, what):
     return a
 
 
+def _check_clouds(cloud_a, cloud_b) -> int:
+    """Both arguments PointClouds of one dimension, which is returned."""
+    if not isinstance(cloud_a, PointCloud):
+        raise TypeError(f"cloud_a must be a PointCloud, got {type(cloud_a).__name__}")
+    if not isinstance(cloud_b, PointCloud):
+        raise TypeError(f"cloud_b must be a PointCloud, got {type(cloud_b).__name__}")
+    if cloud_a.dim != cloud_b.dim:
+        raise ValueError(f"cloud_a and cloud_b must have the same dimension, got "
+                         f"{cloud_a.dim}D and {cloud_b.dim}D")
+    return cloud_a.dim
+
+
 def _as_pose(pose, name, dim):
     q = _as_vector(pose, name, 3 if dim == 2 else 7, dim, "clouds")
     if dim == 3:
@@ -128,14 +140,7 @@ def separation(cloud_a, pose_a, cloud_b, pose_b, eps, order=0, num_threads=None,
     >>> r.dphi_dq.shape
     (126, 6)
     """
-    if not isinstance(cloud_a, PointCloud):
-        raise TypeError(f"cloud_a must be a PointCloud, got {type(cloud_a).__name__}")
-    if not isinstance(cloud_b, PointCloud):
-        raise TypeError(f"cloud_b must be a PointCloud, got {type(cloud_b).__name__}")
-    if cloud_a.dim != cloud_b.dim:
-        raise ValueError(f"cloud_a and cloud_b must have the same dimension, got "
-                         f"{cloud_a.dim}D and {cloud_b.dim}D")
-    dim = cloud_a.dim
+    dim = _check_clouds(cloud_a, cloud_b)
     qa = _as_pose(pose_a, "pose_a", dim)
     qb = _as_pose(pose_b, "pose_b", dim)
     eps = as_positive_float(eps, "eps")
@@ -330,14 +335,7 @@ def contact(cloud_a, pose_a, vel_a, cloud_b, pose_b, vel_b, params=None, order=0
     >>> r.jacobian.shape
     (6, 12)
     """
-    if not isinstance(cloud_a, PointCloud):
-        raise TypeError(f"cloud_a must be a PointCloud, got {type(cloud_a).__name__}")
-    if not isinstance(cloud_b, PointCloud):
-        raise TypeError(f"cloud_b must be a PointCloud, got {type(cloud_b).__name__}")
-    if cloud_a.dim != cloud_b.dim:
-        raise ValueError(f"cloud_a and cloud_b must have the same dimension, got "
-                         f"{cloud_a.dim}D and {cloud_b.dim}D")
-    dim = cloud_a.dim
+    dim = _check_clouds(cloud_a, cloud_b)
     qa = _as_pose(pose_a, "pose_a", dim)
     va = _as_velocity(vel_a, "vel_a", dim)
     qb = _as_pose(pose_b, "pose_b", dim)

@@ -55,6 +55,12 @@ class _Residual:
         return (t == T and self.terminal) or (t < T and self.stages)
 
 
+def _body_pose(model, x, slot):
+    """A moving body's pose in the state x, and the index of its first tangent coordinate."""
+    nvb, nqb = (3, 3) if model.dim == 2 else (6, 7)
+    return x[nqb * slot:nqb * (slot + 1)], nvb * slot
+
+
 def _model_shape(model):
     return (model.dim, model.nx, model.nu)
 
@@ -112,12 +118,8 @@ class PoseResidual(_Residual):
 
     def evaluate(self, model, x, u, order):
         D = self.dim
-        nvb = 3 if D == 2 else 6
-        nqb = 3 if D == 2 else 7
-        n = 2 * model.nv
-        nz = n + model.nu
-        pose = x[nqb * self.slot:nqb * (self.slot + 1)]
-        c0 = nvb * self.slot  # first tangent coordinate of the body's pose
+        nz = 2 * model.nv + model.nu
+        pose, c0 = _body_pose(model, x, self.slot)
         m = self.size(model)
         r = np.zeros(m)
         J = np.zeros((m, nz)) if order >= 1 else None
@@ -218,18 +220,14 @@ class ApproachResidual(_Residual):
         return 1
 
     def evaluate(self, model, x, u, order):
-        D = model.dim
-        nvb = 3 if D == 2 else 6
-        nqb = 3 if D == 2 else 7
-        n = 2 * model.nv
-        nz = n + model.nu
-        pa = x[nqb * self.probe:nqb * (self.probe + 1)]
-        pb = x[nqb * self.target:nqb * (self.target + 1)]
+        nvb = 3 if model.dim == 2 else 6
+        nz = 2 * model.nv + model.nu
+        pa, ca = _body_pose(model, x, self.probe)
+        pb, cb = _body_pose(model, x, self.target)
         s = separation(self._point, pa, self.cloud, pb, self.eps, order=order, num_threads=1)
         sw = np.sqrt(self.w)
         r = np.array([sw * (s.phi[0] - self.offset)])
-        idx = np.concatenate([nvb * self.probe + np.arange(nvb),
-                              nvb * self.target + np.arange(nvb)])
+        idx = np.concatenate([ca + np.arange(nvb), cb + np.arange(nvb)])
         J = H = None
         if order >= 1:
             J = np.zeros((1, nz))
