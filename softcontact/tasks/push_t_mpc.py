@@ -1,0 +1,514 @@
+"""Model-predictive control of push-T with exact gradients (:class:`Controller`).
+
+What the controller does, exactly.  Every ``replan`` steps (a *tick*, 0.1 s by default)
+it returns the pusher's controls for the next ``replan`` steps:
+
+1. **Push selection** (sampling, used only to pick an initial guess).  On the first tick,
+   every ``select_every`` ticks, and whenever the last solve lowered the objective by less
+   than 3 % (stalled), it enumerates *pushes*: contact points spread along the T's outline
+   (1-3 per edge, by length), the pusher placed ``standoff`` off the surface and moving
+   along the inward normal at the speed that covers one of ``push_distances`` in 80 % of
+   the horizon, then stopping.  Standoff points outside the workspace or too close to the
+   T are dropped.  All pushes are rolled out in one batched, threaded C rollout
+   (:meth:`Model.rollout`) from the current state with only the pusher moved to the
+   push's standoff point, and scored by the MPC objective below.  The best push replaces
+   the current plan if its objective is below ``switch`` (0.8; 0.98 when stalled) times
+   that of the current plan's warm start.
+2. **Repositioning**.  If the chosen push starts more than 3 mm from the pusher, the
+   pusher first travels to the standoff point at ``move_speed`` along a path that keeps
+   it clear of the T (straight if the segment clears the T by the pusher's radius,
+   otherwise out to a circle about the T's centre, around it the shorter feasible way,
+   and in).  This move is planned geometrically, not optimized; it does not touch the T.
+   The objective does not see the time it takes.
+3. **Refinement** (every tick that is not a move).  ``scipy.optimize.minimize`` with
+   L-BFGS-B, the exact gradient of the objective (the adjoint of the analytic step
+   Jacobians, :class:`~softcontact.optimize.TrajectoryProblem`), ``iterations``
+   iterations, over block-constant controls (blocks of ``block`` steps; ``omega`` = 0)
+   within the box ``|vx|, |vy| <= u_max / sqrt(2)`` (so the speed bound holds), warm
+   started from the previous solution shifted by the executed steps (or from the newly
+   selected push).
+4. It returns the first ``replan`` steps of the refined plan.
+
+The objective over the horizon of ``horizon`` steps from the current state is
+``J = wp |p_T - g|^2 / 2 + wa (1 - cos(theta_T - theta_g))`` at the final state, plus
+``stage / horizon`` times the same at every step before (progress), plus
+``effort |u|^2 / 2`` per step.  The controller plans on the task's own model (a
+perfect-model MPC: no noise, no model mismatch).
+
+:func:`run_episode` runs one seeded task to success (coverage >= 0.95) or the 30 s time
+limit; :func:`evaluate` runs many seeds (optionally in worker processes) and summarizes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from .._validate import as_int, as_positive_float
+from ..optimize import ControlResidual, PoseResidual, TrajectoryProblem
+from . import push_t
+
+__all__ = ["Controller", "Episode", "Evaluation", "run_episode", "evaluate", "DEFAULTS"]
+
+#: Default settings of :class:`Controller`.
+DEFAULTS: dict[str, Any] = {
+    "horizon": 100,        # steps (0.5 s at dt = 5 ms)
+    "block": 10,           # steps per control block
+    "replan": 20,          # steps executed per tick
+    "iterations": 10,      # L-BFGS-B iterations per tick
+    "position_weight": 200.0,   # wp, 1/m^2
+    "angle_weight": 1.0,        # wa
+    "stage": 0.3,
+    "effort": 1e-3,
+    "standoff": 0.004,     # m
+    "push_distances": (0.004, 0.01, 0.03, 0.06, 0.1),  # m
+    "select_every": 5,
+    "switch": 0.8,
+    "move_speed": 0.35,    # m/s
+    "num_threads": 2,
+}
+_STALL = 0.97       # a solve that keeps J above this fraction of the previous one: stalled
+_STALL_SWITCH = 0.98
+_REACHED = 0.003    # m: a push whose standoff point is this close needs no move
+
+
+class Controller:
+    """Receding-horizon controller of a :mod:`~softcontact.tasks.push_t` task.
+
+    See the module docstring for exactly what it does.  Settings (keywords, defaults in
+    :data:`DEFAULTS`): ``horizon``, ``block``, ``replan`` (steps; ``block`` divides both
+    others, ``replan <= horizon``), ``iterations`` (L-BFGS-B iterations per tick),
+    ``position_weight``, ``angle_weight``, ``stage``, ``effort`` (objective),
+    ``standoff`` (m), ``push_distances`` (m, candidate push lengths), ``select_every``
+    (ticks), ``switch`` (in (0, 1]), ``move_speed`` (m/s, <= u_max), ``num_threads``
+    (threads of the candidates' batched rollout).
+
+    Attributes
+    ----------
+    solve_times : list of float
+        Wall time of each tick's planning (selection + refinement), s.
+    n_solves, n_selections, n_moves : int
+        Refinements, push selections and repositioning moves so far.
+    """
+
+    def __init__(self, task, **settings) -> None:
+        if not isinstance(task, push_t.PushT):
+            raise TypeError(f"task must be a push_t.PushT (from push_t.make), got "
+                            f"{type(task).__name__}")
+        unknown = sorted(set(settings) - set(DEFAULTS))
+        if unknown:
+            raise TypeError(f"unknown setting(s) {', '.join(map(repr, unknown))}; known: "
+                            f"{', '.join(DEFAULTS)}")
+        s = {**DEFAULTS, **settings}
+        self.task = task
+        self.model = task.model
+        self.horizon = as_int(s["horizon"], "horizon", 1)
+        self.block = as_int(s["block"], "block", 1)
+        self.replan = as_int(s["replan"], "replan", 1)
+        if self.horizon % self.block or self.replan % self.block or self.replan > self.horizon:
+            raise ValueError(f"block ({self.block}) must divide horizon ({self.horizon}) and "
+                             f"replan ({self.replan}), and replan must be <= horizon")
+        self.iterations = as_int(s["iterations"], "iterations", 1)
+        self.wp = as_positive_float(s["position_weight"], "position_weight")
+        self.wa = as_positive_float(s["angle_weight"], "angle_weight", allow_zero=True)
+        self.stage = as_positive_float(s["stage"], "stage", allow_zero=True)
+        self.effort = as_positive_float(s["effort"], "effort", allow_zero=True)
+        self.standoff = as_positive_float(s["standoff"], "standoff", allow_zero=True)
+        d = np.asarray(s["push_distances"], dtype=float)
+        if d.ndim != 1 or d.size == 0 or not np.all(np.isfinite(d)) or np.any(d <= 0):
+            raise ValueError(f"push_distances must be a non-empty sequence of finite "
+                             f"lengths > 0, got {s['push_distances']!r}")
+        self.push_distances = tuple(float(v) for v in d)
+        self.select_every = as_int(s["select_every"], "select_every", 1)
+        self.switch = as_positive_float(s["switch"], "switch")
+        if self.switch > 1.0:
+            raise ValueError(f"switch must be in (0, 1], got {self.switch!r}")
+        self.move_speed = as_positive_float(s["move_speed"], "move_speed")
+        if self.move_speed > task.u_max:
+            raise ValueError(f"move_speed must be <= u_max ({task.u_max}), got "
+                             f"{self.move_speed!r}")
+        self.num_threads = as_int(s["num_threads"], "num_threads", 1, 256)
+        self.settings = {k: getattr(self, _ATTR.get(k, k)) for k in DEFAULTS}
+        self.u_box = task.u_max / math.sqrt(2.0)
+        self.radius = task.pusher_radius
+        m = self.model
+        self.cost = [
+            PoseResidual(m, task.t_name, task.goal, self.wp, self.wa),
+            PoseResidual(m, task.t_name, task.goal, self.wp * self.stage / self.horizon,
+                         self.wa * self.stage / self.horizon, stages=True, terminal=False),
+            ControlResidual(m, self.effort),
+        ]
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the current plan (call before a new episode)."""
+        self.plan: np.ndarray | None = None   # (K, 2) block velocities
+        self.path: list[np.ndarray] = []
+        self.history: list[float] = []        # objective after each solve since a switch
+        self.ticks = 0
+        self.solve_times: list[float] = []
+        self.n_solves = self.n_selections = self.n_moves = 0
+
+    # -- objective ---------------------------------------------------------------------
+
+    def problem(self, x) -> TrajectoryProblem:
+        """The trajectory problem of one tick from state ``x``."""
+        return TrajectoryProblem(self.model, x, self.horizon, self.cost)
+
+    def controls(self, z) -> np.ndarray:
+        """Block velocities ``z`` (K, 2) as controls (horizon, 3)."""
+        z = np.asarray(z, dtype=float)
+        if z.ndim == 1:
+            z = z.reshape(-1, 2)
+        U = np.zeros(z.shape[:-2] + (self.horizon, 3))
+        U[..., :2] = np.repeat(z, self.block, axis=-2)
+        return U
+
+    def batch_objective(self, X, U) -> np.ndarray:
+        """The objective of rollouts ``X`` (B, horizon + 1, 12) under ``U`` (B, horizon, 3),
+        vectorized (equals :meth:`problem`'s ``fun`` to rounding)."""
+        g = self.task.goal
+        dp2 = np.sum((X[..., :2] - g[:2]) ** 2, axis=-1)
+        ang = 1.0 - np.cos(X[..., 2] - g[2])
+        per = 0.5 * self.wp * dp2 + self.wa * ang
+        return (per[:, -1] + (self.stage / self.horizon) * per[:, :-1].sum(axis=1)
+                + 0.5 * self.effort * np.sum(U * U, axis=(1, 2)))
+
+    def _solve(self, x, z0):
+        from scipy.optimize import minimize  # type: ignore[import-untyped]
+
+        prob = self.problem(x)
+        K = self.horizon // self.block
+
+        def fg(zf):
+            v, g = prob.value_and_grad(self.controls(zf))
+            g = g.reshape(self.horizon, 3)[:, :2].reshape(K, self.block, 2).sum(axis=1)
+            return v, g.reshape(-1)
+
+        res = minimize(fg, np.asarray(z0, dtype=float).reshape(-1), jac=True,
+                       method="L-BFGS-B", bounds=[(-self.u_box, self.u_box)] * (2 * K),
+                       options={"maxiter": self.iterations})
+        self.n_solves += 1
+        return res.x.reshape(K, 2), float(res.fun)
+
+    # -- candidate pushes ----------------------------------------------------------------
+
+    def pushes(self, x):
+        """Candidate pushes from state ``x``: a list of ``(standoff point (2,), inward
+        direction (2,))`` in the world frame."""
+        pose = np.asarray(x[:3], dtype=float)
+        V = self.task.t_outline(pose)
+        poly = self.task.t_polygon(pose)
+        import shapely  # type: ignore[import-untyped]
+
+        W = self.task.workspace
+        lo, hi = self.radius + 0.005, W - self.radius - 0.005
+        out = []
+        for i in range(len(V)):
+            a, b = V[i], V[(i + 1) % len(V)]
+            e = b - a
+            L = float(np.hypot(*e))
+            n = np.array([e[1], -e[0]]) / L       # outward (counter-clockwise outline)
+            fr = (0.2, 0.5, 0.8) if L > 0.06 else ((0.3, 0.7) if L > 0.035 else (0.5,))
+            for f in fr:
+                s = a + f * e + n * (self.radius + self.standoff)
+                if (lo <= s[0] <= hi and lo <= s[1] <= hi
+                        and poly.distance(shapely.Point(s)) >= self.radius + 0.002):
+                    out.append((s, -n))
+        return out
+
+    def select(self, x):
+        """The best push from ``x``: ``(objective, standoff point, plan (K, 2))``, or None
+        when no push is feasible."""
+        cands = self.pushes(x)
+        self.n_selections += 1
+        if not cands:
+            return None
+        K = self.horizon // self.block
+        nb = max(1, int(round(0.8 * K)))
+        X0, Z, S = [], [], []
+        for s, d in cands:
+            xs = np.array(x, dtype=float)
+            xs[3:5] = s
+            xs[9:12] = 0.0
+            for dist in self.push_distances:
+                v = min(dist / (nb * self.block * self.task.dt), self.u_box)
+                z = np.zeros((K, 2))
+                z[:nb] = d * v
+                X0.append(xs)
+                Z.append(z)
+                S.append(s)
+        Za = np.array(Z)
+        U = self.controls(Za)
+        ro = self.model.rollout(np.array(X0), U, order=0, num_threads=self.num_threads)
+        J = self.batch_objective(ro.states, U)
+        J[ro.status != 0] = np.inf
+        k = int(np.argmin(J))
+        return (float(J[k]), S[k], Za[k]) if np.isfinite(J[k]) else None
+
+    def path_to(self, p, s, pose):
+        """Waypoints from the pusher at ``p`` to ``s`` clear of the T at ``pose`` (the last
+        is ``s``), or None if neither way around stays in the workspace."""
+        import shapely  # type: ignore[import-untyped]
+
+        poly = self.task.t_polygon(pose)
+        clear = self.radius + 0.001
+
+        def ok(a, b):
+            return poly.distance(shapely.LineString([a, b])) >= clear
+
+        if ok(p, s):
+            return [np.asarray(s, dtype=float)]
+        c = np.asarray(pose[:2], dtype=float)
+        R = float(np.max(np.hypot(*(self.task.t_outline(pose) - c).T))) + self.radius + 0.012
+        W = self.task.workspace
+        lo, hi = self.radius + 0.005, W - self.radius - 0.005
+        a0 = math.atan2(p[1] - c[1], p[0] - c[0])
+        a1 = math.atan2(s[1] - c[1], s[0] - c[0])
+        best = None
+        for ccw in (True, False):
+            da = (a1 - a0) % (2 * math.pi)
+            if not ccw:
+                da -= 2 * math.pi
+            n = max(2, int(abs(da) / (math.pi / 12)) + 1)
+            pts = [np.clip(c + R * np.array([math.cos(a0 + da * i / n),
+                                             math.sin(a0 + da * i / n)]), lo, hi)
+                   for i in range(n + 1)] + [np.asarray(s, dtype=float)]
+            # the first leg starts where the pusher is (clear of the T, maybe close to it)
+            good = all(ok(pts[i], pts[i + 1]) for i in range(len(pts) - 1))
+            good = good and (ok(p, pts[0]) or poly.distance(shapely.Point(p)) >= self.radius)
+            length = float(np.hypot(*(pts[0] - p))) + sum(
+                float(np.hypot(*(pts[i + 1] - pts[i]))) for i in range(len(pts) - 1))
+            if good and (best is None or length < best[0]):
+                best = (length, pts)
+        return None if best is None else best[1]
+
+    def _move(self, x):
+        dt = self.task.dt
+        q = np.array(x[3:5], dtype=float)
+        U = []
+        step = self.move_speed * dt
+        while self.path and len(U) < self.replan:
+            d = self.path[0] - q
+            L = float(np.hypot(*d))
+            if L <= step:
+                U.append([d[0] / dt, d[1] / dt, 0.0])
+                q = self.path.pop(0)
+            else:
+                U.append([d[0] / L * self.move_speed, d[1] / L * self.move_speed, 0.0])
+                q = q + d / L * step
+        return np.array(U)
+
+    # -- the control loop ------------------------------------------------------------------
+
+    def act(self, x):
+        """Controls ``U`` (k, 3) for the next ``k <= replan`` steps from state ``x`` (12,),
+        and the phase: ``"move"`` (repositioning) or ``"push"`` (a refined plan)."""
+        x = self.model._as_state(x, "x")
+        if self.path:
+            return self._move(x), "move"
+        t0 = time.perf_counter()
+        shift = self.replan // self.block
+        z0 = None
+        if self.plan is not None:
+            z0 = np.vstack([self.plan[shift:], np.repeat(self.plan[-1:], shift, axis=0)])
+        stalled = len(self.history) >= 2 and self.history[-1] > _STALL * self.history[-2]
+        if self.plan is None or self.ticks % self.select_every == 0 or stalled:
+            sel = self.select(x)
+            current = (self.problem(x).fun(self.controls(z0)) if z0 is not None
+                       else math.inf)
+            factor = _STALL_SWITCH if stalled else self.switch
+            if sel is not None and sel[0] < factor * current:
+                _, s, z0 = sel
+                self.history = []
+                self.ticks = 0
+                if float(np.hypot(*(s - x[3:5]))) > _REACHED:
+                    path = self.path_to(x[3:5], s, x[:3])
+                    if path is not None:
+                        self.path = path
+                        self.plan = z0
+                        self.n_moves += 1
+                        self.solve_times.append(time.perf_counter() - t0)
+                        return self._move(x), "move"
+        if z0 is None:  # nothing feasible to select and no plan: stand still this tick
+            z0 = np.zeros((self.horizon // self.block, 2))
+        self.plan, J = self._solve(x, z0)
+        self.history.append(J)
+        self.ticks += 1
+        self.solve_times.append(time.perf_counter() - t0)
+        return self.controls(self.plan)[:self.replan], "push"
+
+
+_ATTR = {"position_weight": "wp", "angle_weight": "wa", "iterations": "iterations"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Episode:
+    """One closed-loop run (:func:`run_episode`).
+
+    Attributes
+    ----------
+    seed : int
+    success : bool
+        Coverage reached ``task.success_coverage`` within the time limit.
+    time : float
+        Simulated time to success (or of the whole run), s.
+    coverage : float
+        Coverage at the end (at the step of success, if any).
+    wall : float
+        Wall time of the run, s.
+    states : (N + 1, 12) ndarray
+    controls : (N, 3) ndarray
+    phases : (N,) ndarray of str
+        ``"move"`` or ``"push"`` per step.
+    solve_times : (k,) ndarray
+        Planning wall time of each tick, s.
+    """
+
+    seed: int
+    success: bool
+    time: float
+    coverage: float
+    wall: float
+    states: np.ndarray
+    controls: np.ndarray
+    phases: np.ndarray
+    solve_times: np.ndarray
+
+    def __repr__(self) -> str:
+        return (f"Episode(seed={self.seed}, success={self.success}, time={self.time:.2f} s, "
+                f"coverage={self.coverage:.3f}, wall={self.wall:.1f} s, "
+                f"solves={self.solve_times.size})")
+
+
+def run_episode(task, controller=None, time_limit=None, callback=None, **settings) -> Episode:
+    """Run ``controller`` (default: ``Controller(task, **settings)``) on ``task`` from
+    ``task.x0`` until the T's coverage reaches ``task.success_coverage`` or
+    ``time_limit`` (default ``task.time_limit``, 30 s) of simulated time.
+
+    The controls are made admissible by ``task.project_controls`` and simulated with the
+    task's model.  ``callback(t, x, coverage, phase)`` is called after every tick (for
+    progress logs); it may return True to stop early."""
+    if not isinstance(task, push_t.PushT):
+        raise TypeError(f"task must be a push_t.PushT, got {type(task).__name__}")
+    ctl = Controller(task, **settings) if controller is None else controller
+    if settings and controller is not None:
+        raise TypeError("give either a controller or settings, not both")
+    if not isinstance(ctl, Controller):
+        raise TypeError(f"controller must be a Controller, got {type(ctl).__name__}")
+    limit = task.time_limit if time_limit is None else \
+        as_positive_float(time_limit, "time_limit")
+    n_max = int(round(limit / task.dt))
+    m = task.model
+    x = np.array(task.x0, dtype=float)
+    X: list = [x]
+    U: list = []
+    P: list = []
+    cov = task.coverage(x[:3])
+    success = cov >= task.success_coverage
+    t0 = time.perf_counter()
+    while not success and len(U) < n_max:
+        Uk, phase = ctl.act(x)
+        Uk = task.project_controls(Uk)[:n_max - len(U)]
+        ro = m.rollout(x, Uk[None], order=0, num_threads=1)
+        if int(ro.status[0]) != 0:  # pragma: no cover - the task's dt keeps it stable
+            raise FloatingPointError(f"the simulation became non-finite (seed {task.seed})")
+        Xk = ro.states[0, 1:]
+        covs = task.coverage(Xk[:, :3])
+        hit = np.flatnonzero(covs >= task.success_coverage)
+        k = int(hit[0]) + 1 if hit.size else len(Uk)
+        X.extend(Xk[:k])
+        U.extend(Uk[:k])
+        P.extend([phase] * k)
+        x = Xk[k - 1]
+        cov = float(covs[k - 1])
+        success = bool(hit.size)
+        if callback is not None and callback(len(U) * task.dt, x, cov, phase):
+            break
+    return Episode(seed=task.seed, success=bool(success), time=len(U) * task.dt,
+                   coverage=float(cov), wall=time.perf_counter() - t0,
+                   states=np.array(X), controls=np.array(U).reshape(-1, 3),
+                   phases=np.array(P, dtype="<U4"),
+                   solve_times=np.array(ctl.solve_times))
+
+
+@dataclasses.dataclass(frozen=True)
+class Evaluation:
+    """Results of :func:`evaluate`: the episodes and their summary.
+
+    Attributes
+    ----------
+    episodes : tuple of Episode
+    success_rate : float
+    """
+
+    episodes: tuple
+
+    @property
+    def success_rate(self) -> float:
+        return float(np.mean([e.success for e in self.episodes]))
+
+    @property
+    def failures(self) -> tuple:
+        """The episodes that did not succeed."""
+        return tuple(e for e in self.episodes if not e.success)
+
+    def summary(self) -> str:
+        """A markdown summary: success rate, time to success, time per solve."""
+        eps = self.episodes
+        ok = [e for e in eps if e.success]
+        st = np.concatenate([e.solve_times for e in eps]) if eps else np.zeros(0)
+        lines = [
+            "| seeds | success | time to success [s] (median, max) | solve time [s] "
+            "(median, p95) | wall per episode [s] (median) |",
+            "|---|---|---|---|---|",
+            f"| {len(eps)} | {len(ok)}/{len(eps)} ({100 * self.success_rate:.0f} %) | "
+            + (f"{np.median([e.time for e in ok]):.2f}, {max(e.time for e in ok):.2f}"
+               if ok else "-")
+            + f" | {np.median(st):.3f}, {np.percentile(st, 95):.3f} | "
+            f"{np.median([e.wall for e in eps]):.1f} |" if eps else "| 0 | - | - | - | - |",
+        ]
+        fails = self.failures
+        if fails:
+            lines.append("")
+            lines.append("Failures: " + ", ".join(
+                f"seed {e.seed} (coverage {e.coverage:.3f})" for e in fails))
+        return "\n".join(lines)
+
+
+def _episode_for_seed(args):
+    seed, settings, time_limit = args
+    task = push_t.make(seed=seed)
+    return run_episode(task, time_limit=time_limit, **settings)
+
+
+def evaluate(seeds, jobs=1, time_limit=None, callback=None, **settings) -> Evaluation:
+    """Run :func:`run_episode` on ``push_t.make(seed)`` for each seed.
+
+    ``jobs`` > 1 runs episodes in that many worker processes (each builds its own task);
+    ``callback(episode)`` is called as each finishes (in completion order).  Episodes
+    are returned in the order of ``seeds``."""
+    seeds = [push_t._as_seed(s) for s in seeds]
+    jobs = as_int(jobs, "jobs", 1, 64)
+    args = [(s, dict(settings), time_limit) for s in seeds]
+    out: dict[int, Episode] = {}
+    if jobs == 1:
+        for i, a in enumerate(args):
+            out[i] = _episode_for_seed(a)
+            if callback is not None:
+                callback(out[i])
+    else:
+        import concurrent.futures as cf
+        import multiprocessing as mp
+
+        with cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn")) as ex:
+            futs = {ex.submit(_episode_for_seed, a): i for i, a in enumerate(args)}
+            for f in cf.as_completed(futs):
+                out[futs[f]] = f.result()
+                if callback is not None:
+                    callback(out[futs[f]])
+    return Evaluation(tuple(out[i] for i in range(len(args))))
