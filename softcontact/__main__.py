@@ -1,10 +1,25 @@
 """``python -m softcontact``: the main job.
 
-For now it demonstrates the soft signed distance function: it builds the T of
-the planar pushing benchmark, evaluates the SSDF with derivatives on a grid
-for three temperatures, checks the gradient against finite differences,
-prints a summary, and writes ``ssdf_demo.png`` (heat maps with zero contours)
-to the current folder.  Later releases turn this into the planar pushing demo.
+Subcommands (``python -m softcontact --help``; each has ``--help``):
+
+``demo`` (the default, also with no arguments)
+    Push-T from a fixed seed with the gradient-based MPC controller
+    (:mod:`softcontact.tasks.push_t_mpc`): a per-tick log, the final coverage, and
+    ``push_t.png`` (trajectory of the T and the pusher over the goal) and ``push_t.gif``
+    (animation) in the current folder.  Well under a minute on 2 cores.
+``mpc``
+    The controller on many seeded initial states: success rate, time to success, time per
+    solve, the failures (and optionally a figure of them).
+``compare``
+    Zeroth-order (CEM) against gradient (L-BFGS) and Hessian (trust-region Newton)
+    optimization on fixed push-T problems: a markdown table and a plot.
+``sysid``
+    Identify the T's mass, support friction and the pusher-T friction from a noisy
+    observed push (``scipy.optimize.least_squares`` with analytic parameter Jacobians).
+``bench``
+    Step and rollout timings of the push-T model (medians and ratios in one run).
+``ssdf``
+    The soft signed distance function on the push-T shape (``ssdf_demo.png``).
 """
 
 from __future__ import annotations
@@ -15,21 +30,243 @@ import time
 
 import numpy as np
 
+DEMO_SEED = 3
+
 
 def _parser():
     p = argparse.ArgumentParser(
         prog="python -m softcontact",
-        description="softcontact: smooth, differentiable collision detection and contact.",
+        description="softcontact: smooth, differentiable collision detection and contact. "
+                    "Without a command, runs `demo`.",
     )
-    sub = p.add_subparsers(dest="command")
-    d = sub.add_parser("ssdf", help="SSDF demo on the push-T shape (the default command)")
-    for q in (p, d):
-        q.add_argument("--out", default="ssdf_demo.png",
-                       help="figure to write (default: %(default)s)")
-        q.add_argument("--grid", type=int, default=300,
-                       help="grid points per axis (default: %(default)s)")
-        q.add_argument("--no-figure", action="store_true", help="print the summary only")
+    sub = p.add_subparsers(dest="command", metavar="{demo,mpc,compare,sysid,bench,ssdf}")
+
+    d = sub.add_parser("demo", help="push-T with the MPC controller from a fixed seed; "
+                       "writes push_t.png and push_t.gif (the default command)")
+    d.add_argument("--seed", type=int, default=DEMO_SEED, help="task seed (default: %(default)s)")
+    d.add_argument("--time-limit", type=float, default=30.0,
+                   help="simulated seconds allowed (default: %(default)s)")
+    d.add_argument("--png", default="push_t.png", help="figure to write (default: %(default)s)")
+    d.add_argument("--gif", default="push_t.gif",
+                   help="animation to write (default: %(default)s)")
+    d.add_argument("--no-figures", action="store_true", help="write no files")
+    d.add_argument("--quiet", action="store_true", help="no per-tick log")
+
+    m = sub.add_parser("mpc", help="MPC success rate over many seeded initial states")
+    m.add_argument("--seeds", type=int, default=50,
+                   help="number of seeds, 0..N-1 (default: %(default)s)")
+    m.add_argument("--first-seed", type=int, default=0, help="first seed (default: 0)")
+    m.add_argument("--jobs", type=int, default=2,
+                   help="worker processes (default: %(default)s)")
+    m.add_argument("--time-limit", type=float, default=30.0,
+                   help="simulated seconds per episode (default: %(default)s)")
+    m.add_argument("--iterations", type=int, default=10,
+                   help="L-BFGS-B iterations per tick (default: %(default)s)")
+    m.add_argument("--figure", default=None,
+                   help="write the failures' trajectories to this PNG")
+
+    c = sub.add_parser("compare", help="CEM vs L-BFGS vs trust-region Newton on fixed "
+                       "push-T problems")
+    c.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2],
+                   help="problem seeds (default: 0 1 2)")
+    c.add_argument("--horizon", type=int, default=400,
+                   help="steps (default: %(default)s = 2 s)")
+    c.add_argument("--block", type=int, default=20,
+                   help="steps per control block (default: %(default)s)")
+    c.add_argument("--cem-samples", type=int, default=64, help="default: %(default)s")
+    c.add_argument("--cem-elites", type=int, default=8, help="default: %(default)s")
+    c.add_argument("--cem-iterations", type=int, default=30, help="default: %(default)s")
+    c.add_argument("--lbfgs-iterations", type=int, default=60, help="default: %(default)s")
+    c.add_argument("--newton-iterations", type=int, default=20, help="default: %(default)s")
+    c.add_argument("--figure", default="compare.png",
+                   help="plot to write (default: %(default)s; '' for none)")
+
+    y = sub.add_parser("sysid", help="identify mass and frictions from a noisy push")
+    y.add_argument("--seed", type=int, default=0, help="noise seed (default: %(default)s)")
+    y.add_argument("--noise", type=float, default=1e-3,
+                   help="observation noise std, m (default: %(default)s)")
+    y.add_argument("--max-nfev", type=int, default=None,
+                   help="least-squares evaluations at most (default: SciPy's)")
+
+    b = sub.add_parser("bench", help="step and rollout timings of the push-T model")
+    b.add_argument("--repeats", type=int, default=15,
+                   help="timed repeats per row (default: %(default)s)")
+
+    s = sub.add_parser("ssdf", help="SSDF demo on the push-T shape")
+    s.add_argument("--out", default="ssdf_demo.png",
+                   help="figure to write (default: %(default)s)")
+    s.add_argument("--grid", type=int, default=300,
+                   help="grid points per axis (default: %(default)s)")
+    s.add_argument("--no-figure", action="store_true", help="print the summary only")
     return p
+
+
+def _check(cond, msg):
+    if not cond:
+        raise SystemExit(f"python -m softcontact: error: {msg}")
+
+
+def demo(seed=DEMO_SEED, time_limit=30.0, png="push_t.png", gif="push_t.gif", figures=True,
+         log=True, stream=sys.stdout):
+    """The push-T demo; returns the :class:`~softcontact.tasks.push_t_mpc.Episode`."""
+    import softcontact as sc
+    from softcontact.tasks import push_t, push_t_mpc
+
+    info = sc.build_info()
+    print(f"softcontact {info['version']} (SIMD: {info['isa_default']})", file=stream)
+    task = push_t.make(seed=seed)
+    print(f"push-T seed {seed}: T at {np.round(task.x0[:3], 3).tolist()}, pusher at "
+          f"{np.round(task.x0[3:5], 3).tolist()}, goal {np.round(task.goal, 3).tolist()}",
+          file=stream)
+    print("controller: push selection by batched rollouts, refinement by L-BFGS-B with "
+          "exact gradients (see softcontact.tasks.push_t_mpc)", file=stream)
+    t0 = time.perf_counter()
+
+    def progress(t, x, cov, phase):
+        if log:
+            print(f"  t = {t:5.2f} s  {phase:4s}  coverage {cov:.3f}  T "
+                  f"{np.round(x[:3], 3).tolist()}  ({time.perf_counter() - t0:5.1f} s)",
+                  file=stream, flush=True)
+
+    ep = push_t_mpc.run_episode(task, time_limit=time_limit, callback=progress)
+    st = ep.solve_times
+    print(f"{'success' if ep.success else 'no success'}: coverage {ep.coverage:.3f} after "
+          f"{ep.time:.2f} s simulated, {ep.wall:.1f} s wall; {st.size} ticks planned, "
+          f"median {np.median(st) if st.size else 0.0:.3f} s per solve", file=stream)
+    if figures:
+        import matplotlib
+
+        from softcontact.tasks import push_t_viz
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig = push_t_viz.plot_trajectory(task, ep.states, png)
+        plt.close(fig)
+        n = push_t_viz.animate(task, ep.states, gif)
+        print(f"wrote {png} and {gif} ({n} frames)", file=stream)
+    return ep
+
+
+def mpc(seeds=50, first_seed=0, jobs=2, time_limit=30.0, iterations=10, figure=None,
+        stream=sys.stdout):
+    """The MPC runner; returns the :class:`~softcontact.tasks.push_t_mpc.Evaluation`."""
+    from softcontact.tasks import push_t, push_t_mpc
+
+    t0 = time.perf_counter()
+
+    def done(ep):
+        print(f"  seed {ep.seed:3d}: {'success' if ep.success else 'FAIL   '} coverage "
+              f"{ep.coverage:.3f} at {ep.time:5.2f} s ({ep.wall:5.1f} s wall, "
+              f"{ep.solve_times.size} solves)", file=stream, flush=True)
+
+    ev = push_t_mpc.evaluate(range(first_seed, first_seed + seeds), jobs=jobs,
+                             time_limit=time_limit, callback=done, iterations=iterations)
+    print(ev.summary(), file=stream)
+    print(f"total wall {time.perf_counter() - t0:.1f} s with {jobs} job(s)", file=stream)
+    if figure and ev.failures:
+        import matplotlib
+
+        from softcontact.tasks import push_t_viz
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fails = ev.failures
+        cols = min(4, len(fails))
+        rows = -(-len(fails) // cols)
+        fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 4.2 * rows), squeeze=False)
+        for ax, ep in zip(axes.flat, fails, strict=False):
+            push_t_viz.plot_trajectory(push_t.make(seed=ep.seed), ep.states, ax=ax,
+                                       title=f"seed {ep.seed}: coverage {ep.coverage:.3f}")
+        for ax in list(axes.flat)[len(fails):]:
+            ax.axis("off")
+        fig.tight_layout()
+        fig.savefig(figure, dpi=90)
+        plt.close(fig)
+        print(f"wrote {figure}", file=stream)
+    return ev
+
+
+def compare(seeds=(0, 1, 2), horizon=400, block=20, cem_samples=64, cem_elites=8,
+            cem_iterations=30, lbfgs_iterations=60, newton_iterations=20,
+            figure="compare.png", stream=sys.stdout):
+    """The optimizer comparison; returns the
+    :class:`~softcontact.tasks.push_t_compare.Comparison`."""
+    from softcontact.tasks import push_t_compare
+
+    def done(t):
+        print(f"  seed {t.seed} {t.method:12s}: best {t.best[-1]:.4g} after "
+              f"{t.wall[-1]:.2f} s, {t.steps[-1]} steps", file=stream, flush=True)
+
+    comp = push_t_compare.compare(seeds, horizon=horizon, block=block,
+                                  cem_samples=cem_samples, cem_elites=cem_elites,
+                                  cem_iterations=cem_iterations,
+                                  lbfgs_iterations=lbfgs_iterations,
+                                  newton_iterations=newton_iterations, callback=done)
+    print(comp.table(), file=stream)
+    if figure:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        plt.close(comp.plot(figure))
+        print(f"wrote {figure}", file=stream)
+    return comp
+
+
+def sysid(seed=0, noise=1e-3, max_nfev=None, stream=sys.stdout):
+    """The identification experiment; returns its result."""
+    from softcontact.tasks import push_t_sysid
+
+    res = push_t_sysid.experiment(seed=seed, noise=noise, max_nfev=max_nfev)
+    print(res.table(), file=stream)
+    print(f"{res.nfev} least-squares evaluations, {res.wall:.1f} s", file=stream)
+    return res
+
+
+def bench(repeats=15, stream=sys.stdout):
+    """Median step and rollout times of the push-T model, interleaved; returns the rows."""
+    from softcontact.tasks import push_t
+
+    task = push_t.make(seed=DEMO_SEED)
+    m = task.model
+    x = np.array(task.x0, dtype=float)
+    x[3:5] = [x[0], x[1] - 0.09]  # pusher against the stem: a step in contact
+    u = np.array([0.0, 0.1, 0.0])
+    B, T = 64, 100
+    X0 = np.repeat(x[None], B, axis=0)
+    U = np.tile(u, (B, T, 1))
+    cases = {
+        "step, order 0": lambda: m.step(x, u, order=0, num_threads=1),
+        "step, order 1": lambda: m.step(x, u, order=1, num_threads=1),
+        "step, order 2": lambda: m.step(x, u, order=2, num_threads=1),
+        f"rollout B={B} T={T}, order 0, 1 thread": lambda: m.rollout(X0, U, 0, 1),
+        f"rollout B={B} T={T}, order 0, 2 threads": lambda: m.rollout(X0, U, 0, 2),
+        f"rollout B={B} T={T}, order 1, 2 threads": lambda: m.rollout(X0, U, 1, 2),
+    }
+    times: dict[str, list[float]] = {k: [] for k in cases}
+    for f in cases.values():  # warm up
+        f()
+    for _ in range(repeats):  # interleaved: every row sees the same machine state
+        for k, f in cases.items():
+            t0 = time.perf_counter()
+            f()
+            times[k].append(time.perf_counter() - t0)
+    med = {k: float(np.median(v)) for k, v in times.items()}
+    base = med["step, order 0"]
+    print(f"push-T model ({len(task.cloud)} + {len(task.pusher_cloud)} samples, 4 walls, "
+          f"support friction); medians of {repeats}", file=stream)
+    print("| case | median | per step [us] | ratio to step order 0 |", file=stream)
+    print("|---|---|---|---|", file=stream)
+    rows = []
+    for k, v in med.items():
+        steps = B * T if k.startswith("rollout") else 1
+        rows.append((k, v, v / steps))
+        print(f"| {k} | {v * 1e3:.3f} ms | {v / steps * 1e6:.1f} | {v / steps / base:.2f} |",
+              file=stream)
+    r1 = med[f"rollout B={B} T={T}, order 0, 1 thread"]
+    r2 = med[f"rollout B={B} T={T}, order 0, 2 threads"]
+    print(f"rollout speed-up, 2 threads / 1: {r1 / r2:.2f}", file=stream)
+    return rows
 
 
 def ssdf_demo(out="ssdf_demo.png", grid=300, figure=True, stream=sys.stdout):
@@ -89,7 +326,40 @@ def ssdf_demo(out="ssdf_demo.png", grid=300, figure=True, stream=sys.stdout):
 
 def main(argv=None):
     args = _parser().parse_args(argv)
-    ssdf_demo(out=args.out, grid=args.grid, figure=not args.no_figure)
+    cmd = args.command or "demo"
+    if args.command is None:  # no command: the demo with its defaults
+        args = _parser().parse_args(["demo"])
+    if cmd == "demo":
+        _check(args.seed >= 0, "--seed must be >= 0")
+        _check(args.time_limit > 0, "--time-limit must be > 0")
+        demo(args.seed, args.time_limit, args.png, args.gif, not args.no_figures,
+             not args.quiet)
+    elif cmd == "mpc":
+        _check(args.seeds >= 1 and args.first_seed >= 0, "--seeds must be >= 1 and "
+               "--first-seed >= 0")
+        _check(args.jobs >= 1 and args.iterations >= 1 and args.time_limit > 0,
+               "--jobs and --iterations must be >= 1, --time-limit > 0")
+        mpc(args.seeds, args.first_seed, args.jobs, args.time_limit, args.iterations,
+            args.figure)
+    elif cmd == "compare":
+        _check(all(v >= 0 for v in args.seeds), "--seeds must be >= 0")
+        _check(min(args.horizon, args.block, args.cem_samples, args.cem_elites,
+                   args.cem_iterations, args.lbfgs_iterations, args.newton_iterations) >= 1,
+               "sizes and iteration counts must be >= 1")
+        _check(args.horizon % args.block == 0, "--block must divide --horizon")
+        _check(args.cem_elites <= args.cem_samples, "--cem-elites must be <= --cem-samples")
+        compare(tuple(args.seeds), args.horizon, args.block, args.cem_samples,
+                args.cem_elites, args.cem_iterations, args.lbfgs_iterations,
+                args.newton_iterations, args.figure)
+    elif cmd == "sysid":
+        _check(args.seed >= 0 and args.noise >= 0, "--seed and --noise must be >= 0")
+        _check(args.max_nfev is None or args.max_nfev >= 1, "--max-nfev must be >= 1")
+        sysid(args.seed, args.noise, args.max_nfev)
+    elif cmd == "bench":
+        _check(args.repeats >= 1, "--repeats must be >= 1")
+        bench(args.repeats)
+    else:
+        ssdf_demo(out=args.out, grid=args.grid, figure=not args.no_figure)
     return 0
 
 

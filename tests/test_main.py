@@ -19,7 +19,8 @@ def _env():
 
 def test_main_job_runs_and_writes_figure(tmp_path):
     pytest.importorskip("matplotlib")
-    out = subprocess.run([sys.executable, "-m", "softcontact", "--grid", "120"], cwd=tmp_path,
+    out = subprocess.run([sys.executable, "-m", "softcontact", "ssdf", "--grid", "120"],
+                         cwd=tmp_path,
                          capture_output=True, text=True, timeout=300, env=_env())
     assert out.returncode == 0, out.stderr
     assert "eps =" in out.stdout and "pairs/s" in out.stdout
@@ -31,7 +32,60 @@ def test_main_help_lists_commands():
     out = subprocess.run([sys.executable, "-m", "softcontact", "--help"], capture_output=True,
                          text=True, timeout=120, env=_env(), cwd=Path(__file__).parent)
     assert out.returncode == 0
-    assert "ssdf" in out.stdout
+    for cmd in ("demo", "mpc", "compare", "sysid", "bench", "ssdf"):
+        assert cmd in out.stdout
+    for cmd in ("demo", "mpc", "compare", "sysid", "bench"):
+        sub = subprocess.run([sys.executable, "-m", "softcontact", cmd, "--help"],
+                             capture_output=True, text=True, timeout=120, env=_env())
+        assert sub.returncode == 0 and "usage: python -m softcontact " + cmd in sub.stdout
+
+
+def _run(args, cwd, timeout=600):
+    return subprocess.run([sys.executable, "-m", "softcontact", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout, env=_env())
+
+
+def test_main_job_is_the_push_t_demo(tmp_path):
+    """`python -m softcontact` with no arguments: the push-T demo from the fixed seed,
+    reaching the goal and writing push_t.png and push_t.gif."""
+    pytest.importorskip("matplotlib")
+    out = _run([], tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "success: coverage 0.9" in out.stdout and "t =" in out.stdout
+    assert (tmp_path / "push_t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "push_t.gif").read_bytes()[:6] == b"GIF89a"
+
+
+def test_cli_subcommands_on_tiny_settings(tmp_path):
+    pytest.importorskip("matplotlib")
+    out = _run(["demo", "--seed", "14", "--quiet", "--png", "a.png", "--gif", "a.gif"], tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "success" in out.stdout and "t =" not in out.stdout
+    assert (tmp_path / "a.png").exists() and (tmp_path / "a.gif").exists()
+    out = _run(["mpc", "--seeds", "2", "--first-seed", "13", "--jobs", "1", "--time-limit",
+                "0.3", "--iterations", "2", "--figure", "fail.png"], tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "seed  13" in out.stdout and "seed  14" in out.stdout and "| 2 |" in out.stdout
+    assert ("Failures" in out.stdout) == (tmp_path / "fail.png").exists()
+    out = _run(["compare", "--seeds", "1", "--horizon", "40", "--cem-samples", "4",
+                "--cem-elites", "2", "--cem-iterations", "2", "--lbfgs-iterations", "2",
+                "--newton-iterations", "1", "--figure", "c.png"], tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("| 1 |") == 3 and (tmp_path / "c.png").exists()
+    out = _run(["bench", "--repeats", "1"], tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "step, order 2" in out.stdout and "speed-up" in out.stdout
+
+
+def test_cli_rejects_bad_options(tmp_path):
+    for args, word in ((["demo", "--seed", "-1"], "--seed"),
+                       (["mpc", "--jobs", "0"], "--jobs"),
+                       (["compare", "--horizon", "50", "--block", "20"], "--block"),
+                       (["bench", "--repeats", "0"], "--repeats"),
+                       (["sysid", "--noise", "-1"], "--noise"),
+                       (["demo", "--seed", "x"], "--seed")):
+        out = _run(args, tmp_path, timeout=120)
+        assert out.returncode != 0 and word in out.stderr, (args, out.stderr)
 
 
 def test_main_from_the_repository_root_after_install():
