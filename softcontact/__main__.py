@@ -243,7 +243,7 @@ def bench(repeats=15, stream=sys.stdout):
         f"rollout B={B} T={T}, order 0, 2 threads": lambda: m.rollout(X0, U, 0, 2),
         f"rollout B={B} T={T}, order 1, 2 threads": lambda: m.rollout(X0, U, 1, 2),
     }
-    times: dict[str, list[float]] = {k: [] for k in cases}
+    times = {k: [] for k in cases}  # seconds per repeat, per row
     for f in cases.values():  # warm up
         f()
     for _ in range(repeats):  # interleaved: every row sees the same machine state

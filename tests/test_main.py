@@ -72,6 +72,9 @@ def test_cli_subcommands_on_tiny_settings(tmp_path):
                 "--newton-iterations", "1", "--figure", "c.png"], tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.count("| 1 |") == 3 and (tmp_path / "c.png").exists()
+    out = _run(["sysid", "--max-nfev", "2"], tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "mass" in out.stdout and "least-squares evaluations" in out.stdout
     out = _run(["bench", "--repeats", "1"], tmp_path)
     assert out.returncode == 0, out.stderr
     assert "step, order 2" in out.stdout and "speed-up" in out.stdout

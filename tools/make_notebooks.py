@@ -12,6 +12,7 @@ import hashlib
 import os
 
 import nbformat
+from nb_04_sysid import cells as sysid_cells  # tools/ is on sys.path: run as a script
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 # --------------------------------------------------------------------------------------------
@@ -588,3 +589,4 @@ if __name__ == "__main__":
     write("notebooks/01_ssdf.ipynb", ssdf_cells)
     write("notebooks/02_contact.ipynb", contact_cells)
     write("notebooks/03_push_t.ipynb", push_t_cells)
+    write("notebooks/04_sysid.ipynb", sysid_cells)
