@@ -5,6 +5,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "sc_parallel.h"
 #include "sc_ssdf.h"
@@ -18,12 +19,240 @@ static ptrdiff_t padded(ptrdiff_t n)
     return (n + SC_PAD - 1) / SC_PAD * SC_PAD;
 }
 
+/* ---- the spatial index (layout in sc_ssdf.h) ---- */
+
+/* number of leaves of the complete binary tree (a power of two), or 0 for a cloud
+   without an index.  Leaf j holds sorted samples [j SC_TREE_LEAF, (j + 1) SC_TREE_LEAF)
+   (clipped to n): full leaves first, then possibly one partial, then empty ones. */
+static ptrdiff_t tree_leaves(ptrdiff_t n)
+{
+    ptrdiff_t L = 1;
+    if (n < SC_TREE_MIN) {
+        return 0;
+    }
+    while (L * SC_TREE_LEAF < n) {
+        L *= 2;
+    }
+    return L;
+}
+
+/* doubles per node: lo[D], hi[D], max log a */
+#define NODE(D) (2 * (D) + 1)
+/* doubles per leaf block: the 3 D + 3 arrays of SC_TREE_LEAF slots each */
+#define BLOCK(D) ((3 * (D) + 3) * SC_TREE_LEAF)
+
+static ptrdiff_t tree_size(int D, ptrdiff_t n)
+{
+    const ptrdiff_t L = tree_leaves(n);
+    return L == 0 ? 0 : 2 * L * NODE(D) + (3 * D + 3) * L * SC_TREE_LEAF + SC_PAD;
+}
+
+/* the index's parts: node array and the leaf-ordered packed cloud */
+static const double *tree_nodes(const sc_packed_cloud *pc)
+{
+    return pc->data + (3 * pc->dim + 3) * pc->npad + SC_PAD;
+}
+
+static const double *tree_cloud(const sc_packed_cloud *pc)
+{
+    return tree_nodes(pc) + 2 * tree_leaves(pc->n) * NODE(pc->dim);
+}
+
+/* leaf j's range [lo, hi) of the sorted index list (empty past the last sample) */
+static void leaf_range(ptrdiff_t n, ptrdiff_t j, ptrdiff_t *lo, ptrdiff_t *hi)
+{
+    *lo = j * SC_TREE_LEAF < n ? j * SC_TREE_LEAF : n;
+    *hi = (j + 1) * SC_TREE_LEAF < n ? (j + 1) * SC_TREE_LEAF : n;
+}
+
+/* partial sort of idx[lo, hi) so that idx[k] has the k-th smallest coordinate `ax`
+ * (quickselect, median-of-three pivot; ties broken by sample index: deterministic) */
+static int key_less(const double *p, int D, int ax, double i, double j)
+{
+    const double a = p[(ptrdiff_t)i * D + ax], b = p[(ptrdiff_t)j * D + ax];
+    return a < b || (a == b && i < j);
+}
+
+static void select_kth(double *idx, ptrdiff_t lo, ptrdiff_t hi, ptrdiff_t k, const double *p,
+                       int D, int ax)
+{
+    while (hi - lo > 1) {
+        const ptrdiff_t mid = lo + (hi - lo) / 2;
+        double a = idx[lo], b = idx[mid], c = idx[hi - 1], pv, t;
+        ptrdiff_t i, store;
+        /* median of three as the pivot value */
+        if (key_less(p, D, ax, b, a)) {
+            t = a, a = b, b = t;
+        }
+        if (key_less(p, D, ax, c, b)) {
+            b = c;
+            if (key_less(p, D, ax, b, a)) {
+                b = a;
+            }
+        }
+        pv = b;
+        /* Lomuto partition around pv: [lo, store) < pv, then pv, then >= */
+        for (i = lo; i < hi; i++) {
+            if (idx[i] == pv) {
+                idx[i] = idx[hi - 1];
+                idx[hi - 1] = pv;
+                break;
+            }
+        }
+        store = lo;
+        for (i = lo; i < hi - 1; i++) {
+            if (key_less(p, D, ax, idx[i], pv)) {
+                t = idx[i], idx[i] = idx[store], idx[store] = t;
+                store++;
+            }
+        }
+        idx[hi - 1] = idx[store];
+        idx[store] = pv;
+        if (k == store) {
+            return;
+        }
+        if (k < store) {
+            hi = store;
+        } else {
+            lo = store + 1;
+        }
+    }
+}
+
+/* order idx[lo, hi) (the samples of `nleaf` consecutive leaves) so that each half of
+   the leaves gets the samples on its side of a cut along the longest axis */
+static void split(double *idx, ptrdiff_t lo, ptrdiff_t hi, ptrdiff_t nleaf, const double *p,
+                  int D)
+{
+    double mn[3], mx[3];
+    ptrdiff_t i, mid;
+    int k, ax = 0;
+    if (nleaf <= 1 || hi - lo <= 1) {
+        return;
+    }
+    mid = lo + (nleaf / 2) * SC_TREE_LEAF; /* the left half's leaves are full */
+    if (mid >= hi) {
+        split(idx, lo, hi, nleaf / 2, p, D);
+        return;
+    }
+    for (k = 0; k < D; k++) {
+        mn[k] = mx[k] = p[(ptrdiff_t)idx[lo] * D + k];
+    }
+    for (i = lo + 1; i < hi; i++) {
+        for (k = 0; k < D; k++) {
+            const double v = p[(ptrdiff_t)idx[i] * D + k];
+            mn[k] = v < mn[k] ? v : mn[k];
+            mx[k] = v > mx[k] ? v : mx[k];
+        }
+    }
+    for (k = 1; k < D; k++) {
+        if (mx[k] - mn[k] > mx[ax] - mn[ax]) {
+            ax = k;
+        }
+    }
+    select_kth(idx, lo, hi, mid, p, D, ax);
+    split(idx, lo, mid, nleaf / 2, p, D);
+    split(idx, mid, hi, nleaf / 2, p, D);
+}
+
+/* build the index of a packed cloud (main arrays and header already filled) */
+static void tree_build(const sc_cloud *c, double *buf, ptrdiff_t npad)
+{
+    const int D = c->dim;
+    const ptrdiff_t n = c->n, L = tree_leaves(n);
+    double *nodes = buf + (3 * D + 3) * npad + SC_PAD, *tc = nodes + 2 * L * NODE(D);
+    /* the median-sorted order lives in the main |q|^2 array meanwhile (restored below) */
+    double *idx = buf + (3 * D + 2) * npad;
+    const double *src_hdr = buf + (3 * D + 3) * npad;
+    ptrdiff_t i, j, s, a;
+    int k;
+
+    for (i = 0; i < n; i++) {
+        idx[i] = (double)i;
+    }
+    split(idx, 0, n, L, c->p, D);
+    /* leaf blocks: p, n, m, log a, q copied; |q|^2 from q as in sc_cloud_pack */
+    for (j = 0; j < L; j++) {
+        ptrdiff_t lo, hi;
+        leaf_range(n, j, &lo, &hi);
+        for (s = 0; s < SC_TREE_LEAF; s++) {
+            double *blk = tc + j * BLOCK(D) + s, qq = 0.0;
+            if (s < hi - lo) {
+                const ptrdiff_t src = (ptrdiff_t)idx[lo + s];
+                for (a = 0; a < 3 * D + 2; a++) {
+                    blk[a * SC_TREE_LEAF] = buf[a * npad + src];
+                }
+            } else {
+                for (a = 0; a < 3 * D + 2; a++) {
+                    blk[a * SC_TREE_LEAF] = 0.0;
+                }
+                blk[(2 * D + 1) * SC_TREE_LEAF] = -INFINITY; /* log a of padding */
+            }
+            for (k = 0; k < D; k++) {
+                const double q = blk[(2 * D + 2 + k) * SC_TREE_LEAF];
+                qq += q * q;
+            }
+            blk[(3 * D + 2) * SC_TREE_LEAF] = qq;
+        }
+    }
+    for (i = 0; i < npad; i++) {
+        double qq = 0.0;
+        for (k = 0; k < D; k++) {
+            const double q = buf[(2 * D + 2 + k) * npad + i];
+            qq += q * q;
+        }
+        idx[i] = qq;
+    }
+    for (k = 0; k < SC_PAD; k++) {
+        tc[L * BLOCK(D) + k] = src_hdr[k];
+    }
+    /* node boxes: leaves, then parents */
+    for (j = 0; j < L; j++) {
+        double *nd = nodes + (L + j) * NODE(D);
+        int first = 1;
+        for (k = 0; k < 2 * D; k++) {
+            nd[k] = 0.0; /* an empty leaf: never visited (max log a = -inf) */
+        }
+        nd[2 * D] = -INFINITY;
+        for (s = 0; s < SC_TREE_LEAF; s++) {
+            const double *blk = tc + j * BLOCK(D) + s;
+            const double la = blk[(2 * D + 1) * SC_TREE_LEAF];
+            if (la == -INFINITY) {
+                continue;
+            }
+            for (k = 0; k < D; k++) {
+                const double v = blk[k * SC_TREE_LEAF];
+                nd[k] = first || v < nd[k] ? v : nd[k];
+                nd[D + k] = first || v > nd[D + k] ? v : nd[D + k];
+            }
+            nd[2 * D] = la > nd[2 * D] ? la : nd[2 * D];
+            first = 0;
+        }
+    }
+    for (j = L - 1; j >= 1; j--) {
+        double *nd = nodes + j * NODE(D);
+        const double *l = nodes + 2 * j * NODE(D), *r = nodes + (2 * j + 1) * NODE(D);
+        if (r[2 * D] == -INFINITY || l[2 * D] == -INFINITY) { /* an empty side */
+            memcpy(nd, r[2 * D] == -INFINITY ? l : r, NODE(D) * sizeof(double));
+            continue;
+        }
+        for (k = 0; k < D; k++) {
+            nd[k] = l[k] < r[k] ? l[k] : r[k];
+            nd[D + k] = l[D + k] > r[D + k] ? l[D + k] : r[D + k];
+        }
+        nd[2 * D] = l[2 * D] > r[2 * D] ? l[2 * D] : r[2 * D];
+    }
+    for (k = 0; k < NODE(D); k++) {
+        nodes[k] = 0.0;
+    }
+}
+
 ptrdiff_t sc_cloud_packed_size(int dim, ptrdiff_t n)
 {
-    if ((dim != 2 && dim != 3) || n < 1 || n > PTRDIFF_MAX / 16 / (3 * dim + 4)) {
+    if ((dim != 2 && dim != 3) || n < 1 || n > PTRDIFF_MAX / 64 / (3 * dim + 4)) {
         return -1;
     }
-    return (3 * dim + 3) * padded(n) + SC_PAD;
+    return (3 * dim + 3) * padded(n) + SC_PAD + tree_size(dim, n);
 }
 
 int sc_cloud_pack(const sc_cloud *c, double *buf, sc_packed_cloud *pc)
@@ -97,6 +326,9 @@ int sc_cloud_pack(const sc_cloud *c, double *buf, sc_packed_cloud *pc)
         M[i] = QQ[i] = 0.0;
         LA[i] = -INFINITY;
     }
+    if (tree_leaves(c->n) > 0) {
+        tree_build(c, buf, npad);
+    }
     if (pc) {
         pc->dim = D;
         pc->n = c->n;
@@ -106,15 +338,28 @@ int sc_cloud_pack(const sc_cloud *c, double *buf, sc_packed_cloud *pc)
     return SC_OK;
 }
 
+/* pruned-query scratch: gathered cloud ((3D+3) tp + SC_PAD), its kernel work (tp), the
+   leaf list (2 L: leaf, bound) and the traversal stack (64) */
+static ptrdiff_t pruned_workspace(int D, ptrdiff_t n)
+{
+    const ptrdiff_t L = tree_leaves(n), tp = L * SC_TREE_LEAF;
+    return L == 0 ? 0 : (3 * D + 4) * tp + SC_PAD + 2 * L + 64;
+}
+
 ptrdiff_t sc_ssdf_workspace_size(const sc_packed_cloud *pc)
 {
-    return pc ? pc->npad : 0;
+    ptrdiff_t w;
+    if (pc == NULL) {
+        return 0;
+    }
+    w = pruned_workspace(pc->dim, pc->n);
+    return w > pc->npad ? w : pc->npad;
 }
 
 typedef struct ssdf_job {
     sc__ssdf_rows_fn fn;
     const sc_packed_cloud *pc;
-    double eps;
+    double eps, T;
     const double *x;
     double *work;
     ptrdiff_t wsize;
@@ -130,6 +375,145 @@ static int ssdf_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
                  j->h ? j->h + begin * D * D : NULL, j->t ? j->t + begin * D * D * D : NULL);
 }
 
+/* upper bound of s_i = log a_i - |x - p_i|^2 / eps over a node */
+static double node_bound(const double *nd, int D, const double *x, double ie)
+{
+    double d2 = 0.0;
+    int k;
+    for (k = 0; k < D; k++) {
+        const double lo = nd[k] - x[k], hi = x[k] - nd[D + k];
+        const double e = lo > 0.0 ? lo : hi > 0.0 ? hi : 0.0;
+        d2 += e * e;
+    }
+    return nd[2 * D] - d2 * ie;
+}
+
+/* one query against the index: the leaves that can matter, gathered into a packed
+   cloud `mini` (the kernels' layout, npad = kept * SC_TREE_LEAF) in traversal order */
+static void gather(const sc_packed_cloud *pc, double eps, double T, const double *xq,
+                   double *wk, sc_packed_cloud *mini)
+{
+    const int D = pc->dim;
+    const ptrdiff_t L = tree_leaves(pc->n), tp = L * SC_TREE_LEAF;
+    const double *nodes = tree_nodes(pc), *tc = tree_cloud(pc), ie = 1.0 / eps;
+    double *out = wk, *list = wk + (3 * D + 4) * tp + SC_PAD, *stack = list + 2 * L;
+    double best = -INFINITY, slack, cut;
+    ptrdiff_t nlist = 0, kept = 0, t;
+    int top = 0, a, k, na;
+
+    /* rounding of the bounds and of s: u (|x - c0| + rho)^2 / eps, with a wide margin */
+    {
+        const double *hdr = tc + L * BLOCK(D);
+        double r2 = 0.0;
+        for (k = 0; k < D; k++) {
+            r2 += (xq[k] - hdr[k]) * (xq[k] - hdr[k]);
+        }
+        r2 = sqrt(r2) + hdr[D];
+        slack = 1.0 + 1e-13 * r2 * r2 * ie;
+    }
+    /* depth-first, the more promising child first; entries (node, its bound) */
+    stack[0] = 1.0;
+    stack[1] = node_bound(nodes + NODE(D), D, xq, ie);
+    top = 1;
+    while (top > 0) {
+        const ptrdiff_t node = (ptrdiff_t)stack[2 * (top - 1)];
+        const double ub = stack[2 * (top - 1) + 1];
+        top--;
+        cut = best - T - slack;
+        if (ub < cut) {
+            continue;
+        }
+        if (node >= L) {
+            const double *blk = tc + (node - L) * BLOCK(D);
+            for (t = 0; t < SC_TREE_LEAF; t++) {
+                double d2 = 0.0, sv;
+                for (k = 0; k < D; k++) {
+                    const double e = xq[k] - blk[k * SC_TREE_LEAF + t];
+                    d2 += e * e;
+                }
+                sv = blk[(2 * D + 1) * SC_TREE_LEAF + t] - d2 * ie;
+                best = sv > best ? sv : best;
+            }
+            list[2 * nlist] = (double)(node - L);
+            list[2 * nlist + 1] = ub;
+            nlist++;
+        } else {
+            const double bl = node_bound(nodes + 2 * node * NODE(D), D, xq, ie);
+            const double br = node_bound(nodes + (2 * node + 1) * NODE(D), D, xq, ie);
+            const int first = bl >= br ? 1 : 0; /* pushed first = popped last */
+            const double b1 = first ? br : bl, b2 = first ? bl : br;
+            if (b1 >= cut) {
+                stack[2 * top] = (double)(2 * node + first);
+                stack[2 * top + 1] = b1;
+                top++;
+            }
+            if (b2 >= cut) {
+                stack[2 * top] = (double)(2 * node + 1 - first);
+                stack[2 * top + 1] = b2;
+                top++;
+            }
+        }
+    }
+    /* keep the leaves that can reach best - T; best is now max_i s_i */
+    cut = best - T - slack;
+    for (t = 0; t < nlist; t++) {
+        if (list[2 * t + 1] >= cut) {
+            list[2 * kept] = list[2 * t];
+            kept++;
+        }
+    }
+    if (kept == 0) { /* unreachable unless every bound is NaN; keep leaf 0 */
+        list[0] = 0.0;
+        kept = 1;
+    }
+    /* near queries (the kernel's test, sc_ssdf_impl.h) never read q and |q|^2 */
+    {
+        const double *hdr = tc + L * BLOCK(D);
+        double y2 = 0.0;
+        for (k = 0; k < D; k++) {
+            y2 += (xq[k] - hdr[k]) * (xq[k] - hdr[k]);
+        }
+        na = y2 <= 0.81 * SC_SSDF_FAR * SC_SSDF_FAR * hdr[D] * hdr[D] ? 2 * D + 2 : 3 * D + 3;
+    }
+    for (t = 0; t < kept; t++) {
+        const double *blk = tc + (ptrdiff_t)list[2 * t] * BLOCK(D);
+        for (a = 0; a < na; a++) {
+            memcpy(out + a * kept * SC_TREE_LEAF + t * SC_TREE_LEAF, blk + a * SC_TREE_LEAF,
+                   SC_TREE_LEAF * sizeof(double));
+        }
+    }
+    memcpy(out + (3 * D + 3) * kept * SC_TREE_LEAF, tc + L * BLOCK(D), SC_PAD * sizeof(double));
+    mini->dim = D;
+    mini->n = kept * SC_TREE_LEAF;
+    mini->npad = kept * SC_TREE_LEAF;
+    mini->data = out;
+}
+
+static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
+{
+    const ssdf_job *j = (const ssdf_job *)ctx;
+    const ptrdiff_t D = j->pc->dim, tp = tree_leaves(j->pc->n) * SC_TREE_LEAF;
+    double *wk = j->work + tid * j->wsize, *kwork = wk + (3 * D + 3) * tp + SC_PAD;
+    ptrdiff_t r;
+    for (r = begin; r < end; r++) {
+        const double *xq = j->x + r * D;
+        sc_packed_cloud mini;
+        int st;
+        if (!isfinite(xq[0]) || !isfinite(xq[1]) || (D == 3 && !isfinite(xq[2]))) {
+            mini = *j->pc; /* the kernel writes the NaN row */
+        } else {
+            gather(j->pc, j->eps, j->T, xq, wk, &mini);
+        }
+        st = j->fn(&mini, j->eps, 1, xq, kwork, j->phi ? j->phi + r : NULL,
+                   j->g ? j->g + r * D : NULL, j->h ? j->h + r * D * D : NULL,
+                   j->t ? j->t + r * D * D * D : NULL);
+        if (st != SC_OK) {
+            return st;
+        }
+    }
+    return SC_OK;
+}
+
 int sc_ssdf(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x, int isa,
             int nthreads, double *work, double *phi, double *dphi_dx, double *d2phi_dx2,
             double *d3phi_dx3)
@@ -142,10 +526,14 @@ int sc_ssdf(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
         (m > 0 && (x == NULL || work == NULL))) {
         return SC_EINVAL;
     }
+    int dense;
+
     isa = sc_isa_resolve(isa);
     if (isa < 0) {
         return isa;
     }
+    dense = isa >= SC_DENSE || tree_leaves(pc->n) == 0;
+    isa %= SC_DENSE;
     job.fn = isa == SC_ISA_AVX512 ? sc__ssdf_rows_avx512
              : isa == SC_ISA_AVX2 ? sc__ssdf_rows_avx2
                                   : sc__ssdf_rows_generic;
@@ -163,10 +551,22 @@ int sc_ssdf(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
     }
     /* fewer threads for small problems; per-query results never depend on it */
     /* in double: m * npad may overflow ptrdiff_t on 32-bit platforms */
-    pairs_per_thread = (double)m * (double)pc->npad / (double)nthreads;
-    if (pairs_per_thread < (double)SC_SSDF_MIN_PAIRS_PER_THREAD) {
-        double want = (double)m * (double)pc->npad / (double)SC_SSDF_MIN_PAIRS_PER_THREAD;
-        nthreads = want < 1.0 ? 1 : (int)want;
+    /* pruned: a query costs about as much as ~1000 dense sample visits */
+    {
+        const double per = dense ? (double)pc->npad : (pc->npad < 1000 ? (double)pc->npad : 1000.0);
+        pairs_per_thread = (double)m * per / (double)nthreads;
+        if (pairs_per_thread < (double)SC_SSDF_MIN_PAIRS_PER_THREAD) {
+            double want = (double)m * per / (double)SC_SSDF_MIN_PAIRS_PER_THREAD;
+            nthreads = want < 1.0 ? 1 : (int)want;
+        }
     }
-    return sc_parallel_for(m, nthreads, ssdf_range, &job);
+    if (dense) {
+        return sc_parallel_for(m, nthreads, ssdf_range, &job);
+    }
+    {
+        /* the cut: see "Pruning" in sc_ssdf.h */
+        const double rho = pc->data[(3 * pc->dim + 3) * pc->npad + pc->dim];
+        job.T = 41.45 + 4.86 + 2.0 * log1p(rho * rho / eps) + log((double)pc->n) + 1.0;
+    }
+    return sc_parallel_for(m, nthreads, ssdf_pruned_range, &job);
 }

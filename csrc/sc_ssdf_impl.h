@@ -56,7 +56,9 @@ SC_VFN double hsum(vd v)
  * form's error u |x - p|^2 exceeds the expanded form's u (|q|^2 + 2 |x - c0| rho)
  * by at most ~2x there), so the switch is invisible at the 1e-14 level, and
  * beyond it the direct form would lose accuracy quadratically with distance. */
-#define SC_SSDF_FAR 4.0
+#ifndef SC_SSDF_FAR
+#define SC_SSDF_FAR 4.0 /* also in sc_ssdf.h: the pruned gather relies on the same test */
+#endif
 
 /* index of the pair (a, b), a <= b, in packed symmetric storage */
 #define SYM2(D, a, b) ((a) * (D) - ((a) * ((a) - 1)) / 2 + ((b) - (a)))
