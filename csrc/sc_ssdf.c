@@ -242,8 +242,16 @@ static void tree_build(const sc_cloud *c, double *buf, ptrdiff_t npad)
         }
         nd[2 * D] = l[2 * D] > r[2 * D] ? l[2 * D] : r[2 * D];
     }
+    /* node 0 (unused by the tree): the smallest log a, for the cut */
     for (k = 0; k < NODE(D); k++) {
         nodes[k] = 0.0;
+    }
+    nodes[0] = INFINITY;
+    for (i = 0; i < npad; i++) {
+        const double la = buf[(2 * D + 1) * npad + i];
+        if (la != -INFINITY && la < nodes[0]) {
+            nodes[0] = la;
+        }
     }
 }
 
@@ -338,12 +346,13 @@ int sc_cloud_pack(const sc_cloud *c, double *buf, sc_packed_cloud *pc)
     return SC_OK;
 }
 
-/* pruned-query scratch: gathered cloud ((3D+3) tp + SC_PAD), its kernel work (tp), the
-   leaf list (2 L: leaf, bound) and the traversal stack (64) */
+/* pruned-query scratch: the kernel's work (tp), the leaf list (2 L: leaf, bound), the
+   traversal stack (64) and the kept blocks' pointers (L, stored in doubles' space) */
 static ptrdiff_t pruned_workspace(int D, ptrdiff_t n)
 {
     const ptrdiff_t L = tree_leaves(n), tp = L * SC_TREE_LEAF;
-    return L == 0 ? 0 : (3 * D + 4) * tp + SC_PAD + 2 * L + 64;
+    (void)D;
+    return L == 0 ? 0 : tp + 3 * L + 64;
 }
 
 ptrdiff_t sc_ssdf_workspace_size(const sc_packed_cloud *pc)
@@ -359,7 +368,7 @@ ptrdiff_t sc_ssdf_workspace_size(const sc_packed_cloud *pc)
 typedef struct ssdf_job {
     sc__ssdf_rows_fn fn;
     const sc_packed_cloud *pc;
-    double eps, T;
+    double eps;
     const double *x;
     double *work;
     ptrdiff_t wsize;
@@ -370,7 +379,13 @@ static int ssdf_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
 {
     const ssdf_job *j = (const ssdf_job *)ctx;
     const ptrdiff_t D = j->pc->dim;
-    return j->fn(j->pc, j->eps, end - begin, j->x + begin * D, j->work + tid * j->wsize,
+    const double *ptr[1] = {j->pc->data};
+    sc__blocks B;
+    B.ptr = ptr;
+    B.n = 1;
+    B.bs = B.as = j->pc->npad;
+    B.hdr = j->pc->data + (3 * D + 3) * j->pc->npad;
+    return j->fn(&B, (int)D, j->eps, end - begin, j->x + begin * D, j->work + tid * j->wsize,
                  j->phi ? j->phi + begin : NULL, j->g ? j->g + begin * D : NULL,
                  j->h ? j->h + begin * D * D : NULL, j->t ? j->t + begin * D * D * D : NULL);
 }
@@ -388,51 +403,70 @@ static double node_bound(const double *nd, int D, const double *x, double ie)
     return nd[2 * D] - d2 * ie;
 }
 
-/* one query against the index: the leaves that can matter, gathered into a packed
-   cloud `mini` (the kernels' layout, npad = kept * SC_TREE_LEAF) in traversal order */
-static void gather(const sc_packed_cloud *pc, double eps, double T, const double *xq,
-                   double *wk, sc_packed_cloud *mini)
+/* one query against the index: the leaves that can matter, as kernel blocks (pointers
+   into the leaf-ordered copy; the list lives in wk), in traversal order.  The cut T is
+   per query, the smaller of two bounds on what the dropped samples can contribute
+   (sc_ssdf.h, "Pruning"): with r = |x - c0| + rho (no sample is farther),
+     far:  T_f = ln(1e18) + ln 128 + ln n + 1 + ln(1 + r rho^3 / eps^2)    (|H| <= 2 r,
+           |P| <= 2 rho);
+     near: T_n = ln(1e18) + ln 128 + ln n + 1 + 2 ln(d* / eps + T_f + da)   (|H|, |P| <=
+           |x - p_i| + |x - p_kept|, |x - p_i|^2 <= d* + (T + da) eps for a dropped
+           sample; da = max log a - min log a);
+   the walk prunes with T_f (>= T), the leaves are then cut at T = min(T_f, T_n). */
+static void gather(const sc_packed_cloud *pc, double eps, const double *xq, double *wk,
+                   sc__blocks *B)
 {
     const int D = pc->dim;
     const ptrdiff_t L = tree_leaves(pc->n), tp = L * SC_TREE_LEAF;
     const double *nodes = tree_nodes(pc), *tc = tree_cloud(pc), ie = 1.0 / eps;
-    double *out = wk, *list = wk + (3 * D + 4) * tp + SC_PAD, *stack = list + 2 * L;
-    double best = -INFINITY, slack, cut;
-    ptrdiff_t nlist = 0, kept = 0, t;
-    int top = 0, a, k, na;
+    const double *hdr = tc + L * BLOCK(D), rho = hdr[D];
+    const double base = 41.45 + 4.86 + log((double)pc->n) + 1.0;
+    double *list = wk + tp;
+    const double **ptr = (const double **)(void *)(list + 2 * L);
+    double best = -INFINITY, slack, cut, Tf, Tq, r = 0.0, sb[64];
+    ptrdiff_t nlist = 0, kept = 0, t, stk[64];
+    int top, k;
 
-    /* rounding of the bounds and of s: u (|x - c0| + rho)^2 / eps, with a wide margin */
-    {
-        const double *hdr = tc + L * BLOCK(D);
-        double r2 = 0.0;
-        for (k = 0; k < D; k++) {
-            r2 += (xq[k] - hdr[k]) * (xq[k] - hdr[k]);
-        }
-        r2 = sqrt(r2) + hdr[D];
-        slack = 1.0 + 1e-13 * r2 * r2 * ie;
+    for (k = 0; k < D; k++) {
+        r += (xq[k] - hdr[k]) * (xq[k] - hdr[k]);
     }
+    r = sqrt(r) + rho;
+    /* rounding of the bounds and of s: u r^2 / eps, with a wide margin */
+    slack = 1.0 + 1e-13 * r * r * ie;
+    Tf = base + log1p(r * rho * rho * rho * ie * ie);
     /* depth-first, the more promising child first; entries (node, its bound) */
-    stack[0] = 1.0;
-    stack[1] = node_bound(nodes + NODE(D), D, xq, ie);
+    stk[0] = 1;
+    sb[0] = node_bound(nodes + NODE(D), D, xq, ie);
     top = 1;
     while (top > 0) {
-        const ptrdiff_t node = (ptrdiff_t)stack[2 * (top - 1)];
-        const double ub = stack[2 * (top - 1) + 1];
+        const ptrdiff_t node = stk[top - 1];
+        const double ub = sb[top - 1];
         top--;
-        cut = best - T - slack;
+        cut = best - Tf - slack;
         if (ub < cut) {
             continue;
         }
         if (node >= L) {
-            const double *blk = tc + (node - L) * BLOCK(D);
-            for (t = 0; t < SC_TREE_LEAF; t++) {
-                double d2 = 0.0, sv;
-                for (k = 0; k < D; k++) {
-                    const double e = xq[k] - blk[k * SC_TREE_LEAF + t];
-                    d2 += e * e;
+            /* the leaf's samples raise best (a lower bound of max s: the cut only gets
+               more conservative where it is not raised) unless the leaf's bound says
+               they cannot raise it by more than 1 */
+            if (ub > best + 1.0) {
+                const double *blk = tc + (node - L) * BLOCK(D);
+                double d2[SC_TREE_LEAF];
+                for (t = 0; t < SC_TREE_LEAF; t++) {
+                    const double e = xq[0] - blk[t];
+                    d2[t] = e * e;
                 }
-                sv = blk[(2 * D + 1) * SC_TREE_LEAF + t] - d2 * ie;
-                best = sv > best ? sv : best;
+                for (k = 1; k < D; k++) {
+                    for (t = 0; t < SC_TREE_LEAF; t++) {
+                        const double e = xq[k] - blk[k * SC_TREE_LEAF + t];
+                        d2[t] += e * e;
+                    }
+                }
+                for (t = 0; t < SC_TREE_LEAF; t++) {
+                    const double sv = blk[(2 * D + 1) * SC_TREE_LEAF + t] - d2[t] * ie;
+                    best = sv > best ? sv : best;
+                }
             }
             list[2 * nlist] = (double)(node - L);
             list[2 * nlist + 1] = ub;
@@ -443,68 +477,59 @@ static void gather(const sc_packed_cloud *pc, double eps, double T, const double
             const int first = bl >= br ? 1 : 0; /* pushed first = popped last */
             const double b1 = first ? br : bl, b2 = first ? bl : br;
             if (b1 >= cut) {
-                stack[2 * top] = (double)(2 * node + first);
-                stack[2 * top + 1] = b1;
+                stk[top] = 2 * node + first;
+                sb[top] = b1;
                 top++;
             }
             if (b2 >= cut) {
-                stack[2 * top] = (double)(2 * node + 1 - first);
-                stack[2 * top + 1] = b2;
+                stk[top] = 2 * node + 1 - first;
+                sb[top] = b2;
                 top++;
             }
         }
     }
-    /* keep the leaves that can reach best - T; best is now max_i s_i */
-    cut = best - T - slack;
+    /* the per-query cut; best >= max_i s_i - 1, and d* / eps <= max log a - best */
+    {
+        const double maxla = nodes[NODE(D) + 2 * D], da = maxla - nodes[0];
+        const double Tn = base + 2.0 * log(fmax(maxla - best, 0.0) + Tf + da + 1.0);
+        Tq = Tn < Tf ? Tn : Tf;
+    }
+    cut = best - Tq - slack;
     for (t = 0; t < nlist; t++) {
         if (list[2 * t + 1] >= cut) {
-            list[2 * kept] = list[2 * t];
-            kept++;
+            ptr[kept++] = tc + (ptrdiff_t)list[2 * t] * BLOCK(D);
         }
     }
     if (kept == 0) { /* unreachable unless every bound is NaN; keep leaf 0 */
-        list[0] = 0.0;
-        kept = 1;
+        ptr[kept++] = tc;
     }
-    /* near queries (the kernel's test, sc_ssdf_impl.h) never read q and |q|^2 */
-    {
-        const double *hdr = tc + L * BLOCK(D);
-        double y2 = 0.0;
-        for (k = 0; k < D; k++) {
-            y2 += (xq[k] - hdr[k]) * (xq[k] - hdr[k]);
-        }
-        na = y2 <= 0.81 * SC_SSDF_FAR * SC_SSDF_FAR * hdr[D] * hdr[D] ? 2 * D + 2 : 3 * D + 3;
-    }
-    for (t = 0; t < kept; t++) {
-        const double *blk = tc + (ptrdiff_t)list[2 * t] * BLOCK(D);
-        for (a = 0; a < na; a++) {
-            memcpy(out + a * kept * SC_TREE_LEAF + t * SC_TREE_LEAF, blk + a * SC_TREE_LEAF,
-                   SC_TREE_LEAF * sizeof(double));
-        }
-    }
-    memcpy(out + (3 * D + 3) * kept * SC_TREE_LEAF, tc + L * BLOCK(D), SC_PAD * sizeof(double));
-    mini->dim = D;
-    mini->n = kept * SC_TREE_LEAF;
-    mini->npad = kept * SC_TREE_LEAF;
-    mini->data = out;
+    B->ptr = ptr;
+    B->n = kept;
+    B->bs = B->as = SC_TREE_LEAF;
+    B->hdr = hdr;
 }
 
 static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
 {
     const ssdf_job *j = (const ssdf_job *)ctx;
-    const ptrdiff_t D = j->pc->dim, tp = tree_leaves(j->pc->n) * SC_TREE_LEAF;
-    double *wk = j->work + tid * j->wsize, *kwork = wk + (3 * D + 3) * tp + SC_PAD;
+    const ptrdiff_t D = j->pc->dim;
+    double *wk = j->work + tid * j->wsize;
     ptrdiff_t r;
     for (r = begin; r < end; r++) {
-        const double *xq = j->x + r * D;
-        sc_packed_cloud mini;
+        const double *xq = j->x + r * D, *whole[1] = {j->pc->data};
+        sc__blocks B;
         int st;
         if (!isfinite(xq[0]) || !isfinite(xq[1]) || (D == 3 && !isfinite(xq[2]))) {
-            mini = *j->pc; /* the kernel writes the NaN row */
+            /* the kernel writes the NaN row; the whole cloud as one block */
+            B.ptr = whole;
+            B.n = 1;
+            B.bs = B.as = j->pc->npad;
+            B.hdr = j->pc->data + (3 * D + 3) * j->pc->npad;
         } else {
-            gather(j->pc, j->eps, j->T, xq, wk, &mini);
+            gather(j->pc, j->eps, xq, wk, &B);
         }
-        st = j->fn(&mini, j->eps, 1, xq, kwork, j->phi ? j->phi + r : NULL,
+        /* the kernel's scratch (kept SC_TREE_LEAF <= tp doubles) at the start of wk */
+        st = j->fn(&B, (int)D, j->eps, 1, xq, wk, j->phi ? j->phi + r : NULL,
                    j->g ? j->g + r * D : NULL, j->h ? j->h + r * D * D : NULL,
                    j->t ? j->t + r * D * D * D : NULL);
         if (st != SC_OK) {
@@ -562,11 +587,6 @@ int sc_ssdf(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
     }
     if (dense) {
         return sc_parallel_for(m, nthreads, ssdf_range, &job);
-    }
-    {
-        /* the cut: see "Pruning" in sc_ssdf.h */
-        const double rho = pc->data[(3 * pc->dim + 3) * pc->npad + pc->dim];
-        job.T = 41.45 + 4.86 + 2.0 * log1p(rho * rho / eps) + log((double)pc->n) + 1.0;
     }
     return sc_parallel_for(m, nthreads, ssdf_pruned_range, &job);
 }

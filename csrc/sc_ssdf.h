@@ -32,28 +32,34 @@ typedef struct sc_cloud {
  *
  * Clouds of n >= SC_TREE_MIN samples carry a spatial index after that header
  * (built once by sc_cloud_pack, in the body frame): the samples split by
- * recursive median cuts along the longest axis into nleaf = 2^L leaves of at
- * most SC_TREE_LEAF samples, L the smallest depth that fits, as a complete
- * binary tree in heap order.  Layout: 2 nleaf nodes of (lo[dim], hi[dim],
- * max log a) (node 0 unused, 1 the root, nleaf + j leaf j); then the samples
- * again, leaf j in slots j SC_TREE_LEAF .. (j + 1) SC_TREE_LEAF - 1 (padding
- * slots as above), in the same 3*dim + 3 array layout followed by the same
- * SC_PAD header: a packed cloud of npad = nleaf SC_TREE_LEAF of its own.
+ * recursive cuts at the median of the longest axis into the leaves of a
+ * complete binary tree in heap order, nleaf = 2^L leaves of SC_TREE_LEAF slots,
+ * L the smallest depth that fits; leaf j holds the sorted samples
+ * [j SC_TREE_LEAF, (j + 1) SC_TREE_LEAF) (full leaves first, then one partial,
+ * then empty ones).  Layout: 2 nleaf nodes of (lo[dim], hi[dim], max log a)
+ * (node 1 the root, nleaf + j leaf j; node 0 holds the smallest log a); then
+ * the samples again, leaf by leaf, each leaf a block of the 3*dim + 3 arrays
+ * of SC_TREE_LEAF slots (padding slots as above); then the SC_PAD header.
  *
  * Pruning.  For a query x, with s_i = log a_i - |x - p_i|^2 / eps and s* its
  * maximum, a sample with s_i < s* - T has relative weight below e^-T.  Its
- * contribution to phi and to each derivative up to the third is at most
- * 8 e^-T (2 rho)^4 / eps^2 relative to the natural scale of that derivative
- * (1, eps^-1/2, eps^-1, ...; rho = the cloud's radius), and there are at
- * most n such samples, so with T = ln(1e18) + ln 128 + 2 ln(1 + rho^2/eps)
- * + ln n (+ 1 for the rounding of the bounds) dropping them changes nothing
- * representable beyond ~1e-18 of that scale.  sc_ssdf visits the tree per
- * query, keeps the leaves whose bound max log a - dist^2(x, box) / eps can
- * reach s* - T, gathers them and runs the dense kernel on them: the cost is
- * O(log n + kept) per query instead of O(n).  The kept set depends only on
- * x, so the value is still bitwise the same whatever the order, the batch or
- * the threads.  Results equal the dense computation (SC_DENSE, or clouds
- * without an index) to rounding (tests: 1e-13 relative at every order).
+ * share of phi and of each derivative up to the third, relative to that
+ * derivative's natural scale (eps^((1 - k) / 2) for order k), is at most
+ * 8 e^-T |H| |P|^3 / eps^2 with H = h_i - phi and P = p_i - E[p]; |H| <= 2 r
+ * and |P| <= 2 rho (r = |x - c0| + rho, rho the cloud's radius), and for a
+ * near query |H|, |P| <= |x - p_i| + |x - p_kept| with |x - p_i|^2 within
+ * (T + da) eps of the nearest (da the spread of log a).  At most n samples
+ * are dropped, so the cut
+ *   T = ln(1e18) + ln 128 + ln n + 1 + min(ln(1 + r rho^3 / eps^2),
+ *                                          2 ln(d* / eps + T_far + da + 1))
+ * (+ 1 for the rounding of the bounds) keeps every dropped share below 1e-18
+ * of every output's scale.  sc_ssdf walks the tree per query, depth first,
+ * skipping nodes whose bound max log a - dist^2(x, box) / eps is below the
+ * cut, and runs the dense kernel on the kept leaves in place: O(log n + kept)
+ * per query instead of O(n).  The kept set depends only on x, so the value is
+ * still bitwise the same whatever the order, the batch or the threads.  Results
+ * equal the dense computation (SC_DENSE, or clouds without an index) to
+ * rounding (tests: 1e-13 of each output's scale at every order).
  */
 typedef struct sc_packed_cloud {
     int dim;
@@ -145,15 +151,26 @@ SC_API int sc_ssdf(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const dou
                    int nthreads, double *work, double *phi, double *dphi_dx, double *d2phi_dx2,
                    double *d3phi_dx3);
 
-/* Per-ISA row kernels (internal; sc_ssdf validates and dispatches). */
-typedef int (*sc__ssdf_rows_fn)(const sc_packed_cloud *pc, double eps, ptrdiff_t m,
-                                const double *x, double *work, double *phi, double *g, double *h,
-                                double *t);
-int sc__ssdf_rows_generic(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
-                          double *work, double *phi, double *g, double *h, double *t);
-int sc__ssdf_rows_avx2(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
+/* Per-ISA row kernels (internal; sc_ssdf validates and dispatches).  They read the
+ * samples from n blocks of bs samples each (bs a multiple of SC_PAD), array a of block b
+ * at ptr[b] + a as, in the packed layout's array order, and the header (c0, rho) at hdr:
+ * a whole packed cloud is one block (bs = as = npad), a pruned query the leaves it keeps.
+ * work: n bs doubles. */
+typedef struct sc__blocks {
+    const double *const *ptr;
+    ptrdiff_t n, bs, as;
+    const double *hdr;
+} sc__blocks;
+typedef int (*sc__ssdf_rows_fn)(const sc__blocks *B, int dim, double eps, ptrdiff_t m,
+                                const double *x, double *work, double *phi, double *g,
+                                double *h, double *t);
+int sc__ssdf_rows_generic(const sc__blocks *B, int dim, double eps, ptrdiff_t m,
+                          const double *x, double *work, double *phi, double *g, double *h,
+                          double *t);
+int sc__ssdf_rows_avx2(const sc__blocks *B, int dim, double eps, ptrdiff_t m, const double *x,
                        double *work, double *phi, double *g, double *h, double *t);
-int sc__ssdf_rows_avx512(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
-                         double *work, double *phi, double *g, double *h, double *t);
+int sc__ssdf_rows_avx512(const sc__blocks *B, int dim, double eps, ptrdiff_t m,
+                         const double *x, double *work, double *phi, double *g, double *h,
+                         double *t);
 
 #endif /* SC_SSDF_H */
