@@ -6,7 +6,9 @@ order2/order0 (target <= 10), for the separation field and for the full contact 
 (normal force, damping and friction on, moving bodies; order 1 = wrench Jacobian with
 respect to both states, order 2 = the full second-derivative tensor); then the time
 against the number of samples in contact at fixed I, J, which must stay flat (the cost
-does not depend on the contacts).  Medians of repeats, one thread.
+does not depend on the contacts).  Medians of repeats, one thread.  All dense
+(``dense=True``): this measures the kernels over every sample pair; the pruned path's
+speed-ups are in bench_pruning.py.
 
     python benchmarks/bench_contact.py [--repeats 7]
 """
@@ -63,11 +65,11 @@ def run(repeats=7, out=sys.stdout):
         va, vb = _velocities(dim)
         sc.separation(a, pa, b, pb, eps)  # pack once
         sep_rows.append((dim, len(a), len(b), [
-            median_time(partial(sc.separation, a, pa, b, pb, eps, order=o, num_threads=1),
-                        repeats) for o in range(3)]))
+            median_time(partial(sc.separation, a, pa, b, pb, eps, order=o, num_threads=1,
+                                dense=True), repeats) for o in range(3)]))
         con_rows.append((dim, len(a), len(b), [
             median_time(partial(sc.contact, a, pa, va, b, pb, vb, params, order=o,
-                                num_threads=1), repeats) for o in range(3)]))
+                                num_threads=1, dense=True), repeats) for o in range(3)]))
     _table(f"Separation field, one thread, eps = {eps:g} m^2", sep_rows, out)
     _table(f"\nContact (SCM, damping and friction on, moving bodies), one thread, {params}",
            con_rows, out)
@@ -81,9 +83,9 @@ def run(repeats=7, out=sys.stdout):
             pb = place(gap)
             n_in = int(np.sum(sc.separation(a, pa, b, pb, eps).phi < 0))
             t = median_time(partial(sc.separation, a, pa, b, pb, eps, order=2,
-                                     num_threads=1), repeats)
+                                     num_threads=1, dense=True), repeats)
             tc = median_time(partial(sc.contact, a, pa, va, b, pb, vb, params, order=2,
-                                      num_threads=1), repeats)
+                                      num_threads=1, dense=True), repeats)
             print(f"| {dim} | {gap * 1e3:+.0f} | {n_in} | {t * 1e3:.2f} | {tc * 1e3:.2f} |",
                   file=out)
 

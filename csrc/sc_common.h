@@ -35,6 +35,11 @@ enum sc_isa {
     SC_ISA_AVX512 = 2   /* x86-64 AVX-512F, 8 lanes */
 };
 
+/* Added to an ISA code (SC_ISA_AUTO .. SC_ISA_AVX512) to ask for the dense computation:
+ * every sample of every cloud, no pruning (see sc_ssdf.h, "Pruning").  sc_isa_resolve
+ * keeps it: it returns the resolved ISA plus SC_DENSE. */
+#define SC_DENSE 16
+
 /* Largest SIMD width in doubles; packed clouds are padded to a multiple. */
 #define SC_PAD 8
 
@@ -59,10 +64,12 @@ SC_API int sc_isa_supported(int isa);
 SC_API int sc_isa_best(void);
 
 /*
- * Resolve a requested ISA: SC_ISA_AUTO becomes sc_isa_best().
+ * Resolve a requested ISA: SC_ISA_AUTO becomes sc_isa_best().  A code plus SC_DENSE
+ * resolves to the ISA plus SC_DENSE.
  *
  * Returned (function value):
- *   the ISA to run, or SC_EINVAL for an unknown value, or SC_EUNSUPPORTED.
+ *   the ISA to run (plus SC_DENSE if asked), or SC_EINVAL for an unknown value, or
+ *   SC_EUNSUPPORTED.
  */
 SC_API int sc_isa_resolve(int isa);
 

@@ -50,9 +50,12 @@ ptrdiff_t sc_contact_workspace_size(const sc_packed_cloud *a, const sc_packed_cl
     }
     D = a->dim;
     n = a->n + b->n;
-    npad = a->npad > b->npad ? a->npad : b->npad;
-    /* y, g, h, t3, phi (if not returned), pi (if not returned), dPhi (2 nv), pi f (D) */
+    npad = sc_ssdf_workspace_size(a) > sc_ssdf_workspace_size(b) ? sc_ssdf_workspace_size(a)
+                                                                 : sc_ssdf_workspace_size(b);
+    /* y, g, h, t3, phi (if not returned), pi (if not returned), dPhi (2 nv), pi f (D);
+       pruning: the active marks and list, and compact y, g, h, t3 */
     return n * (D + D + D * D + D * D * D + 2 + 12 + D) +
+           n * (2 + D + D + D * D + D * D * D) +
            (ptrdiff_t)(SC_SCM_NJETS + 1) * SC_SCM_JLEN + (ptrdiff_t)nthreads * npad;
 }
 
@@ -342,6 +345,8 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
     acc_t Z;
     sc_jet_ctx *c = &S.c;
     double *y, *g, *h, *t3, *phiw, *piw, *dphi, *pf, *sw, *arena;
+    double *mark, *alist, *yc, *gc, *hc, *tc;
+    const int dense = isa >= SC_ISA_AUTO + SC_DENSE; /* see SC_DENSE */
     double phimin, zmax, sum, m, eps_c, mu, vs2, P, Sg, Sc, S1, S2, kk, lam0, lam1, lam2;
     ptrdiff_t I, J, n, k;
     int D, nv, nq, ns, st, j, r, X, base;
@@ -395,9 +400,17 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
     piw = phiw + n;
     dphi = piw + n;
     pf = dphi + n * 12;
-    sw = pf + n * D;
+    mark = pf + n * D;
+    alist = mark + n;
+    yc = alist + n;
+    gc = yc + n * D;
+    hc = gc + n * D;
+    tc = hc + n * D * D;
+    sw = tc + n * D * D * D;
     /* the jet arena last, so that a (bug) overrun would show under AddressSanitizer */
-    arena = sw + (ptrdiff_t)nthreads * (a->npad > b->npad ? a->npad : b->npad);
+    arena = sw + (ptrdiff_t)nthreads * (sc_ssdf_workspace_size(a) > sc_ssdf_workspace_size(b)
+                                             ? sc_ssdf_workspace_size(a)
+                                             : sc_ssdf_workspace_size(b));
     if (phi == NULL) {
         phi = phiw;
     }
@@ -438,11 +451,20 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
 
     /* ---- pass 1: the SSDF of the other body at every sample (order + 1 derivatives) ---- */
     sc_pose_samples(a, S.R[0], S.t[0], b, S.R[1], S.t[1], x_w, y);
-    st = sc_ssdf(b, prm->eps, I, y, isa, nthreads, sw, phi, g, order >= 1 ? h : NULL,
-                 order >= 2 ? t3 : NULL);
-    if (st == SC_OK) {
-        st = sc_ssdf(a, prm->eps, J, y + I * D, isa, nthreads, sw, phi + I, g + I * D,
-                     order >= 1 ? h + I * D * D : NULL, order >= 2 ? t3 + I * D * D * D : NULL);
+    if (dense) {
+        st = sc_ssdf(b, prm->eps, I, y, isa, nthreads, sw, phi, g, order >= 1 ? h : NULL,
+                     order >= 2 ? t3 : NULL);
+        if (st == SC_OK) {
+            st = sc_ssdf(a, prm->eps, J, y + I * D, isa, nthreads, sw, phi + I, g + I * D,
+                         order >= 1 ? h + I * D * D : NULL,
+                         order >= 2 ? t3 + I * D * D * D : NULL);
+        }
+    } else {
+        /* pruned: values first; derivatives below, for the samples that matter */
+        st = sc_ssdf(b, prm->eps, I, y, isa, nthreads, sw, phi, NULL, NULL, NULL);
+        if (st == SC_OK) {
+            st = sc_ssdf(a, prm->eps, J, y + I * D, isa, nthreads, sw, phi + I, NULL, NULL, NULL);
+        }
     }
     if (st != SC_OK) {
         return st;
@@ -465,6 +487,98 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
         pi[k] /= sum;
     }
     m = -eps_c * (zmax + log(sum));
+
+    if (!dense) {
+        /* Exact pruning (docs/method.md, "Exact pruning").  Lsc bounds the lever arms
+           (1 m for translations, the bodies' radii about their origins for rotations). */
+        double rad[2], Lsc, vrel = 0.0, Tc, Tp;
+        ptrdiff_t na = 0, nA = 0;
+        for (X = 0; X < 2; X++) {
+            const sc_packed_cloud *cl = S.cl[X];
+            const double *hdr = cl->data + (3 * D + 3) * cl->npad;
+            double c2 = 0.0, v2 = 0.0, w2 = 0.0;
+            for (j = 0; j < D; j++) {
+                c2 += hdr[j] * hdr[j];
+                v2 += S.v[X][j] * S.v[X][j];
+            }
+            for (j = D; j < nv; j++) {
+                w2 += S.v[X][j] * S.v[X][j];
+            }
+            rad[X] = sqrt(c2) + hdr[D];
+            vrel += sqrt(v2) + sqrt(w2) * rad[X];
+        }
+        Lsc = 1.0 + rad[0] + rad[1];
+        /* the pair: every force and derivative carries e^(-m / beta) (damping; the spring
+           e^(-2 m / beta)) times at most (Lsc / beta)^2 (Lsc / eps_c)^2 and, for damping,
+           c vrel / (k beta) against the spring's scale k beta */
+        Tp = 41.45 + log((double)n) + 2.0 * log1p(Lsc / prm->beta) + 2.0 * log1p(Lsc / eps_c) +
+             log1p(prm->damping * vrel * Lsc / (prm->stiffness * prm->beta)) + 1.0;
+        if (m > prm->beta * Tp) {
+            const double zz = -m / prm->beta;
+            const double Pz = prm->beta * (zz > 0.0 ? zz + log1p(exp(-zz)) : log1p(exp(zz)));
+            const int nf = 4 * nv;
+            if (scalars) {
+                scalars[0] = 0.5 * prm->stiffness * Pz * Pz;
+                scalars[1] = m;
+                scalars[2] = phimin;
+            }
+            for (r = 0; wrench && r < 2 * nv; r++) {
+                wrench[r] = 0.0;
+            }
+            if (jac && order >= 1) {
+                memset(jac, 0, sizeof(double) * (size_t)(2 * nv * nf));
+            }
+            if (hess && order >= 2) {
+                memset(hess, 0, sizeof(double) * (size_t)(2 * nv * nf * nf));
+            }
+            if (dw_dprm) {
+                memset(dw_dprm, 0, sizeof(double) * (size_t)(6 * nv));
+            }
+            if (forces) {
+                memset(forces, 0, sizeof(double) * (size_t)(n * D));
+            }
+            return SC_OK;
+        }
+        /* a sample: pi_k <= e^(-(Phi_k - min Phi) / eps_c), times at most (Lsc / eps_c)^2
+           from the derivatives of pi, over at most n samples */
+        Tc = 41.45 + log((double)n) + 2.0 * log1p(Lsc / eps_c) + 4.2 + 1.0;
+        for (k = 0; k < n; k++) {
+            mark[k] = (phi[k] - phimin) / eps_c <= Tc ? 1.0 : 0.0;
+            if (mark[k] != 0.0) {
+                alist[na] = (double)k;
+                for (j = 0; j < D; j++) {
+                    yc[na * D + j] = y[k * D + j];
+                }
+                nA += k < I;
+                na++;
+            }
+        }
+        st = sc_ssdf(b, prm->eps, nA, yc, isa, nthreads, sw, NULL, gc, order >= 1 ? hc : NULL,
+                     order >= 2 ? tc : NULL);
+        if (st == SC_OK) {
+            st = sc_ssdf(a, prm->eps, na - nA, yc + nA * D, isa, nthreads, sw, NULL, gc + nA * D,
+                         order >= 1 ? hc + nA * D * D : NULL,
+                         order >= 2 ? tc + nA * D * D * D : NULL);
+        }
+        if (st != SC_OK) {
+            return st;
+        }
+        for (k = 0; k < na; k++) {
+            const ptrdiff_t ka = (ptrdiff_t)alist[k];
+            memcpy(g + ka * D, gc + k * D, sizeof(double) * (size_t)D);
+            if (order >= 1) {
+                memcpy(h + ka * D * D, hc + k * D * D, sizeof(double) * (size_t)(D * D));
+            }
+            if (order >= 2) {
+                memcpy(t3 + ka * D * D * D, tc + k * D * D * D,
+                       sizeof(double) * (size_t)(D * D * D));
+            }
+        }
+    } else {
+        for (k = 0; k < n; k++) {
+            mark[k] = 1.0;
+        }
+    }
 
     /* ---- pass 2: the soft minimum's jet in the pose variables ---- */
     S.used = 0;
@@ -552,6 +666,9 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
         for (k = 0; k < n; k++) {
             double p[3], *rO[3], *rK[3], *yy[3], *Phi;
             int aa;
+            if (mark[k] == 0.0) {
+                continue;
+            }
             S.used = base;
             for (aa = 0; aa < D; aa++) {
                 rO[aa] = jalloc(&S);
@@ -573,7 +690,7 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
             for (k = 0; k < n; k++) {
                 double d[12], w = pi[k] / eps_c;
                 int i2, j2;
-                if (w == 0.0) {
+                if (w == 0.0 || mark[k] == 0.0) {
                     continue;
                 }
                 for (i2 = 0; i2 < nq; i2++) {
@@ -593,6 +710,15 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
         const int O = k < I ? 0 : 1, K = 1 - O;
         double p[3], *rO[3], *rK[3], *yy[3], *Phi, *gj[3], *G[3], *pij, *piG[3], *tmp[6];
         int aa;
+        if (mark[k] == 0.0) {
+            for (aa = 0; aa < D; aa++) {
+                pf[k * D + aa] = 0.0;
+                if (forces) {
+                    forces[k * D + aa] = 0.0;
+                }
+            }
+            continue;
+        }
         S.used = base;
         for (aa = 0; aa < D; aa++) {
             rO[aa] = jalloc(&S);

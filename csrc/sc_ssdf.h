@@ -29,6 +29,37 @@ typedef struct sc_cloud {
  * by SC_PAD doubles: c0 (dim; the bounding-box centre), then rho = max |q|.
  * Padding samples have p = n = m = q = 0 and log a = -inf, so they get
  * exactly zero weight.  q and |q|^2 serve far queries (see sc_ssdf_impl.h).
+ *
+ * Clouds of n >= SC_TREE_MIN samples carry a spatial index after that header
+ * (built once by sc_cloud_pack, in the body frame): the samples split by
+ * recursive cuts at the median of the longest axis into the leaves of a
+ * complete binary tree in heap order, nleaf = 2^L leaves of SC_TREE_LEAF slots,
+ * L the smallest depth that fits; leaf j holds the sorted samples
+ * [j SC_TREE_LEAF, (j + 1) SC_TREE_LEAF) (full leaves first, then one partial,
+ * then empty ones).  Layout: 2 nleaf nodes of (lo[dim], hi[dim], max log a)
+ * (node 1 the root, nleaf + j leaf j; node 0 holds the smallest log a); then
+ * the samples again, leaf by leaf, each leaf a block of the 3*dim + 3 arrays
+ * of SC_TREE_LEAF slots (padding slots as above); then the SC_PAD header.
+ *
+ * Pruning.  For a query x, with s_i = log a_i - |x - p_i|^2 / eps and s* its
+ * maximum, a sample with s_i < s* - T has relative weight below e^-T.  Its
+ * share of phi and of each derivative up to the third, relative to that
+ * derivative's natural scale (eps^((1 - k) / 2) for order k), is at most
+ * 8 e^-T |H| |P|^3 / eps^2 with H = h_i - phi and P = p_i - E[p]; |H| <= 2 r
+ * and |P| <= 2 rho (r = |x - c0| + rho, rho the cloud's radius), and for a
+ * near query |H|, |P| <= |x - p_i| + |x - p_kept| with |x - p_i|^2 within
+ * (T + da) eps of the nearest (da the spread of log a).  At most n samples
+ * are dropped, so the cut
+ *   T = ln(1e18) + ln 128 + ln n + 1 + min(ln(1 + r rho^3 / eps^2),
+ *                                          2 ln(d* / eps + T_far + da + 1))
+ * (+ 1 for the rounding of the bounds) keeps every dropped share below 1e-18
+ * of every output's scale.  sc_ssdf walks the tree per query, depth first,
+ * skipping nodes whose bound max log a - dist^2(x, box) / eps is below the
+ * cut, and runs the dense kernel on the kept leaves in place: O(log n + kept)
+ * per query instead of O(n).  The kept set depends only on x, so the value is
+ * still bitwise the same whatever the order, the batch or the threads.  Results
+ * equal the dense computation (SC_DENSE, or clouds without an index) to
+ * rounding (tests: 1e-13 of each output's scale at every order).
  */
 typedef struct sc_packed_cloud {
     int dim;
@@ -37,8 +68,15 @@ typedef struct sc_packed_cloud {
     const double *data;
 } sc_packed_cloud;
 
+/* Spatial index: clouds of at least SC_TREE_MIN samples get one; leaves hold at most
+ * SC_TREE_LEAF samples (a multiple of SC_PAD). */
+#define SC_TREE_MIN 64
+/* far queries (beyond SC_SSDF_FAR cloud radii from the box centre) use q and |q|^2 */
+#define SC_SSDF_FAR 4.0
+#define SC_TREE_LEAF 16
+
 /*
- * Size of a packed cloud buffer.
+ * Size of a packed cloud buffer (with its spatial index, see above).
  *
  * Given:
  *   dim   int         2 or 3
@@ -68,7 +106,8 @@ SC_API ptrdiff_t sc_cloud_packed_size(int dim, ptrdiff_t n);
 SC_API int sc_cloud_pack(const sc_cloud *c, double *buf, sc_packed_cloud *pc);
 
 /*
- * Per-thread scratch needed by sc_ssdf, in doubles (npad of the cloud).
+ * Per-thread scratch needed by sc_ssdf, in doubles: npad for a cloud without an
+ * index, about (3 dim + 4) 2 n with one (the gathered leaves and their weights).
  */
 SC_API ptrdiff_t sc_ssdf_workspace_size(const sc_packed_cloud *pc);
 
@@ -81,7 +120,8 @@ SC_API ptrdiff_t sc_ssdf_workspace_size(const sc_packed_cloud *pc);
  *   eps        double         softmax temperature on squared distances, > 0 (length^2)
  *   m          ptrdiff_t      number of query points, >= 0
  *   x          const double*  m x dim query points, row-major, body frame
- *   isa        int            SC_ISA_AUTO or a specific supported SC_ISA_*
+ *   isa        int            SC_ISA_AUTO or a specific supported SC_ISA_*, plus
+ *                             SC_DENSE to evaluate every sample (no pruning)
  *   nthreads   int            threads to split the queries over, >= 1
  *   work       double*        nthreads * sc_ssdf_workspace_size(pc) doubles of scratch
  * Returned (any may be NULL to skip):
@@ -102,7 +142,8 @@ SC_API ptrdiff_t sc_ssdf_workspace_size(const sc_packed_cloud *pc);
  *      other rows are unaffected.  If |x - p_i|^2 / eps overflows for every
  *      sample (|x| beyond ~1e150 sqrt(eps)), that row's outputs are NaN too.
  *   4) Cost O(n) per query and pass (two passes for phi, three for any
- *      derivative); memory O(n) per thread.  Weights below exp(-708) of the
+ *      derivative) dense, O(log n + kept samples) pruned (see "Pruning");
+ *      memory O(n) per thread.  Weights below exp(-708) of the
  *      largest are flushed to zero (see sc_exp.h for why that is exact in
  *      double precision).
  */
@@ -110,15 +151,26 @@ SC_API int sc_ssdf(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const dou
                    int nthreads, double *work, double *phi, double *dphi_dx, double *d2phi_dx2,
                    double *d3phi_dx3);
 
-/* Per-ISA row kernels (internal; sc_ssdf validates and dispatches). */
-typedef int (*sc__ssdf_rows_fn)(const sc_packed_cloud *pc, double eps, ptrdiff_t m,
-                                const double *x, double *work, double *phi, double *g, double *h,
-                                double *t);
-int sc__ssdf_rows_generic(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
-                          double *work, double *phi, double *g, double *h, double *t);
-int sc__ssdf_rows_avx2(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
+/* Per-ISA row kernels (internal; sc_ssdf validates and dispatches).  They read the
+ * samples from n blocks of bs samples each (bs a multiple of SC_PAD), array a of block b
+ * at ptr[b] + a as, in the packed layout's array order, and the header (c0, rho) at hdr:
+ * a whole packed cloud is one block (bs = as = npad), a pruned query the leaves it keeps.
+ * work: n bs doubles. */
+typedef struct sc__blocks {
+    const double *const *ptr;
+    ptrdiff_t n, bs, as;
+    const double *hdr;
+} sc__blocks;
+typedef int (*sc__ssdf_rows_fn)(const sc__blocks *B, int dim, double eps, ptrdiff_t m,
+                                const double *x, double *work, double *phi, double *g,
+                                double *h, double *t);
+int sc__ssdf_rows_generic(const sc__blocks *B, int dim, double eps, ptrdiff_t m,
+                          const double *x, double *work, double *phi, double *g, double *h,
+                          double *t);
+int sc__ssdf_rows_avx2(const sc__blocks *B, int dim, double eps, ptrdiff_t m, const double *x,
                        double *work, double *phi, double *g, double *h, double *t);
-int sc__ssdf_rows_avx512(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
-                         double *work, double *phi, double *g, double *h, double *t);
+int sc__ssdf_rows_avx512(const sc__blocks *B, int dim, double eps, ptrdiff_t m,
+                         const double *x, double *work, double *phi, double *g, double *h,
+                         double *t);
 
 #endif /* SC_SSDF_H */

@@ -31,10 +31,12 @@
 
 #else
 
-int sc__ssdf_rows_avx512(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
-                       double *work, double *phi, double *g, double *h, double *t)
+int sc__ssdf_rows_avx512(const sc__blocks *B, int dim, double eps, ptrdiff_t m,
+                       const double *x, double *work, double *phi, double *g, double *h,
+                       double *t)
 {
-    (void)pc, (void)eps, (void)m, (void)x, (void)work, (void)phi, (void)g, (void)h, (void)t;
+    (void)B, (void)dim, (void)eps, (void)m, (void)x, (void)work, (void)phi, (void)g, (void)h,
+        (void)t;
     return SC_EUNSUPPORTED;
 }
 

@@ -56,7 +56,9 @@ SC_VFN double hsum(vd v)
  * form's error u |x - p|^2 exceeds the expanded form's u (|q|^2 + 2 |x - c0| rho)
  * by at most ~2x there), so the switch is invisible at the 1e-14 level, and
  * beyond it the direct form would lose accuracy quadratically with distance. */
-#define SC_SSDF_FAR 4.0
+#ifndef SC_SSDF_FAR
+#define SC_SSDF_FAR 4.0 /* also in sc_ssdf.h: the pruned gather relies on the same test */
+#endif
 
 /* index of the pair (a, b), a <= b, in packed symmetric storage */
 #define SYM2(D, a, b) ((a) * (D) - ((a) * ((a) - 1)) / 2 + ((b) - (a)))
@@ -68,22 +70,27 @@ SC_VFN double hsum(vd v)
  * Returns phi; also h*, phi - h* and 1/S for pass 3.  With `means`, also p_bar, n_bar
  * and the stored weights; the phi arithmetic is the same instruction sequence either way
  * (bitwise identical value). */
-SC_VFN double value_pass(const double *data, ptrdiff_t npad, const int D, const int means,
-                         double ie, const double *xq, double *work, double *pbar, double *nbar,
+/* the arrays of block b: array a at B->ptr[b] + a * B->as, B->bs samples */
+#define BLK_ARRAYS(b)                                                                             \
+    const double *P0 = B->ptr[b], *P1 = P0 + B->as, *P2 = P0 + 2 * B->as;                        \
+    const double *N0 = P0 + D * B->as, *N1 = N0 + B->as, *N2 = N1 + B->as;                        \
+    const double *M = P0 + 2 * D * B->as, *LA = M + B->as;                                        \
+    const double *Q0 = LA + B->as, *Q1 = Q0 + B->as, *Q2 = Q1 + B->as, *QQ = Q0 + D * B->as;    \
+    double *wk = work + (b) * B->bs
+
+SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, double ie,
+                         const double *xq, double *work, double *pbar, double *nbar,
                          double *inv_s, double *hstar_s, double *dphi_s)
 {
-    const double *P0 = data, *P1 = data + npad, *P2 = data + 2 * npad;
-    const double *N0 = data + D * npad, *N1 = N0 + npad, *N2 = N1 + npad;
-    const double *M = data + 2 * D * npad, *LA = M + npad;
-    const double *Q0 = LA + npad, *Q1 = Q0 + npad, *Q2 = Q1 + npad, *QQ = Q0 + D * npad;
-    const double *hdr = QQ + npad; /* c0[D], rho */
+    const double *hdr = B->hdr; /* c0[D], rho */
+    const ptrdiff_t bs = B->bs;
     double y0, y1, y2;
     const vd X0 = vset1(xq[0]), X1 = vset1(xq[1]), X2 = vset1(D == 3 ? xq[2] : 0.0);
     const vd NIE = vset1(-ie);
     vd vmx = vset1(-INFINITY), DS, LS, HS, sw, sh, sp0, sp1, sp2, sn0, sn1, sn2;
     vd ps0 = vset1(0.0), ps1 = vset1(0.0), ps2 = vset1(0.0), vidx = vset1(0.0), cur, STEP;
     double smax, S, pstar[3] = {0.0, 0.0, 0.0}, lane[VW];
-    ptrdiff_t istar;
+    ptrdiff_t istar, bb;
     int k0;
     ptrdiff_t i;
 
@@ -98,7 +105,10 @@ SC_VFN double value_pass(const double *data, ptrdiff_t npad, const int D, const 
     y1 = xq[1] - hdr[1];
     y2 = D == 3 ? xq[2] - hdr[2] : 0.0;
     if (y0 * y0 + y1 * y1 + y2 * y2 <= SC_SSDF_FAR * SC_SSDF_FAR * hdr[D] * hdr[D]) {
-        for (i = 0; i < npad; i += VW) {
+        for (bb = 0; bb < B->n; bb++) {
+        BLK_ARRAYS(bb);
+        (void)N0, (void)N1, (void)N2, (void)M, (void)Q0, (void)Q1, (void)Q2, (void)QQ;
+        for (i = 0; i < bs; i += VW) {
             vd e = vsub(X0, vload(P0 + i)), d, s;
             d = vmul(e, e);
             e = vsub(X1, vload(P1 + i));
@@ -108,25 +118,30 @@ SC_VFN double value_pass(const double *data, ptrdiff_t npad, const int D, const 
                 d = vfma(e, e, d);
             }
             s = vfma(d, NIE, vload(LA + i));
-            vstore(work + i, d);
+            vstore(wk + i, d);
             vidx = vselect_gt(s, vmx, cur, vidx);
             vmx = vmax(vmx, s);
             cur = vadd(cur, STEP);
         }
+        }
     } else {
         /* |q_i|^2 - 2 y.q_i with y = x - c0 */
         const vd Y0 = vset1(-2.0 * y0), Y1 = vset1(-2.0 * y1), Y2 = vset1(-2.0 * y2);
-        for (i = 0; i < npad; i += VW) {
+        for (bb = 0; bb < B->n; bb++) {
+        BLK_ARRAYS(bb);
+        (void)P0, (void)P1, (void)P2, (void)N0, (void)N1, (void)N2, (void)M;
+        for (i = 0; i < bs; i += VW) {
             vd d = vfma(vload(Q0 + i), Y0, vload(QQ + i)), s;
             d = vfma(vload(Q1 + i), Y1, d);
             if (D == 3) {
                 d = vfma(vload(Q2 + i), Y2, d);
             }
             s = vfma(d, NIE, vload(LA + i));
-            vstore(work + i, d);
+            vstore(wk + i, d);
             vidx = vselect_gt(s, vmx, cur, vidx);
             vmx = vmax(vmx, s);
             cur = vadd(cur, STEP);
+        }
         }
     }
     /* i* = argmax_i s_i, lowest index on ties (lanes hold the first maximum of their own) */
@@ -144,38 +159,47 @@ SC_VFN double value_pass(const double *data, ptrdiff_t npad, const int D, const 
             }
         }
     }
+    {
+    /* the sample of largest weight, in its block */
+    const ptrdiff_t ib = istar / bs, io = istar % bs;
+    BLK_ARRAYS(ib);
+    (void)Q0, (void)Q1, (void)Q2, (void)QQ, (void)LA, (void)wk;
     if (means) {
         /* shift for the mean: the sample of largest weight.  Accumulating w (p - p*)
          * makes p_bar exact when the weight sits on one sample or on coincident ones
          * (box corners), so the centred P = p - p_bar carries no rounding noise there,
          * which (2/eps) E[H P] would otherwise amplify. */
-        ps0 = vset1(P0[istar]);
-        ps1 = vset1(P1[istar]);
-        ps2 = vset1(D == 3 ? P2[istar] : 0.0);
-        pstar[0] = P0[istar];
-        pstar[1] = P1[istar];
-        pstar[2] = D == 3 ? P2[istar] : 0.0;
+        ps0 = vset1(P0[io]);
+        ps1 = vset1(P1[io]);
+        ps2 = vset1(D == 3 ? P2[io] : 0.0);
+        pstar[0] = P0[io];
+        pstar[1] = P1[io];
+        pstar[2] = D == 3 ? P2[io] : 0.0;
     }
     /* pass 2: w_i = exp((log a_i - log a*) - (d_i - d*) / eps); S = sum w; sum w h
        (and sum w p, sum w n).  Differences first: d_i - d* is exact for coincident
        samples and relatively accurate for near ties (Sterbenz), where the weights are
        sensitive, instead of carrying the rounding of d_i / eps ~ u d / eps. */
     DS = vset1(work[istar]);
-    LS = vset1(LA[istar]);
+    LS = vset1(B->ptr[ib][(2 * D + 1) * B->as + io]);
     /* h* = n*.x - m*, computed with the lane arithmetic below, so h_i - h* is exactly 0
        wherever h_i == h* (a flat face): phi = h* + E[h - h*] then carries no rounding
        noise into H = h - phi, which (2/eps)^k would amplify in the derivatives */
     {
-        vd hn = vmul(vset1(N0[istar]), X0);
-        hn = vfma(vset1(N1[istar]), X1, hn);
+        vd hn = vmul(vset1(N0[io]), X0);
+        hn = vfma(vset1(N1[io]), X1, hn);
         if (D == 3) {
-            hn = vfma(vset1(N2[istar]), X2, hn);
+            hn = vfma(vset1(N2[io]), X2, hn);
         }
-        HS = vsub(hn, vset1(M[istar]));
+        HS = vsub(hn, vset1(M[io]));
+    }
     }
     sw = sh = sp0 = sp1 = sp2 = sn0 = sn1 = sn2 = vset1(0.0);
-    for (i = 0; i < npad; i += VW) {
-        vd w = vexp_neg(vfma(vsub(vload(work + i), DS), NIE, vsub(vload(LA + i), LS)));
+    for (bb = 0; bb < B->n; bb++) {
+    BLK_ARRAYS(bb);
+    (void)Q0, (void)Q1, (void)Q2, (void)QQ;
+    for (i = 0; i < bs; i += VW) {
+        vd w = vexp_neg(vfma(vsub(vload(wk + i), DS), NIE, vsub(vload(LA + i), LS)));
         vd n0 = vload(N0 + i), n1 = vload(N1 + i), n2 = vset1(0.0), nx;
         nx = vmul(n0, X0);
         nx = vfma(n1, X1, nx);
@@ -186,7 +210,7 @@ SC_VFN double value_pass(const double *data, ptrdiff_t npad, const int D, const 
         sw = vadd(sw, w);
         sh = vfma(w, vsub(vsub(nx, vload(M + i)), HS), sh);
         if (means) {
-            vstore(work + i, w);
+            vstore(wk + i, w);
             sp0 = vfma(w, vsub(vload(P0 + i), ps0), sp0);
             sp1 = vfma(w, vsub(vload(P1 + i), ps1), sp1);
             sn0 = vfma(w, n0, sn0);
@@ -196,6 +220,7 @@ SC_VFN double value_pass(const double *data, ptrdiff_t npad, const int D, const 
                 sn2 = vfma(w, n2, sn2);
             }
         }
+    }
     }
     S = hsum(sw);
     *dphi_s = hsum(sh) / S; /* phi - h* */
@@ -223,21 +248,24 @@ SC_VFN double value_pass(const double *data, ptrdiff_t npad, const int D, const 
 
 /* one sweep of pass 3 over the samples: the order-1/2 sums (low) and/or the order-3 sums
  * (high); see deriv_pass */
-SC_VFN void sweep(const double *data, ptrdiff_t npad, const int D, const int order, const int low,
+SC_VFN void sweep(const sc__blocks *B, const int D, const int order, const int low,
                   const int high, const double *work, const vd *X, const vd *PB, const vd *NB,
                   vd HSV, vd DPHI, vd *ahp, vd (*anp)[3], vd *ahpp, vd *app, vd (*anpp)[6],
                   vd (*ahppp)[6])
 {
-    const double *P[3], *N[3], *M = data + 2 * D * npad;
-    ptrdiff_t i;
+    const double *P[3], *N[3], *M;
+    ptrdiff_t i, bb;
     int a, b;
+    for (bb = 0; bb < B->n; bb++) {
+    const double *wk = work + bb * B->bs;
+    M = B->ptr[bb] + 2 * D * B->as;
 #pragma GCC unroll 4
     for (a = 0; a < D; a++) {
-        P[a] = data + a * npad;
-        N[a] = data + (D + a) * npad;
+        P[a] = B->ptr[bb] + a * B->as;
+        N[a] = B->ptr[bb] + (D + a) * B->as;
     }
-    for (i = 0; i < npad; i += VW) {
-        vd w = vload(work + i), Pc[3], Nc[3], wP[3], wHP[3], nx, wH;
+    for (i = 0; i < B->bs; i += VW) {
+        vd w = vload(wk + i), Pc[3], Nc[3], wP[3], wHP[3], nx, wH;
         nx = vmul(vload(N[0] + i), X[0]);
 #pragma GCC unroll 4
         for (a = 1; a < D; a++) {
@@ -295,10 +323,11 @@ SC_VFN void sweep(const double *data, ptrdiff_t npad, const int D, const int ord
         }
     }
 }
+}
 
 /* dphi_a = n_bar_a + c E[H P_a]; d2phi_ab = c (E[N_a P_b] + E[N_b P_a]) + c^2 E[H P_a P_b];
  * d3phi_abc = c^2 sum_cyc E[N_a P_b P_c] + c^3 kappa(h, p_a, p_b, p_c) */
-SC_VFN void deriv_pass(const double *data, ptrdiff_t npad, const int D, const int order, double c,
+SC_VFN void deriv_pass(const sc__blocks *B, const int D, const int order, double c,
                        const double *xq, const double *work, double hstar, double dphi,
                        const double *pbar, const double *nbar, double inv, double *g, double *hs,
                        double *t3)
@@ -334,10 +363,9 @@ SC_VFN void deriv_pass(const double *data, ptrdiff_t npad, const int D, const in
     /* order 3 runs two sweeps, (a) the order-1/2 sums and (b) the order-3 sums, each
        recomputing the centred quantities: fewer live accumulators (no register spills);
        sweep (a) is the same instruction sequence at every order (bitwise equal outputs) */
-    sweep(data, npad, D, order, 1, 0, work, X, PB, NB, HSV, DPHI, ahp, anp, ahpp, app, anpp, ahppp);
+    sweep(B, D, order, 1, 0, work, X, PB, NB, HSV, DPHI, ahp, anp, ahpp, app, anpp, ahppp);
     if (order >= 3) {
-        sweep(data, npad, D, order, 0, 1, work, X, PB, NB, HSV, DPHI, ahp, anp, ahpp, app, anpp,
-              ahppp);
+        sweep(B, D, order, 0, 1, work, X, PB, NB, HSV, DPHI, ahp, anp, ahpp, app, anpp, ahppp);
     }
 
     /* normalize: E[.] = sum / S */
@@ -400,7 +428,7 @@ SC_VFN void deriv_pass(const double *data, ptrdiff_t npad, const int D, const in
 
 /* ---- batch drivers ---- */
 
-SC_VFN void rows(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x, double *work,
+SC_VFN void rows(const sc__blocks *B, double eps, ptrdiff_t m, const double *x, double *work,
                  const int D, const int order, double *phi, double *g, double *hs, double *t3)
 {
     const double ie = 1.0 / eps, c = 2.0 / eps;
@@ -424,52 +452,51 @@ SC_VFN void rows(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const doubl
             }
             continue;
         }
-        v = value_pass(pc->data, pc->npad, D, order >= 1, ie, xq, work, pbar, nbar, &inv, &hstar,
-                       &dphi);
+        v = value_pass(B, D, order >= 1, ie, xq, work, pbar, nbar, &inv, &hstar, &dphi);
         if (phi) {
             phi[r] = v;
         }
         if (order >= 1) {
-            deriv_pass(pc->data, pc->npad, D, order, c, xq, work, hstar, dphi, pbar, nbar, inv,
+            deriv_pass(B, D, order, c, xq, work, hstar, dphi, pbar, nbar, inv,
                        g ? g + r * D : NULL, hs ? hs + r * D * D : NULL,
                        t3 ? t3 + r * D * D * D : NULL);
         }
     }
 }
 
-int SC_SSDF_ROWS(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
+int SC_SSDF_ROWS(const sc__blocks *B, int dim, double eps, ptrdiff_t m, const double *x,
                  double *work, double *phi, double *g, double *hs, double *t3)
 {
     const int order = t3 ? 3 : hs ? 2 : g ? 1 : 0;
     /* one instantiation per (dimension, order): constants fold and loops unroll */
-    if (pc->dim == 2) {
+    if (dim == 2) {
         switch (order) {
         case 0:
-            rows(pc, eps, m, x, work, 2, 0, phi, g, hs, t3);
+            rows(B, eps, m, x, work, 2, 0, phi, g, hs, t3);
             break;
         case 1:
-            rows(pc, eps, m, x, work, 2, 1, phi, g, hs, t3);
+            rows(B, eps, m, x, work, 2, 1, phi, g, hs, t3);
             break;
         case 2:
-            rows(pc, eps, m, x, work, 2, 2, phi, g, hs, t3);
+            rows(B, eps, m, x, work, 2, 2, phi, g, hs, t3);
             break;
         default:
-            rows(pc, eps, m, x, work, 2, 3, phi, g, hs, t3);
+            rows(B, eps, m, x, work, 2, 3, phi, g, hs, t3);
             break;
         }
     } else {
         switch (order) {
         case 0:
-            rows(pc, eps, m, x, work, 3, 0, phi, g, hs, t3);
+            rows(B, eps, m, x, work, 3, 0, phi, g, hs, t3);
             break;
         case 1:
-            rows(pc, eps, m, x, work, 3, 1, phi, g, hs, t3);
+            rows(B, eps, m, x, work, 3, 1, phi, g, hs, t3);
             break;
         case 2:
-            rows(pc, eps, m, x, work, 3, 2, phi, g, hs, t3);
+            rows(B, eps, m, x, work, 3, 2, phi, g, hs, t3);
             break;
         default:
-            rows(pc, eps, m, x, work, 3, 3, phi, g, hs, t3);
+            rows(B, eps, m, x, work, 3, 3, phi, g, hs, t3);
             break;
         }
     }

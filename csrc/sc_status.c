@@ -63,17 +63,25 @@ int sc_isa_best(void)
 
 int sc_isa_resolve(int isa)
 {
+    int dense = 0;
+    if (isa >= SC_ISA_AUTO + SC_DENSE && isa <= SC_ISA_AVX512 + SC_DENSE) {
+        dense = SC_DENSE;
+        isa -= SC_DENSE;
+    }
     if (isa == SC_ISA_AUTO) {
-        return sc_isa_best();
+        return sc_isa_best() + dense;
     }
     if (isa != SC_ISA_GENERIC && isa != SC_ISA_AVX2 && isa != SC_ISA_AVX512) {
         return SC_EINVAL;
     }
-    return sc_isa_supported(isa) ? isa : SC_EUNSUPPORTED;
+    return sc_isa_supported(isa) ? isa + dense : SC_EUNSUPPORTED;
 }
 
 const char *sc_isa_name(int isa)
 {
+    if (isa >= SC_ISA_AUTO + SC_DENSE && isa <= SC_ISA_AVX512 + SC_DENSE) {
+        isa -= SC_DENSE;
+    }
     switch (isa) {
     case SC_ISA_GENERIC:
         return "generic";

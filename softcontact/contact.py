@@ -83,7 +83,7 @@ def _as_pose(pose, name, dim):
 
 
 def separation(cloud_a, pose_a, cloud_b, pose_b, eps, order=0, num_threads=None, *,
-               isa="auto") -> Separation:
+               isa="auto", dense=False) -> Separation:
     """Separation field of two posed oriented point clouds and its pose derivatives.
 
     Parameters
@@ -102,6 +102,10 @@ def separation(cloud_a, pose_a, cloud_b, pose_b, eps, order=0, num_threads=None,
         Threads for the SSDF evaluations (None: all cores); results do not depend on it.
     isa : {"auto", "generic", "avx2", "avx512"}, optional
         SIMD variant of the SSDF kernel (keyword only).
+    dense : bool, optional
+        Evaluate every sample pair (keyword only; default False).  By default the
+        SSDF visits, per query, only the samples its spatial index cannot rule out
+        (equal to the dense result to rounding; docs/method.md, "Exact pruning").
 
     Returns
     -------
@@ -146,8 +150,9 @@ def separation(cloud_a, pose_a, cloud_b, pose_b, eps, order=0, num_threads=None,
     eps = as_positive_float(eps, "eps")
     order = as_int(order, "order", 0, 2)
     nthreads = as_num_threads(num_threads)
+    code = _isa_code(isa, dense)
     phi, x, g, d1, d2 = _core.separation(_packed(cloud_a), len(cloud_a), qa, _packed(cloud_b),
-                                         len(cloud_b), qb, eps, order, nthreads, _isa_code(isa))
+                                         len(cloud_b), qb, eps, order, nthreads, code)
     return Separation(phi, x, g, d1, d2)
 
 
@@ -273,7 +278,7 @@ def _as_velocity(v, name, dim):
 
 
 def contact(cloud_a, pose_a, vel_a, cloud_b, pose_b, vel_b, params=None, order=0,
-            num_threads=None, *, isa="auto") -> Contact:
+            num_threads=None, *, isa="auto", dense=False) -> Contact:
     """Soft-minimum contact between two posed, moving bodies, with exact derivatives.
 
     Parameters
@@ -294,6 +299,13 @@ def contact(cloud_a, pose_a, vel_a, cloud_b, pose_b, vel_b, params=None, order=0
         Threads for the SSDF evaluations (None: all cores); results do not depend on it.
     isa : {"auto", "generic", "avx2", "avx512"}, optional
         SIMD variant of the SSDF kernel (keyword only).
+    dense : bool, optional
+        No pruning (keyword only; default False).  By default the SSDF is pruned
+        per query through each cloud's spatial index, samples whose share ``pi_k``
+        is negligible at every derivative order skip the derivative passes, and
+        a pair whose smooth depth ``m`` is beyond the contact range gets an exactly
+        zero wrench; all equal to the dense result to rounding (docs/method.md,
+        "Exact pruning").
 
     Returns
     -------
@@ -348,6 +360,6 @@ def contact(cloud_a, pose_a, vel_a, cloud_b, pose_b, vel_b, params=None, order=0
     nthreads = as_num_threads(num_threads)
     w, energy, depth, _, phi, pi, f, x, jac, hess = _core.contact(
         _packed(cloud_a), len(cloud_a), qa, va, _packed(cloud_b), len(cloud_b), qb, vb,
-        params._astuple(), order, nthreads, _isa_code(isa))
+        params._astuple(), order, nthreads, _isa_code(isa, dense))
     nv = 3 if dim == 2 else 6
     return Contact(w[:nv], w[nv:], energy, depth, pi, f, x, phi, jac, hess)

@@ -438,13 +438,15 @@ class TrajectoryProblem:
         zeros = np.zeros(self.nu)
         for b in np.flatnonzero(ro.status == 0):
             total = 0.0
-            for t in range(self.T + 1):
-                u = Ub[b, t] if t < self.T else zeros
-                rs = [c.evaluate(self.model, ro.states[b, t], u, 0)[0]
-                      for c in self.cost if c.active(t, self.T)]
-                r = np.concatenate(rs) if rs else np.zeros(0)
-                total += 0.5 * float(r @ r)  # as in _forward, term by term
-            out[b] = total
+            # a finite trajectory can still overflow the cost (a control of 1e300): inf
+            with np.errstate(over="ignore", invalid="ignore"):
+                for t in range(self.T + 1):
+                    u = Ub[b, t] if t < self.T else zeros
+                    rs = [c.evaluate(self.model, ro.states[b, t], u, 0)[0]
+                          for c in self.cost if c.active(t, self.T)]
+                    r = np.concatenate(rs) if rs else np.zeros(0)
+                    total += 0.5 * float(r @ r)  # as in _forward, term by term
+            out[b] = total if np.isfinite(total) else np.inf
         return out
 
     def jac(self, U) -> np.ndarray:

@@ -553,12 +553,15 @@ class Model:
     # -- dynamics --------------------------------------------------------------------------
 
     def step(self, x, u=None, order=0, params=False, num_threads=None, *,
-             isa="auto") -> StepResult:
+             isa="auto", dense=False) -> StepResult:
         """One semi-implicit Euler step and its derivatives (METHOD.md §7).
 
         ``order`` 0, 1 or 2; ``params=True`` adds ``dx_dp``, the first derivative with
         respect to :attr:`param_names`.  Derivatives are those of
-        ``(dx, du) -> x_next(x (+) dx, u + du) (-) x_next(x, u)``.
+        ``(dx, du) -> x_next(x (+) dx, u + du) (-) x_next(x, u)``.  ``dense=True`` turns
+        off the exact pruning of negligible samples and pairs (equal to rounding;
+        docs/method.md section 10); the same keyword exists on :meth:`rollout`,
+        :meth:`inverse_dynamics` and :meth:`energy`.
         """
         x = self._as_state(x)
         u = self._as_control(u)
@@ -566,9 +569,10 @@ class Model:
         if not isinstance(params, (bool, np.bool_)):
             raise TypeError(f"params must be a bool, got {type(params).__name__}")
         return StepResult(*_core.step(self._cap, x, u, order, int(params),
-                                      as_num_threads(num_threads), _isa_code(isa)))
+                                      as_num_threads(num_threads), _isa_code(isa, dense)))
 
-    def rollout(self, x0, U, order=0, num_threads=None, *, isa="auto") -> Rollout:
+    def rollout(self, x0, U, order=0, num_threads=None, *, isa="auto",
+                dense=False) -> Rollout:
         """Batched rollouts: ``x0`` (..., nx), ``U`` (..., T, nu) with the same leading
         dimensions (``x0`` may also be a single (nx,) state shared by all), run in C across
         ``num_threads`` threads with the GIL released (one trajectory per thread at a time;
@@ -597,14 +601,14 @@ class Model:
             for k in np.flatnonzero(np.all(np.isfinite(xf), axis=1)):
                 self._as_state(xf[k], "x0")
         X, A, Bu, st = _core.rollout(self._cap, xf, Ua.reshape(B, T, self.nu), order,
-                                     as_num_threads(num_threads), _isa_code(isa))
+                                     as_num_threads(num_threads), _isa_code(isa, dense))
         n2 = 2 * self.nv
         return Rollout(X.reshape(lead + (T + 1, self.nx)),
                        None if A is None else A.reshape(lead + (T, n2, n2)),
                        None if Bu is None else Bu.reshape(lead + (T, n2, self.nu)),
                        st.reshape(lead))
 
-    def inverse_dynamics(self, x, x_next, num_threads=None, *, isa="auto"):
+    def inverse_dynamics(self, x, x_next, num_threads=None, *, isa="auto", dense=False):
         """The controls ``u`` (nu) and generalized forces ``f`` (nv) that take ``x`` to the
         velocities of ``x_next`` in one step: ``f = M (v+ - v0+) / h`` with ``v0+`` the
         uncontrolled step; ``u`` is ``f`` for actuated bodies and ``v+`` for kinematic
@@ -613,12 +617,12 @@ class Model:
         x = self._as_state(x)
         xn = self._as_state(x_next, "x_next")
         return _core.model_eval(self._cap, 0, x, xn, as_num_threads(num_threads),
-                                _isa_code(isa))
+                                _isa_code(isa, dense))
 
-    def energy(self, x, num_threads=None, *, isa="auto") -> Energy:
+    def energy(self, x, num_threads=None, *, isa="auto", dense=False) -> Energy:
         """Kinetic, gravitational and contact energy of the dynamic bodies at ``x``."""
         e = _core.model_eval(self._cap, 1, self._as_state(x), None, as_num_threads(num_threads),
-                             _isa_code(isa))
+                             _isa_code(isa, dense))
         return Energy(float(e[0]), float(e[1]), float(e[2]), float(e.sum()))
 
     def momentum(self, x) -> Momentum:

@@ -60,12 +60,20 @@ def _isa_from_env() -> int:
     return _ISA_BY_NAME[name]
 
 
-def _isa_code(isa) -> int:
-    """The kernel code of an ``isa=`` argument ("auto" honours SOFTCONTACT_ISA)."""
+# added to the ISA code to ask the kernels for the dense computation (SC_DENSE in C)
+_DENSE = 16
+
+
+def _isa_code(isa, dense=False) -> int:
+    """The kernel code of ``isa=`` and ``dense=`` arguments ("auto" honours
+    SOFTCONTACT_ISA)."""
+    if not isinstance(dense, (bool, np.bool_)):
+        raise TypeError(f"dense must be a bool, got {type(dense).__name__}")
+    extra = _DENSE if dense else 0
     if isa == "auto":
-        return _isa_from_env()
+        return _isa_from_env() + extra
     if isinstance(isa, str) and isa in _ISA_BY_NAME:
-        return _ISA_BY_NAME[isa]
+        return _ISA_BY_NAME[isa] + extra
     raise ValueError(f"isa must be one of {sorted(_ISA_BY_NAME)}, got {isa!r}")
 
 
@@ -79,7 +87,7 @@ def _packed(cloud: PointCloud) -> np.ndarray:
     return buf
 
 
-def ssdf(cloud, x, eps, order=0, num_threads=None, *, isa="auto") -> SSDF:
+def ssdf(cloud, x, eps, order=0, num_threads=None, *, isa="auto", dense=False) -> SSDF:
     """Soft signed distance of query points to an oriented point cloud.
 
     Parameters
@@ -104,6 +112,13 @@ def ssdf(cloud, x, eps, order=0, num_threads=None, *, isa="auto") -> SSDF:
         Instruction-set variant of the kernel (keyword only; default "auto",
         the best this CPU supports, or the ``SOFTCONTACT_ISA`` environment
         variable).  Variants agree to ~1e-15 relative.
+    dense : bool, optional
+        Evaluate every sample (keyword only; default False).  By default a cloud
+        of 64 samples or more is pruned through its spatial index: per query only
+        the samples whose weight can exceed ~1e-18 of the largest, once the
+        polynomial factors of the derivatives are accounted for, are visited.
+        Both agree to rounding (tested to 1e-13 relative at every order); see
+        docs/method.md, "Exact pruning".
 
     Returns
     -------
@@ -133,9 +148,10 @@ def ssdf(cloud, x, eps, order=0, num_threads=None, *, isa="auto") -> SSDF:
       + c^3 kappa(h, p_a, p_b, p_c)`` (fourth joint cumulant).
 
     Derivative layout: ``grad[..., a] = d phi / d x_a`` and so on, batch
-    dimensions first.  Cost is O(I) per query and memory O(I + N): the I x N
-    distance matrix is never formed.  A query with a NaN or infinite
-    coordinate gets NaN in every output of its row; other rows are unaffected.
+    dimensions first.  Cost is O(I) per query dense, O(log I + kept samples)
+    pruned, and memory O(I + N): the I x N distance matrix is never formed.  A
+    query with a NaN or infinite coordinate gets NaN in every output of its row;
+    other rows are unaffected.
     Inputs are never modified.
 
     Examples
@@ -155,7 +171,7 @@ def ssdf(cloud, x, eps, order=0, num_threads=None, *, isa="auto") -> SSDF:
     eps = as_positive_float(eps, "eps")
     order = as_int(order, "order", 0, 3)
     nthreads = as_num_threads(num_threads)
-    isa_code = _isa_code(isa)
+    isa_code = _isa_code(isa, dense)
     batch = xa.shape[:-1]
     phi, g, h, t = _core.ssdf(
         _packed(cloud), len(cloud), xa.reshape(-1, D), eps, order, nthreads, isa_code

@@ -744,7 +744,7 @@ def test_batch_fun_equals_fun_row_by_row():
         assert batch[b] == TrajectoryProblem(model, x0, 6, _push_costs(model)).fun(Ub[b])
     np.testing.assert_array_equal(prob.batch_fun(Ub.reshape(5, 6, 3), num_threads=1), batch)
     huge = Ub.copy()
-    huge[2] = 1e300  # the pusher's position overflows: that trajectory fails
+    huge[2] = 1e300  # the pusher flies off: its cost (or, dense, the contact) overflows
     out = prob.batch_fun(huge)
     assert np.isinf(out[2]) and np.array_equal(np.delete(out, 2), np.delete(batch, 2))
     with pytest.raises(ValueError, match="U_batch must have shape"):

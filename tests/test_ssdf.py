@@ -80,8 +80,15 @@ def reference(cloud, x, eps, order):
     return ssdf_ref(cloud.points, cloud.normals, cloud.weights, x, eps, order, dtype=HP)
 
 
-def assert_matches(out, ref, cond, mags, rtol=1e-12, what=""):
-    """Comparison per query and order, relative to the terms' magnitudes (module docstring)."""
+def prune_floor(eps, order):
+    """What pruning may drop (docs/method.md section 10): below 1e-18 of each order's
+    natural scale eps^((1 - k) / 2); 1e-17 here.  Dense evaluation: nothing."""
+    return 1e-17 * eps ** ((1 - order) / 2)
+
+
+def assert_matches(out, ref, cond, mags, rtol=1e-12, what="", eps=None):
+    """Comparison per query and order, relative to the terms' magnitudes (module docstring);
+    with `eps` (a pruned evaluation) plus the pruning floor."""
     for k, (a, b) in enumerate(zip(out, ref, strict=True)):
         if a is None:
             assert b is None
@@ -89,6 +96,8 @@ def assert_matches(out, ref, cond, mags, rtol=1e-12, what=""):
         b = np.asarray(b, dtype=float)
         axes = tuple(range(1, a.ndim))
         tol = (rtol + 64 * U * cond) * mags[k] + FLUSH_FLOOR
+        if eps is not None:
+            tol = tol + prune_floor(eps, k)
         err = np.max(np.abs(a - b), axis=axes) if axes else np.abs(a - b)
         bad = np.flatnonzero(~(err <= tol))
         assert bad.size == 0, (
@@ -110,16 +119,18 @@ def _queries(rng, cloud, n_near=60, n_far=12):
     return np.concatenate([near, on, far])
 
 
+@pytest.mark.parametrize("dense", [True, False], ids=["dense", "pruned"])
 @pytest.mark.parametrize("dim", [2, 3])
 @pytest.mark.parametrize("eps_factor", EPS_FACTORS)
-def test_random_clouds_match_reference(rng, dim, eps_factor):
+def test_random_clouds_match_reference(rng, dim, eps_factor, dense):
     cloud = random_cloud(rng, dim, 150, scale=0.05)
     eps = eps_factor * cloud.size**2
     x = _queries(rng, cloud)
-    out = sc.ssdf(cloud, x, eps, order=3)
+    out = sc.ssdf(cloud, x, eps, order=3, dense=dense)
     assert all(np.all(np.isfinite(a)) for a in out)
     assert_matches(out, reference(cloud, x, eps, 3), _cond(cloud, x, eps),
-                   term_magnitudes(cloud, x, eps), what=f"dim {dim} eps {eps_factor}")
+                   term_magnitudes(cloud, x, eps), what=f"dim {dim} eps {eps_factor}",
+                   eps=None if dense else eps)
 
 
 @pytest.mark.parametrize(
@@ -134,13 +145,14 @@ def test_random_clouds_match_reference(rng, dim, eps_factor):
     ids=["box2", "box3", "T", "sphere", "capsule2"],
 )
 @pytest.mark.parametrize("eps_factor", [1e-6, 1e-3, 1e-1])
-def test_constructed_clouds_match_reference(rng, make, eps_factor):
+@pytest.mark.parametrize("dense", [True, False], ids=["dense", "pruned"])
+def test_constructed_clouds_match_reference(rng, make, eps_factor, dense):
     cloud = make()
     eps = eps_factor * cloud.size**2
     x = _queries(rng, cloud, n_near=40, n_far=4)
-    out = sc.ssdf(cloud, x, eps, order=3)
+    out = sc.ssdf(cloud, x, eps, order=3, dense=dense)
     assert_matches(out, reference(cloud, x, eps, 3), _cond(cloud, x, eps),
-                   term_magnitudes(cloud, x, eps))
+                   term_magnitudes(cloud, x, eps), eps=None if dense else eps)
 
 
 def test_value_identical_whatever_order_threads_or_batching(rng):

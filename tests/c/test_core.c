@@ -138,6 +138,9 @@ static void test_status_and_isa(void)
     CHECK(sc_isa_supported(42) == 0, "unknown isa");
     CHECK(sc_isa_resolve(SC_ISA_AUTO) == sc_isa_best(), "auto resolves to best");
     CHECK(sc_isa_resolve(7) == SC_EINVAL, "bad isa value");
+    CHECK(sc_isa_resolve(SC_ISA_AUTO + SC_DENSE) == sc_isa_best() + SC_DENSE, "auto dense");
+    CHECK(sc_isa_resolve(SC_ISA_GENERIC + SC_DENSE) == SC_ISA_GENERIC + SC_DENSE, "dense kept");
+    CHECK(sc_isa_resolve(SC_ISA_AVX512 + SC_DENSE + 1) == SC_EINVAL, "bad dense isa value");
     CHECK(strcmp(sc_isa_name(SC_ISA_AVX2), "avx2") == 0, "isa name");
     printf("# best ISA here: %s\n", sc_isa_name(sc_isa_best()));
 }
@@ -197,6 +200,69 @@ static void test_parallel_range_fn_checks(void)
 }
 
 /* phi, grad vs naive; all ISAs agree; bitwise invariances; FD of derivatives */
+
+/* the spatial index: pruned == dense to rounding, 1 and 2 threads (per-thread scratch
+   under the sanitizers), near, inside and far queries, small to huge eps */
+static void test_ssdf_pruned(int dim)
+{
+    enum { N = 3001, M = 150 };
+    cloud_data c;
+    static const double epss[] = {1e-4, 1e-2, 1.0, 1e6};
+    double *x = malloc(sizeof(double) * M * 3), *work;
+    double *r[2][4];
+    int e, i, v, k, D = dim, nt;
+    ptrdiff_t ws;
+    make_cloud(&c, dim, N);
+    ws = sc_ssdf_workspace_size(&c.pc);
+    CHECK(ws >= c.pc.npad, "workspace covers the dense path");
+    work = malloc(sizeof(double) * 2 * (size_t)ws);
+    for (v = 0; v < 2; v++) {
+        r[v][0] = malloc(sizeof(double) * M);
+        r[v][1] = malloc(sizeof(double) * M * 3);
+        r[v][2] = malloc(sizeof(double) * M * 9);
+        r[v][3] = malloc(sizeof(double) * M * 27);
+    }
+    for (i = 0; i < M * D; i++) {
+        x[i] = 3.0 * urand() - 1.5;
+    }
+    for (k = 0; k < D; k++) {
+        x[(M - 1) * D + k] = 1e3 * (urand() - 0.5); /* far: the expanded form */
+        x[(M - 2) * D + k] = c.p[7 * D + k];        /* on a sample */
+    }
+    for (e = 0; e < 4; e++) {
+        for (nt = 1; nt <= 2; nt++) {
+            double worst[4] = {0.0, 0.0, 0.0, 0.0}, scale[4] = {0.0, 0.0, 0.0, 0.0};
+            const ptrdiff_t len[4] = {M, M * D, M * D * D, M * D * D * D};
+            CHECK(sc_ssdf(&c.pc, epss[e], M, x, SC_ISA_GENERIC, nt, work, r[0][0], r[0][1],
+                          r[0][2], r[0][3]) == SC_OK, "pruned");
+            CHECK(sc_ssdf(&c.pc, epss[e], M, x, SC_ISA_GENERIC + SC_DENSE, nt, work, r[1][0],
+                          r[1][1], r[1][2], r[1][3]) == SC_OK, "dense");
+            for (v = 0; v < 4; v++) {
+                for (i = 0; i < len[v]; i++) {
+                    const double d = fabs(r[0][v][i] - r[1][v][i]), s = fabs(r[1][v][i]);
+                    worst[v] = d > worst[v] ? d : worst[v];
+                    scale[v] = s > scale[v] ? s : scale[v];
+                }
+                if (v == 0 && scale[0] < 1.0) {
+                    /* phi averages plane distances of size ~1 (the cloud's size): at huge
+                       eps they cancel to less, and their rounding is relative to 1 */
+                    scale[0] = 1.0;
+                }
+                CHECK(worst[v] <= 1e-12 * scale[v], "dim %d eps %g threads %d order %d: "
+                      "pruned vs dense %.3g of %.3g", D, epss[e], nt, v, worst[v], scale[v]);
+            }
+        }
+    }
+    for (v = 0; v < 2; v++) {
+        for (k = 0; k < 4; k++) {
+            free(r[v][k]);
+        }
+    }
+    free(work);
+    free(x);
+    free_cloud(&c);
+}
+
 static void test_ssdf_values(int dim)
 {
     enum { N = 61, M = 23 };
@@ -659,6 +725,8 @@ int main(void)
     test_parallel_range_fn_checks();
     test_ssdf_values(2);
     test_ssdf_values(3);
+    test_ssdf_pruned(2);
+    test_ssdf_pruned(3);
     test_ssdf_special();
     test_separation();
     test_contact();

@@ -1,0 +1,214 @@
+"""Exact pruning (docs/method.md, "Exact pruning"): the pruned SSDF, separation field,
+contact and step equal the dense computation (``dense=True``) to rounding, at every
+derivative order, over a sweep of temperatures, distances and overlaps.
+
+"To rounding" is made precise per output array: the difference between pruned and dense
+must stay below ``1e-13 * max|dense|`` plus ten times the difference between two dense
+computations that differ only in the order of the samples (the same sums, rounded
+differently).  The second term is the conditioning of the quantity itself: at eps = 1e-7 a
+box's SSDF Hessian is a difference of terms of size (2/eps)^2 that cancel to zero, and no
+summation order gets that zero exactly.
+"""
+
+import numpy as np
+import pytest
+
+import softcontact as sc
+
+
+def _shuffled(cloud, rng):
+    perm = rng.permutation(len(cloud))
+    return sc.PointCloud(cloud.points[perm], cloud.normals[perm], cloud.weights[perm])
+
+
+def _check(pruned, dense, dense2, what):
+    pruned, dense, dense2 = (np.asarray(a, dtype=float) for a in (pruned, dense, dense2))
+    assert pruned.shape == dense.shape, what
+    assert np.all(np.isfinite(pruned)), what
+    scale = np.abs(dense).max() if dense.size else 0.0
+    noise = np.abs(dense2 - dense).max() if dense.size else 0.0
+    err = np.abs(pruned - dense).max() if dense.size else 0.0
+    assert err <= 1e-13 * scale + 10 * noise, (what, err, scale, noise)
+
+
+CLOUDS = {
+    "T (2D, 200)": lambda: sc.PointCloud.t_shape(spacing=0.0025),
+    "disk (2D, 630)": lambda: sc.PointCloud.disk(0.1, 0.001),
+    "box (3D, 294)": lambda: sc.PointCloud.box([0.05, 0.05, 0.05], 0.1 / 6),
+    "sphere (3D, ~2000)": lambda: sc.PointCloud.sphere(0.05, 0.004),
+}
+
+
+@pytest.mark.parametrize("name", list(CLOUDS))
+@pytest.mark.parametrize("eps_rel", [1e-5, 1e-3, 1e-1, 10.0])
+def test_ssdf_pruned_equals_dense(rng, name, eps_rel):
+    cloud = CLOUDS[name]()
+    assert len(cloud) >= 64  # the clouds carry a spatial index
+    D, L = cloud.dim, cloud.size
+    eps = eps_rel * L * L
+    x = np.vstack([
+        rng.uniform(-0.75 * L, 0.75 * L, (60, D)),                     # inside and around
+        cloud.points[rng.integers(0, len(cloud), 30)]
+        + 1e-3 * L * rng.normal(size=(30, D)),                       # on the surface
+        rng.normal(size=(15, D)) * 5 * L,                              # far (expanded form)
+        rng.normal(size=(5, D)) * 1e3 * L,                             # very far
+    ])
+    x0 = x.copy()
+    a = sc.ssdf(cloud, x, eps, order=3)
+    b = sc.ssdf(cloud, x, eps, order=3, dense=True)
+    c = sc.ssdf(_shuffled(cloud, rng), x, eps, order=3, dense=True)
+    np.testing.assert_array_equal(x, x0)
+    for f in ("phi", "grad", "hess", "d3"):
+        _check(getattr(a, f), getattr(b, f), getattr(c, f), (name, eps_rel, f))
+    # the value does not depend on the order asked for, pruned as dense
+    for order in (0, 1, 2):
+        np.testing.assert_array_equal(sc.ssdf(cloud, x, eps, order=order).phi, a.phi)
+
+
+def test_ssdf_pruned_nonfinite_rows_and_threads(rng):
+    cloud = CLOUDS["sphere (3D, ~2000)"]()
+    x = rng.uniform(-0.1, 0.1, (50, 3))
+    x[7, 1] = np.nan
+    x[9, 0] = np.inf
+    a = sc.ssdf(cloud, x, 1e-5, order=2, num_threads=1)
+    b = sc.ssdf(cloud, x, 1e-5, order=2, num_threads=2)
+    for f in ("phi", "grad", "hess"):
+        np.testing.assert_array_equal(getattr(a, f), getattr(b, f))  # bitwise, any threads
+    assert np.isnan(a.phi[[7, 9]]).all() and np.isnan(a.hess[[7, 9]]).all()
+    ok = np.ones(len(x), bool)
+    ok[[7, 9]] = False
+    assert np.isfinite(a.hess[ok]).all()
+    # alone or in a batch: the same bits
+    one = sc.ssdf(cloud, x[3:4], 1e-5, order=2)
+    np.testing.assert_array_equal(one.hess[0], a.hess[3])
+
+
+def _unit(q):
+    return q / np.linalg.norm(q)
+
+
+def _pair(dim, gap, rng):
+    """Two bodies whose surfaces are `gap` apart along x (negative: overlapping)."""
+    if dim == 2:
+        a = sc.PointCloud.t_shape(spacing=0.0025)
+        b = sc.PointCloud.disk(0.04, 0.002)
+        xa = sc.PointCloud.t_shape_vertices()[:, 0].max()
+        return a, np.array([0.0, 0.0, 0.0]), b, np.array([xa + 0.04 + gap, 0.01, 0.4])
+    a = sc.PointCloud.sphere(0.05, 0.006)
+    b = sc.PointCloud.box([0.03, 0.03, 0.03], 0.006)
+    qb = _unit(np.array([1.0, 0.0, 0.0, 0.0]) + 0.05 * rng.normal(size=4))
+    return (a, np.array([0, 0, 0, 1.0, 0, 0, 0]), b,
+            np.concatenate([[0.05 + 0.03 + gap, 0.004, -0.003], qb]))
+
+
+GAPS = [-0.004, -0.0005, 0.0, 0.002, 0.02, 0.2, 1.0]
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+@pytest.mark.parametrize("gap", GAPS)
+def test_separation_pruned_equals_dense(rng, dim, gap):
+    a, pa, b, pb = _pair(dim, gap, rng)
+    for eps in (1e-6, 1e-5, 1e-3):
+        r = sc.separation(a, pa, b, pb, eps, order=2)
+        d = sc.separation(a, pa, b, pb, eps, order=2, dense=True)
+        d2 = sc.separation(_shuffled(a, rng), pa, _shuffled(b, rng), pb, eps, order=2,
+                           dense=True)
+        # the shuffled copy's rows are permuted: compare sorted-free summaries per row set
+        for f in ("phi", "grad", "dphi_dq", "d2phi_dq2"):
+            _check(getattr(r, f), getattr(d, f), getattr(d, f) + _row_noise(d, d2, f),
+                   (dim, gap, eps, f))
+
+
+def _row_noise(d, d2, f):
+    """The rounding noise level of field f: the largest difference between the dense
+    result and the dense result on shuffled clouds, over matching rows (the shuffled
+    copy's rows come in another order, matched here by sorting each on its points)."""
+    ka = np.lexsort(d.points.T[::-1])
+    kb = np.lexsort(d2.points.T[::-1])
+    same = np.allclose(d.points[ka], d2.points[kb], rtol=0, atol=1e-15)
+    if not same:  # coincident points (box corners): no safe matching, no noise credit
+        return np.zeros_like(getattr(d, f))
+    noise = np.abs(getattr(d, f)[ka] - getattr(d2, f)[kb]).max()
+    return np.full_like(getattr(d, f), noise)
+
+
+def _contact_check(c, d, d2, what):
+    for f in ("wrench_a", "wrench_b", "jacobian", "hessian"):
+        _check(getattr(c, f), getattr(d, f), getattr(d2, f), what + (f,))
+    for f in ("phi", "distribution"):
+        _check(getattr(c, f), getattr(d, f), getattr(d, f), what + (f,))
+    assert c.depth == pytest.approx(d.depth, rel=1e-13, abs=0)
+    assert c.energy == pytest.approx(d.energy, rel=1e-13, abs=0)
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+@pytest.mark.parametrize("gap", GAPS)
+def test_contact_pruned_equals_dense(rng, dim, gap):
+    a, pa, b, pb = _pair(dim, gap, rng)
+    nv = 3 if dim == 2 else 6
+    va, vb = 0.2 * rng.normal(size=nv), 0.2 * rng.normal(size=nv)
+    sa, sb = _shuffled(a, rng), _shuffled(b, rng)
+    for eps_c in (1e-4, 1e-3):
+        prm = sc.ContactParams(eps_c=eps_c, friction=0.5, damping=5.0)
+        c = sc.contact(a, pa, va, b, pb, vb, prm, order=2)
+        d = sc.contact(a, pa, va, b, pb, vb, prm, order=2, dense=True)
+        skipped = not np.any(c.wrench_a)
+        assert skipped == (not np.any(c.jacobian)) == (not np.any(c.hessian))
+        assert skipped or gap < 1.0  # far apart: always skipped
+        if skipped:
+            # beyond the contact range the pair is skipped: exactly zero, where the dense
+            # wrench is below anything representable against the contact's force scale
+            k_b = prm.stiffness * prm.beta
+            assert np.abs(d.wrench_a).max() < 1e-18 * k_b
+            assert np.abs(d.jacobian).max() < 1e-18 * k_b / prm.beta
+            assert np.abs(d.hessian).max() < 1e-18 * k_b / prm.beta ** 2
+            _check(c.phi, d.phi, d.phi, (dim, gap, eps_c, "phi"))
+            assert c.depth == pytest.approx(d.depth, rel=1e-13, abs=0)
+            continue
+        assert np.abs(d.wrench_a).max() > 0
+        d2 = sc.contact(sa, pa, va, sb, pb, vb, prm, order=2, dense=True)
+        _contact_check(c, d, d2, (dim, gap, eps_c))
+
+
+def test_step_pruned_equals_dense_on_push_t_and_box(rng):
+    from softcontact.tasks import push_t
+
+    task = push_t.make(seed=5)
+    m = task.model
+    for trial in range(6):
+        x = np.array(task.x0, dtype=float)
+        t = x[:3]
+        # pusher near the T (in contact for some trials), T near a wall for others
+        ang = rng.uniform(0, 2 * np.pi)
+        x[3:5] = t[:2] + (0.03 + 0.02 * trial / 5) * np.array([np.cos(ang), np.sin(ang)])
+        if trial % 2:
+            x[0] = 0.02 + 0.08 * rng.uniform()
+        x[m.nq:] = 0.1 * rng.normal(size=m.nv)
+        u = 0.2 * rng.normal(size=m.nu)
+        r = m.step(x, u, order=2)
+        d = m.step(x, u, order=2, dense=True)
+        for f in r._fields:
+            if getattr(r, f) is not None:
+                _check(getattr(r, f), getattr(d, f), getattr(d, f), (trial, f))
+    box = sc.PointCloud.box([0.05, 0.05, 0.05], 0.1 / 6)
+    floor = sc.PointCloud.halfspace([0.0, 0.0, 0.0], [0.0, 0.0, 1.0])
+    scene = sc.Scene(dim=3)
+    scene.add_body(floor, kind="static", name="floor")
+    scene.add_body(box, mass=1.0, pose=[0.0, 0.0, 0.046, 1.0, 0.0, 0.0, 0.0],
+                   velocity=[0.05, 0.0, -0.01, 0.0, 0.2, 0.1], name="box")
+    scene.add_contact("box", "floor")
+    mb = scene.build(0.001)
+    xb = mb.initial_state()
+    r = mb.rollout(xb, np.zeros((20, 0)), order=1)
+    d = mb.rollout(xb, np.zeros((20, 0)), order=1, dense=True)
+    for f in r._fields:
+        if getattr(r, f) is not None:
+            _check(getattr(r, f), getattr(d, f), getattr(d, f), ("box rollout", f))
+
+
+def test_dense_must_be_a_bool():
+    c = sc.PointCloud.t_shape(spacing=0.0025)
+    with pytest.raises(TypeError, match="dense"):
+        sc.ssdf(c, [[0.0, 0.0]], 1e-5, dense="yes")
+    with pytest.raises(TypeError, match="dense"):
+        sc.separation(c, [0, 0, 0], c, [0.1, 0, 0], 1e-5, dense=1)
