@@ -539,6 +539,38 @@ static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
     return SC_OK;
 }
 
+/* a single-sample cloud is a half-space: phi = n.x - n.p, grad = n, no curvature (the
+   softmax has one term of weight 1).  Closed form, exact for every finite x. */
+static void ssdf_halfspace(const sc_packed_cloud *pc, ptrdiff_t m, const double *x, double *phi,
+                           double *g, double *h, double *t)
+{
+    const int D = pc->dim;
+    const ptrdiff_t np = pc->npad;
+    const double *nrm = pc->data + D * np, mm = pc->data[2 * D * np];
+    ptrdiff_t r;
+    int k;
+    for (r = 0; r < m; r++) {
+        const double *xq = x + r * D;
+        const int ok = isfinite(xq[0]) && isfinite(xq[1]) && (D == 2 || isfinite(xq[2]));
+        double v = 0.0;
+        for (k = 0; k < D; k++) {
+            v += nrm[k * np] * xq[k];
+        }
+        if (phi) {
+            phi[r] = ok ? v - mm : NAN;
+        }
+        for (k = 0; g && k < D; k++) {
+            g[r * D + k] = ok ? nrm[k * np] : NAN;
+        }
+        for (k = 0; h && k < D * D; k++) {
+            h[r * D * D + k] = ok ? 0.0 : NAN;
+        }
+        for (k = 0; t && k < D * D * D; k++) {
+            t[r * D * D * D + k] = ok ? 0.0 : NAN;
+        }
+    }
+}
+
 int sc_ssdf(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x, int isa,
             int nthreads, double *work, double *phi, double *dphi_dx, double *d2phi_dx2,
             double *d3phi_dx3)
@@ -572,6 +604,10 @@ int sc_ssdf(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
     job.h = d2phi_dx2;
     job.t = d3phi_dx3;
     if (m == 0) {
+        return SC_OK;
+    }
+    if (pc->n == 1) {
+        ssdf_halfspace(pc, m, x, phi, dphi_dx, d2phi_dx2, d3phi_dx3);
         return SC_OK;
     }
     /* fewer threads for small problems; per-query results never depend on it */

@@ -140,7 +140,9 @@ SC_API ptrdiff_t sc_ssdf_workspace_size(const sc_packed_cloud *pc);
  *      Different ISAs agree to rounding (~1e-15 relative).
  *   3) A query with a NaN or infinite coordinate gets NaN in all its outputs;
  *      other rows are unaffected.  If |x - p_i|^2 / eps overflows for every
- *      sample (|x| beyond ~1e150 sqrt(eps)), that row's outputs are NaN too.
+ *      sample (|x| beyond ~1e150 sqrt(eps)), that row's outputs are NaN too,
+ *      except for a single-sample cloud (a half-space), evaluated in closed
+ *      form (phi = n.(x - p), gradient n, zero curvature) for any finite x.
  *   4) Cost O(n) per query and pass (two passes for phi, three for any
  *      derivative) dense, O(log n + kept samples) pruned (see "Pruning");
  *      memory O(n) per thread.  Weights below exp(-708) of the

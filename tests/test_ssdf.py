@@ -302,3 +302,20 @@ def test_far_field_finite_over_eps_range(rng):
         assert all(np.all(np.isfinite(a)) for a in r)
         # far away: outside, and no farther than the distance to the body origin plus L
         assert np.all(r.phi > 0) and np.all(r.phi <= np.linalg.norm(x, axis=1) + L)
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_halfspace_closed_form_for_any_finite_query(rng, dim):
+    """A single-sample cloud is evaluated in closed form: exact even where |x - p|^2
+    overflows (a general cloud's row would be NaN there), NaN only for non-finite x."""
+    p, n = rng.normal(size=dim), rng.normal(size=dim)
+    n /= np.linalg.norm(n)
+    cloud = sc.PointCloud.halfspace(p, n)
+    x = np.vstack([rng.normal(size=(3, dim)), 1e200 * rng.normal(size=(2, dim)),
+                   np.full((1, dim), np.nan)])
+    r = sc.ssdf(cloud, x, 1e-4, order=3)
+    p, n = cloud.points[0], cloud.normals[0]  # as stored (normalized by the cloud)
+    np.testing.assert_allclose(r.phi[:5], (x[:5] - p) @ n, rtol=1e-14, atol=1e-15)
+    np.testing.assert_array_equal(r.grad[:5], np.broadcast_to(n, (5, dim)))
+    assert not np.any(r.hess[:5]) and not np.any(r.d3[:5])
+    assert np.isnan(r.phi[5]) and np.isnan(r.grad[5]).all() and np.isnan(r.d3[5]).all()
