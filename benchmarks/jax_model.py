@@ -69,11 +69,12 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 import numpy as np
+from _capture import capture_scene  # benchmarks/ on sys.path
 from jax import lax
 
 jax.config.update("jax_enable_x64", True)
 
-__all__ = ["JaxModel"]
+__all__ = ["JaxModel", "capture_scene"]
 
 _TINY = 1e-300  # nu = G / sqrt(|G|^2 + tiny): the friction normal
 _LOG_SMALL2 = 1e-16  # |v|^2 below which the quaternion log uses its series
@@ -493,25 +494,3 @@ class JaxModel:
 
         _, xs = lax.scan(body, x0, U)
         return jnp.concatenate([x0[None], xs], axis=0)
-
-
-def capture_scene(fn, *args, **kwargs):
-    """Call ``fn(*args, **kwargs)`` (e.g. ``softcontact.tasks.push_t.make``) and return
-    ``(its result, the last Scene it built)``: ``Scene.build`` is wrapped for the call, so
-    the scene is exactly the one behind the task's model."""
-    from unittest import mock
-
-    from softcontact.scene import Scene
-
-    built = []
-    orig = Scene.build
-
-    def build(self, dt):
-        built.append(self)
-        return orig(self, dt)
-
-    with mock.patch.object(Scene, "build", build):
-        out = fn(*args, **kwargs)
-    if not built:
-        raise RuntimeError(f"{fn!r} built no Scene")
-    return out, built[-1]

@@ -54,12 +54,11 @@ from __future__ import annotations
 import dataclasses
 import math
 from functools import cached_property
-from unittest import mock
 
 import numpy as np
+from _capture import capture_scene  # benchmarks/ is on sys.path (script folder or tests)
 
 import softcontact as sc
-from softcontact.scene import Scene
 
 IDENTITY = (1.0, 0.0, 0.0, 0.0)
 
@@ -146,21 +145,6 @@ def _friction(mu) -> str:
     return _f([mu, mu, 0.005, 0.0001, 0.0001])  # sliding (both directions), MuJoCo defaults
 
 
-def _capture_scene(fn, *args, **kwargs):
-    """``fn(*args, **kwargs)`` and the last :class:`Scene` it built (``Scene.build`` wrapped
-    for the call), so that the scene is exactly the one behind the returned model."""
-    built = []
-    orig = Scene.build
-
-    def build(self, dt):
-        built.append(self)
-        return orig(self, dt)
-
-    with mock.patch.object(Scene, "build", build):
-        out = fn(*args, **kwargs)
-    return out, built[-1]
-
-
 def _quat_z(theta) -> np.ndarray:
     return np.array([math.cos(theta / 2), 0.0, 0.0, math.sin(theta / 2)])
 
@@ -236,7 +220,7 @@ def push_t(seed=3, variant="planar", push_speed=0.1):
     """
     from softcontact.tasks import push_t as task_mod
 
-    task, scene = _capture_scene(task_mod.make, seed)
+    task, scene = capture_scene(task_mod.make, seed)
     model, p = task.model, task.params
     dt = float(task.dt)
     x = np.array(task.x0, dtype=float)
