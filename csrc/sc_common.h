@@ -39,6 +39,8 @@ enum sc_isa {
  * every sample of every cloud, no pruning (see sc_ssdf.h, "Pruning").  sc_isa_resolve
  * keeps it: it returns the resolved ISA plus SC_DENSE. */
 #define SC_DENSE 16
+/* whether an ISA code (requested or resolved) asks for the dense computation */
+#define SC_IS_DENSE(isa) ((isa) >= SC_ISA_AUTO + SC_DENSE)
 
 /* Largest SIMD width in doubles; packed clouds are padded to a multiple. */
 #define SC_PAD 8

@@ -31,8 +31,7 @@ ptrdiff_t sc_separation_workspace_size(const sc_packed_cloud *a, const sc_packed
     }
     D = a->dim;
     n = a->n + b->n;
-    npad = sc_ssdf_workspace_size(a) > sc_ssdf_workspace_size(b) ? sc_ssdf_workspace_size(a)
-                                                                 : sc_ssdf_workspace_size(b);
+    npad = sc__ssdf_workspace_pair(a, b);
     return n * (2 * D + D * D) + (ptrdiff_t)nthreads * npad;
 }
 

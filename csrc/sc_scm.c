@@ -50,8 +50,7 @@ ptrdiff_t sc_contact_workspace_size(const sc_packed_cloud *a, const sc_packed_cl
     }
     D = a->dim;
     n = a->n + b->n;
-    npad = sc_ssdf_workspace_size(a) > sc_ssdf_workspace_size(b) ? sc_ssdf_workspace_size(a)
-                                                                 : sc_ssdf_workspace_size(b);
+    npad = sc__ssdf_workspace_pair(a, b);
     /* y, g, h, t3, phi (if not returned), pi (if not returned), dPhi (2 nv), pi f (D);
        pruning: the active marks and list, and compact y, g, h, t3 */
     return n * (D + D + D * D + D * D * D + 2 + 12 + D) +
@@ -346,7 +345,7 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
     sc_jet_ctx *c = &S.c;
     double *y, *g, *h, *t3, *phiw, *piw, *dphi, *pf, *sw, *arena;
     double *mark, *alist, *yc, *gc, *hc, *tc;
-    const int dense = isa >= SC_ISA_AUTO + SC_DENSE; /* see SC_DENSE */
+    const int dense = SC_IS_DENSE(isa);
     double phimin, zmax, sum, m, eps_c, mu, vs2, P, Sg, Sc, S1, S2, kk, lam0, lam1, lam2;
     ptrdiff_t I, J, n, k;
     int D, nv, nq, ns, st, j, r, X, base;
@@ -408,9 +407,7 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
     tc = hc + n * D * D;
     sw = tc + n * D * D * D;
     /* the jet arena last, so that a (bug) overrun would show under AddressSanitizer */
-    arena = sw + (ptrdiff_t)nthreads * (sc_ssdf_workspace_size(a) > sc_ssdf_workspace_size(b)
-                                             ? sc_ssdf_workspace_size(a)
-                                             : sc_ssdf_workspace_size(b));
+    arena = sw + (ptrdiff_t)nthreads * sc__ssdf_workspace_pair(a, b);
     if (phi == NULL) {
         phi = phiw;
     }

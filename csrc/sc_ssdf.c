@@ -206,7 +206,12 @@ static void tree_build(const sc_cloud *c, double *buf, ptrdiff_t npad)
     for (k = 0; k < SC_PAD; k++) {
         tc[L * BLOCK(D) + k] = src_hdr[k];
     }
-    /* node boxes: leaves, then parents */
+    /* node boxes: leaves, then parents; node 0 (unused by the tree) keeps the smallest
+       log a, for the cut */
+    for (k = 0; k < NODE(D); k++) {
+        nodes[k] = 0.0;
+    }
+    nodes[0] = INFINITY;
     for (j = 0; j < L; j++) {
         double *nd = nodes + (L + j) * NODE(D);
         int first = 1;
@@ -226,6 +231,7 @@ static void tree_build(const sc_cloud *c, double *buf, ptrdiff_t npad)
                 nd[D + k] = first || v > nd[D + k] ? v : nd[D + k];
             }
             nd[2 * D] = la > nd[2 * D] ? la : nd[2 * D];
+            nodes[0] = la < nodes[0] ? la : nodes[0];
             first = 0;
         }
     }
@@ -241,17 +247,6 @@ static void tree_build(const sc_cloud *c, double *buf, ptrdiff_t npad)
             nd[D + k] = l[D + k] > r[D + k] ? l[D + k] : r[D + k];
         }
         nd[2 * D] = l[2 * D] > r[2 * D] ? l[2 * D] : r[2 * D];
-    }
-    /* node 0 (unused by the tree): the smallest log a, for the cut */
-    for (k = 0; k < NODE(D); k++) {
-        nodes[k] = 0.0;
-    }
-    nodes[0] = INFINITY;
-    for (i = 0; i < npad; i++) {
-        const double la = buf[(2 * D + 1) * npad + i];
-        if (la != -INFINITY && la < nodes[0]) {
-            nodes[0] = la;
-        }
     }
 }
 
@@ -346,13 +341,12 @@ int sc_cloud_pack(const sc_cloud *c, double *buf, sc_packed_cloud *pc)
     return SC_OK;
 }
 
-/* pruned-query scratch: the kernel's work (tp), the leaf list (2 L: leaf, bound), the
-   traversal stack (64) and the kept blocks' pointers (L, stored in doubles' space) */
-static ptrdiff_t pruned_workspace(int D, ptrdiff_t n)
+/* pruned-query scratch: the kernel's work (tp), the leaf list (2 L: leaf, bound) and the
+   kept blocks' pointers (L, stored in doubles' space) */
+static ptrdiff_t pruned_workspace(ptrdiff_t n)
 {
-    const ptrdiff_t L = tree_leaves(n), tp = L * SC_TREE_LEAF;
-    (void)D;
-    return L == 0 ? 0 : tp + 3 * L + 64;
+    const ptrdiff_t L = tree_leaves(n);
+    return L * SC_TREE_LEAF + 3 * L;
 }
 
 ptrdiff_t sc_ssdf_workspace_size(const sc_packed_cloud *pc)
@@ -361,8 +355,14 @@ ptrdiff_t sc_ssdf_workspace_size(const sc_packed_cloud *pc)
     if (pc == NULL) {
         return 0;
     }
-    w = pruned_workspace(pc->dim, pc->n);
+    w = pruned_workspace(pc->n);
     return w > pc->npad ? w : pc->npad;
+}
+
+ptrdiff_t sc__ssdf_workspace_pair(const sc_packed_cloud *a, const sc_packed_cloud *b)
+{
+    const ptrdiff_t wa = sc_ssdf_workspace_size(a), wb = sc_ssdf_workspace_size(b);
+    return wa > wb ? wa : wb;
 }
 
 typedef struct ssdf_job {
@@ -375,16 +375,23 @@ typedef struct ssdf_job {
     double *phi, *g, *h, *t;
 } ssdf_job;
 
+/* the whole cloud as the kernel's one block; ptr[0] must outlive B */
+static void whole_cloud(const sc_packed_cloud *pc, const double **ptr, sc__blocks *B)
+{
+    ptr[0] = pc->data;
+    B->ptr = ptr;
+    B->n = 1;
+    B->bs = B->as = pc->npad;
+    B->hdr = pc->data + (3 * pc->dim + 3) * pc->npad;
+}
+
 static int ssdf_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
 {
     const ssdf_job *j = (const ssdf_job *)ctx;
     const ptrdiff_t D = j->pc->dim;
-    const double *ptr[1] = {j->pc->data};
+    const double *ptr[1];
     sc__blocks B;
-    B.ptr = ptr;
-    B.n = 1;
-    B.bs = B.as = j->pc->npad;
-    B.hdr = j->pc->data + (3 * D + 3) * j->pc->npad;
+    whole_cloud(j->pc, ptr, &B);
     return j->fn(&B, (int)D, j->eps, end - begin, j->x + begin * D, j->work + tid * j->wsize,
                  j->phi ? j->phi + begin : NULL, j->g ? j->g + begin * D : NULL,
                  j->h ? j->h + begin * D * D : NULL, j->t ? j->t + begin * D * D * D : NULL);
@@ -516,15 +523,11 @@ static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
     double *wk = j->work + tid * j->wsize;
     ptrdiff_t r;
     for (r = begin; r < end; r++) {
-        const double *xq = j->x + r * D, *whole[1] = {j->pc->data};
+        const double *xq = j->x + r * D, *whole[1];
         sc__blocks B;
         int st;
         if (!isfinite(xq[0]) || !isfinite(xq[1]) || (D == 3 && !isfinite(xq[2]))) {
-            /* the kernel writes the NaN row; the whole cloud as one block */
-            B.ptr = whole;
-            B.n = 1;
-            B.bs = B.as = j->pc->npad;
-            B.hdr = j->pc->data + (3 * D + 3) * j->pc->npad;
+            whole_cloud(j->pc, whole, &B); /* the kernel writes the NaN row */
         } else {
             gather(j->pc, j->eps, xq, wk, &B);
         }
@@ -577,19 +580,18 @@ int sc_ssdf(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
 {
     ssdf_job job;
     double pairs_per_thread;
+    int dense;
 
     if (pc == NULL || pc->data == NULL || (pc->dim != 2 && pc->dim != 3) || pc->n < 1 ||
         pc->npad != padded(pc->n) || !(eps > 0.0) || !isfinite(eps) || m < 0 || nthreads < 1 ||
         (m > 0 && (x == NULL || work == NULL))) {
         return SC_EINVAL;
     }
-    int dense;
-
     isa = sc_isa_resolve(isa);
     if (isa < 0) {
         return isa;
     }
-    dense = isa >= SC_DENSE || tree_leaves(pc->n) == 0;
+    dense = SC_IS_DENSE(isa) || tree_leaves(pc->n) == 0;
     isa %= SC_DENSE;
     job.fn = isa == SC_ISA_AVX512 ? sc__ssdf_rows_avx512
              : isa == SC_ISA_AVX2 ? sc__ssdf_rows_avx2

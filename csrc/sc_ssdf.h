@@ -111,6 +111,10 @@ SC_API int sc_cloud_pack(const sc_cloud *c, double *buf, sc_packed_cloud *pc);
  */
 SC_API ptrdiff_t sc_ssdf_workspace_size(const sc_packed_cloud *pc);
 
+/* The larger of the two clouds' sc_ssdf_workspace_size (internal: the scratch of the
+ * separation field and the contact, which evaluate each cloud's SSDF in turn). */
+ptrdiff_t sc__ssdf_workspace_pair(const sc_packed_cloud *a, const sc_packed_cloud *b);
+
 /*
  * Soft signed distance of query points to an oriented point cloud, with
  * optional first, second and third derivatives (METHOD.md section 2).

@@ -63,11 +63,8 @@ int sc_isa_best(void)
 
 int sc_isa_resolve(int isa)
 {
-    int dense = 0;
-    if (isa >= SC_ISA_AUTO + SC_DENSE && isa <= SC_ISA_AVX512 + SC_DENSE) {
-        dense = SC_DENSE;
-        isa -= SC_DENSE;
-    }
+    const int dense = SC_IS_DENSE(isa) ? SC_DENSE : 0;
+    isa -= dense;
     if (isa == SC_ISA_AUTO) {
         return sc_isa_best() + dense;
     }
@@ -79,7 +76,7 @@ int sc_isa_resolve(int isa)
 
 const char *sc_isa_name(int isa)
 {
-    if (isa >= SC_ISA_AUTO + SC_DENSE && isa <= SC_ISA_AVX512 + SC_DENSE) {
+    if (SC_IS_DENSE(isa)) {
         isa -= SC_DENSE;
     }
     switch (isa) {
