@@ -51,12 +51,19 @@ class SSDF(NamedTuple):
     d3: np.ndarray | None
 
 
+_ENV_ISA: list = [None, None]  # the last SOFTCONTACT_ISA value seen and its code
+
+
 def _isa_from_env() -> int:
-    name = os.environ.get("SOFTCONTACT_ISA", "auto").strip().lower() or "auto"
+    raw = os.environ.get("SOFTCONTACT_ISA")
+    if raw is not None and raw == _ENV_ISA[0]:
+        return _ENV_ISA[1]  # parsed before: the environment is re-read, not re-parsed
+    name = (raw or "auto").strip().lower() or "auto"
     if name not in _ISA_BY_NAME:
         raise ValueError(
             f"SOFTCONTACT_ISA must be one of {sorted(_ISA_BY_NAME)}, got {name!r}"
         )
+    _ENV_ISA[:] = [raw, _ISA_BY_NAME[name]]
     return _ISA_BY_NAME[name]
 
 

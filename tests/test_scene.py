@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import softcontact as sc
+from softcontact.scene import _all_finite
 from softcontact.spatial import quat_to_matrix
 
 U = np.finfo(float).eps
@@ -679,6 +680,26 @@ def test_quaternion_tolerance(model3):
         m.energy(_bad_quaternion(m))
     with pytest.raises(ValueError, match="the quaternion of 'box' is not unit"):
         m.retract(_bad_quaternion(m), np.zeros(24))
+
+
+def test_state_check_accepts_huge_finite_values(model2):
+    """The finite test of states and controls accepts huge finite values (no overflow in
+    a fast path) and finds one non-finite entry, in short and in long vectors."""
+    m = model2
+    x = np.full(m.nx, 1e200)
+    assert m._as_state(x) is x
+    u = np.full(m.nu, -1e300)
+    assert m._as_control(u) is u
+    x[-1] = np.inf
+    with pytest.raises(ValueError, match=r"x must be finite \(NaN or inf found\)"):
+        m._as_state(x)
+    u[0] = np.nan
+    with pytest.raises(ValueError, match=r"u must be finite \(NaN or inf found\)"):
+        m._as_control(u)
+    long = np.full(1000, 1e308)
+    assert _all_finite(long)
+    long[999] = -np.inf
+    assert not _all_finite(long)
 
 
 def test_other_model_methods_check_their_arguments(model2, model3):
