@@ -334,6 +334,108 @@ typedef struct {
     double *cv[2][3];     /* v_O - v_K - w_K x d_O (full) */
 } acc_t;
 
+/* Pass 3 at order 0 for sample k: the same operations as the jet path's values, in the
+ * same order (so values are bitwise those of orders 1 and 2), on plain doubles: the
+ * force pi_k G_k and, with friction, pi_k t_k / sqrt(|t_k|^2 + v_s^2), accumulated into
+ * the order-0 wrench jets.  Writes pf (and forces) of sample k. */
+static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, int need_fric,
+                           double vs2, double *pf, double *forces)
+{
+    const wacc_t *wa = &Z->wa, *wb = &Z->wb;
+    const int D = S->D, O = k < S->I ? 0 : 1, K = 1 - O;
+    const ptrdiff_t kk = O == 0 ? k : k - S->I;
+    const sc_packed_cloud *own = S->cl[O];
+    const double *RO = S->R[O], *RK = S->R[K], *gk = S->g + k * D, pik = S->pi[k];
+    double p[3], rO[3], G[3], F[3], tq[3];
+    int a, j;
+    for (a = 0; a < D; a++) {
+        p[a] = own->data[a * own->npad + kk];
+    }
+    for (a = 0; a < D; a++) {
+        rO[a] = RO[a * D] * p[0];
+        G[a] = RK[a * D] * gk[0];
+        for (j = 1; j < D; j++) {
+            rO[a] += RO[a * D + j] * p[j];
+            G[a] += RK[a * D + j] * gk[j];
+        }
+    }
+    for (a = 0; a < D; a++) {
+        F[a] = pik * G[a];
+        if (forces) {
+            forces[k * D + a] = F[a];
+        }
+        wa->F[O][a][0] += F[a];
+    }
+    if (D == 2) {
+        tq[0] = rO[0] * F[1] + -rO[1] * F[0];
+        wa->T[O][0][0] += tq[0];
+        wa->T[K][0][0] += -tq[0];
+    } else {
+        for (a = 0; a < 3; a++) {
+            const int i = (a + 1) % 3, jj = (a + 2) % 3;
+            tq[a] = rO[i] * F[jj] + -rO[jj] * F[i];
+            wa->T[O][a][0] += tq[a];
+            wa->T[K][a][0] += -tq[a];
+        }
+    }
+    if (need_fric) {
+        double u[3] = {0.0, 0.0, 0.0}, nu[3] = {0.0, 0.0, 0.0}, tg[3] = {0.0, 0.0, 0.0};
+        double gg, nuu, tt, iq;
+        if (D == 2) {
+            u[0] = Z->cv[O][0][0] + -Z->Om[O][0][0] * rO[1];
+            u[1] = Z->cv[O][1][0] + Z->Om[O][0][0] * rO[0];
+        } else {
+            for (a = 0; a < 3; a++) {
+                const int i2 = (a + 1) % 3, j2 = (a + 2) % 3;
+                u[a] = Z->cv[O][a][0] + Z->Om[O][i2][0] * rO[j2];
+                u[a] += -Z->Om[O][j2][0] * rO[i2];
+            }
+        }
+        gg = G[0] * G[0];
+        for (a = 1; a < D; a++) {
+            gg += G[a] * G[a];
+        }
+        iq = 1.0 / sqrt(gg + SC_CONTACT_TINY);
+        for (a = 0; a < D; a++) {
+            nu[a] = iq * G[a];
+        }
+        nuu = nu[0] * u[0];
+        for (a = 1; a < D; a++) {
+            nuu += nu[a] * u[a];
+        }
+        for (a = 0; a < D; a++) {
+            tg[a] = u[a] + -(nuu * nu[a]);
+        }
+        tt = tg[0] * tg[0];
+        for (a = 1; a < D; a++) {
+            tt += tg[a] * tg[a];
+        }
+        iq = 1.0 / sqrt(tt + vs2);
+        iq = iq * pik;
+        for (a = 0; a < D; a++) {
+            F[a] = iq * tg[a];
+            pf[k * D + a] = F[a];
+            wb->F[O][a][0] += F[a];
+        }
+        if (D == 2) {
+            tq[0] = rO[0] * F[1] + -rO[1] * F[0];
+            wb->T[O][0][0] += tq[0];
+            wb->T[K][0][0] += -tq[0];
+        } else {
+            for (a = 0; a < 3; a++) {
+                const int i = (a + 1) % 3, jj = (a + 2) % 3;
+                tq[a] = rO[i] * F[jj] + -rO[jj] * F[i];
+                wb->T[O][a][0] += tq[a];
+                wb->T[K][a][0] += -tq[a];
+            }
+        }
+    } else {
+        for (a = 0; a < D; a++) {
+            pf[k * D + a] = 0.0;
+        }
+    }
+}
+
 int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel_a,
                const sc_packed_cloud *b, const double *pose_b, const double *vel_b,
                const sc_contact_params *prm, int order, int frozen, int isa, int nthreads,
@@ -714,6 +816,10 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
                     forces[k * D + aa] = 0.0;
                 }
             }
+            continue;
+        }
+        if (order == 0) {
+            sample_forces0(&S, k, &Z, need_fric, vs2, pf, forces);
             continue;
         }
         S.used = base;
