@@ -334,6 +334,72 @@ typedef struct {
     double *cv[2][3];     /* v_O - v_K - w_K x d_O (full) */
 } acc_t;
 
+/* The pair's cut (docs/method.md, "Exact pruning"): a pair whose soft minimum m exceeds
+ * beta Tp has forces and derivatives below 1e-18 of their scale.  Every force and
+ * derivative carries e^(-m / beta) (damping; the spring e^(-2 m / beta)) times at most
+ * (Lsc / beta)^2 (Lsc / eps_c)^2 and, for damping, c vrel / (k beta) against the spring's
+ * scale k beta; *Lsc bounds the lever arms (1 m for translations, the bodies' radii about
+ * their origins for rotations). */
+static double pair_cut(const scm_t *S, const sc_contact_params *prm, ptrdiff_t n, double *Lsc)
+{
+    const int D = S->D, nv = S->nv;
+    double rad[2], vrel = 0.0;
+    int X, j;
+    for (X = 0; X < 2; X++) {
+        const sc_packed_cloud *cl = S->cl[X];
+        const double *hdr = cl->data + (3 * D + 3) * cl->npad;
+        double c2 = 0.0, v2 = 0.0, w2 = 0.0;
+        for (j = 0; j < D; j++) {
+            c2 += hdr[j] * hdr[j];
+            v2 += S->v[X][j] * S->v[X][j];
+        }
+        for (j = D; j < nv; j++) {
+            w2 += S->v[X][j] * S->v[X][j];
+        }
+        rad[X] = sqrt(c2) + hdr[D];
+        vrel += sqrt(v2) + sqrt(w2) * rad[X];
+    }
+    *Lsc = 1.0 + rad[0] + rad[1];
+    return 41.45 + log((double)n) + 2.0 * log1p(*Lsc / prm->beta) +
+           2.0 * log1p(*Lsc / prm->eps_c) +
+           log1p(prm->damping * vrel * *Lsc / (prm->stiffness * prm->beta)) + 1.0;
+}
+
+/* A lower bound of the soft minimum of a pair of a half-space K (one sample) and a cloud
+ * O, before any sample is posed: O's samples see K's exact plane distance, at least that
+ * of O's bounding sphere's centre minus its radius; K's sample sees phi_O, one query
+ * (value only, into sw); and m >= min_k Phi_k - eps_c ln n. */
+static int halfspace_bound(const scm_t *S, int K, const sc_contact_params *prm, ptrdiff_t n,
+                           int isa, double *sw, double *m_lb)
+{
+    const int D = S->D, O = 1 - K;
+    const sc_packed_cloud *ck = S->cl[K], *co = S->cl[O];
+    const double *hdr = co->data + (3 * D + 3) * co->npad;
+    double cw[3], xk[3], nk[3], y[3], dist = 0.0, phik = 0.0;
+    int a, j, st;
+    for (a = 0; a < D; a++) {
+        cw[a] = S->t[O][a];
+        xk[a] = S->t[K][a];
+        nk[a] = 0.0;
+        for (j = 0; j < D; j++) {
+            cw[a] += S->R[O][a * D + j] * hdr[j];
+            xk[a] += S->R[K][a * D + j] * ck->data[j * ck->npad];
+            nk[a] += S->R[K][a * D + j] * ck->data[(D + j) * ck->npad];
+        }
+    }
+    for (a = 0; a < D; a++) {
+        dist += nk[a] * (cw[a] - xk[a]);
+        y[a] = 0.0;
+        for (j = 0; j < D; j++) {
+            y[a] += S->R[O][j * D + a] * (xk[j] - S->t[O][j]);
+        }
+    }
+    st = sc_ssdf(co, prm->eps, 1, y, isa, 1, sw, &phik, NULL, NULL, NULL);
+    dist -= hdr[D];
+    *m_lb = (phik < dist ? phik : dist) - prm->eps_c * log((double)n);
+    return st;
+}
+
 /* Pass 3 at order 0 for sample k: the same operations as the jet path's values, in the
  * same order (so values are bitwise those of orders 1 and 2), on plain doubles: the
  * force pi_k G_k and, with friction, pi_k t_k / sqrt(|t_k|^2 + v_s^2), accumulated into
@@ -450,7 +516,7 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
     const int dense = SC_IS_DENSE(isa);
     double phimin, zmax, sum, m, eps_c, mu, vs2, P, Sg, Sc, S1, S2, kk, lam0, lam1, lam2;
     ptrdiff_t I, J, n, k;
-    int D, nv, nq, ns, st, j, r, X, base;
+    int D, nv, nq, ns, st, j, r, X, base, wrench_only;
     const double *poses[2] = {pose_a, pose_b}, *vels[2] = {vel_a, vel_b};
     const int need_fric = prm != NULL && (prm->friction > 0.0 || dw_dprm != NULL);
 
@@ -510,6 +576,8 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
     sw = tc + n * D * D * D;
     /* the jet arena last, so that a (bug) overrun would show under AddressSanitizer */
     arena = sw + (ptrdiff_t)nthreads * sc__ssdf_workspace_pair(a, b);
+    /* only the wrench and its derivatives asked for (a model step) */
+    wrench_only = scalars == NULL && phi == NULL && pi == NULL && forces == NULL && x_w == NULL;
     if (phi == NULL) {
         phi = phiw;
     }
@@ -545,6 +613,32 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
         sc_pose_frame(D, poses[X], S.R[X], S.t[X]);
         for (j = 0; j < nv; j++) {
             S.v[X][j] = vels[X][j];
+        }
+    }
+
+    /* a half-space pair beyond the contact range is skipped before its samples are posed */
+    if (!dense && wrench_only && (I == 1) != (J == 1)) {
+        double Lsc, m_lb;
+        const double Tp = pair_cut(&S, prm, n, &Lsc);
+        st = halfspace_bound(&S, I == 1 ? 0 : 1, prm, n, isa, sw, &m_lb);
+        if (st != SC_OK) {
+            return st;
+        }
+        if (m_lb > prm->beta * Tp) {
+            const int nf = 4 * nv;
+            for (r = 0; wrench && r < 2 * nv; r++) {
+                wrench[r] = 0.0;
+            }
+            if (jac && order >= 1) {
+                memset(jac, 0, sizeof(double) * (size_t)(2 * nv * nf));
+            }
+            if (hess && order >= 2) {
+                memset(hess, 0, sizeof(double) * (size_t)(2 * nv * nf * nf));
+            }
+            if (dw_dprm) {
+                memset(dw_dprm, 0, sizeof(double) * (size_t)(6 * nv));
+            }
+            return SC_OK;
         }
     }
 
@@ -588,30 +682,10 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
     m = -eps_c * (zmax + log(sum));
 
     if (!dense) {
-        /* Exact pruning (docs/method.md, "Exact pruning").  Lsc bounds the lever arms
-           (1 m for translations, the bodies' radii about their origins for rotations). */
-        double rad[2], Lsc, vrel = 0.0, Tc, Tp;
+        /* Exact pruning (docs/method.md, "Exact pruning") */
+        double Lsc, Tc;
+        const double Tp = pair_cut(&S, prm, n, &Lsc);
         ptrdiff_t na = 0, nA = 0;
-        for (X = 0; X < 2; X++) {
-            const sc_packed_cloud *cl = S.cl[X];
-            const double *hdr = cl->data + (3 * D + 3) * cl->npad;
-            double c2 = 0.0, v2 = 0.0, w2 = 0.0;
-            for (j = 0; j < D; j++) {
-                c2 += hdr[j] * hdr[j];
-                v2 += S.v[X][j] * S.v[X][j];
-            }
-            for (j = D; j < nv; j++) {
-                w2 += S.v[X][j] * S.v[X][j];
-            }
-            rad[X] = sqrt(c2) + hdr[D];
-            vrel += sqrt(v2) + sqrt(w2) * rad[X];
-        }
-        Lsc = 1.0 + rad[0] + rad[1];
-        /* the pair: every force and derivative carries e^(-m / beta) (damping; the spring
-           e^(-2 m / beta)) times at most (Lsc / beta)^2 (Lsc / eps_c)^2 and, for damping,
-           c vrel / (k beta) against the spring's scale k beta */
-        Tp = 41.45 + log((double)n) + 2.0 * log1p(Lsc / prm->beta) + 2.0 * log1p(Lsc / eps_c) +
-             log1p(prm->damping * vrel * Lsc / (prm->stiffness * prm->beta)) + 1.0;
         if (m > prm->beta * Tp) {
             const double zz = -m / prm->beta;
             const double Pz = prm->beta * (zz > 0.0 ? zz + log1p(exp(-zz)) : log1p(exp(zz)));

@@ -206,6 +206,57 @@ def test_step_pruned_equals_dense_on_push_t_and_box(rng):
             _check(getattr(r, f), getattr(d, f), getattr(d, f), ("box rollout", f))
 
 
+@pytest.mark.parametrize("dim", [2, 3])
+@pytest.mark.parametrize("halfspace_first", [False, True])
+def test_step_halfspace_pairs_pruned_equal_dense(rng, dim, halfspace_first):
+    """A body against a half-space, from overlapping to 1 m apart: a model step skips a
+    half-space pair from a bound on its soft minimum before posing any sample (the bounding
+    sphere's plane distance and the half-space sample's own SSDF value).  Pruned = dense at
+    order 2 at every gap; far off, the pair contributes exactly nothing (the step equals
+    the step of the same scene without the pair, bit for bit)."""
+    if dim == 2:
+        body = sc.PointCloud.t_shape(spacing=0.0025)
+        plane = sc.PointCloud.halfspace([0.0, 0.0], [0.0, 1.0])
+        pose = lambda z: [0.01, z, 0.3]  # noqa: E731
+        vel = [0.05, -0.02, 0.3]
+    else:
+        body = sc.PointCloud.box([0.05, 0.05, 0.05], 0.1 / 6)
+        plane = sc.PointCloud.halfspace([0.0, 0.0, 0.0], [0.0, 0.0, 1.0])
+        q = np.array([1.0, 0.1, -0.2, 0.05]) / np.linalg.norm([1.0, 0.1, -0.2, 0.05])
+        pose = lambda z: [0.01, -0.02, z, *q]  # noqa: E731
+        vel = [0.05, 0.0, -0.01, 0.0, 0.2, 0.1]
+    nskip = 0
+    for z in (0.02, 0.03, 0.045, 0.06, 0.08, 0.12, 0.3, 1.0):
+        models = []
+        for with_pair in (True, False):
+            scene = sc.Scene(dim=dim)
+            scene.add_body(plane, kind="static", name="plane")
+            scene.add_body(body, mass=1.0, pose=pose(z), velocity=vel, name="body")
+            if dim == 2:  # support friction: second derivatives of their own (a scale)
+                scene.add_support("body", friction=0.3)
+            if with_pair:
+                prm = sc.ContactParams(friction=0.4, damping=2.0)
+                scene.add_contact(*(("plane", "body") if halfspace_first else ("body", "plane")),
+                                  prm)
+            models.append(scene.build(0.002))
+        m, free = models
+        x = m.initial_state()
+        u = np.zeros(m.nu)
+        r = m.step(x, u, order=2, params=True)
+        d = m.step(x, u, order=2, params=True, dense=True)
+        for f in r._fields:
+            if getattr(r, f) is not None:
+                _check(getattr(r, f), getattr(d, f), getattr(d, f), (dim, z, f))
+        rf = free.step(x, u, order=2)
+        fields = ("x_next", "dx_dx", "dx_du", "d2x_dx2", "d2x_dxdu", "d2x_du2")
+        if all(np.array_equal(getattr(r, f), getattr(rf, f)) for f in fields):
+            nskip += 1
+            assert m.energy(x).contact < 1e-30  # the energy still evaluates the pair
+        else:
+            assert z < 0.3, z  # within reach of the contact: not skipped
+    assert nskip >= 2  # 0.3 m and 1 m at least
+
+
 def test_dense_must_be_a_bool():
     c = sc.PointCloud.t_shape(spacing=0.0025)
     with pytest.raises(TypeError, match="dense"):
