@@ -215,4 +215,34 @@ static inline void sc_jet_hadd(const sc_jet_ctx *c, int na, double *out, int i, 
     }
 }
 
+/* doubles of a jet in at most 4 variables (any order): local jets on the stack */
+#define SC_JET4_LEN 15
+
+/* dst (context cd, first nd variables) = src (context cs, whose variable i is cd's variable
+ * map[i]; variables mapped to >= nd are constants there).  The map must be one-to-one. */
+static inline void sc_jet_expand(const sc_jet_ctx *cs, const double *src, const int *map,
+                                 const sc_jet_ctx *cd, int nd, double *dst)
+{
+    int i, j;
+    sc_jet_const(cd, nd, dst, src[0]);
+    if (cd->order < 1) {
+        return;
+    }
+    for (i = 0; i < cs->n; i++) {
+        if (map[i] < nd) {
+            dst[1 + map[i]] = src[1 + i];
+        }
+    }
+    if (cd->order < 2) {
+        return;
+    }
+    for (i = 0; i < cs->n; i++) {
+        for (j = 0; j <= i; j++) {
+            if (map[i] < nd && map[j] < nd) {
+                dst[sc_jet_hidx(cd, map[i], map[j])] = src[sc_jet_hidx(cs, i, j)];
+            }
+        }
+    }
+}
+
 #endif /* SC_JET_H */

@@ -451,71 +451,82 @@ static int step_pass(pass_t *P, const double *x, const double *u, int isa, int n
         }
     }
 
-    /* planar support friction (2D) */
+    /* planar support friction (2D).  Each point's force depends on four of the jet
+       variables only -- the angle perturbation and the three velocities -- and is
+       proportional to coef = mu m: so the points are summed as jets in those four local
+       variables (15 doubles at order 2 instead of a full jet), and the sums are expanded
+       into the full variables and multiplied by coef once per body. */
     for (i = 0; i < m->nbody; i++) {
         const sc_body *b = m->bodies + i;
         const int j = move_index(m, i);
-        double pose[3], vel[3], R[4], tt[2], *mu, *mj, *coef, *th, *r[2], *vpnt[2], *w, *f[2];
+        sc_jet_ctx c4;
+        double pose[3], vel[3], R[4], tt[2], *mu, *mj, *coef, *full;
+        double th[SC_JET4_LEN], r[2][SC_JET4_LEN], vpnt[2][SC_JET4_LEN], w[SC_JET4_LEN];
+        double f[2][SC_JET4_LEN], acc[3][SC_JET4_LEN];
+        int map[4];
         ptrdiff_t l;
         if (b->nsupport == 0) {
             continue;
         }
         body_state(m, &P->s, x, i, pose, vel);
         sc_pose_frame(2, pose, R, tt);
+        sc_jet_ctx_init(&c4, 4, c->order);
+        /* local variables: the angle perturbation, then the velocities (vx, vy, omega) */
+        map[0] = j * nv + 2;
+        for (k = 0; k < 3; k++) {
+            map[1 + k] = nvt + j * nv + k;
+        }
+        for (k = 0; k < 3; k++) {
+            sc_jet_const(&c4, 4, acc[k], 0.0);
+        }
+        sc_jet_var(&c4, 4, th, 0.0, 0);
+        for (l = 0; l < b->nsupport; l++) {
+            const double *sp = b->support_points + 2 * l;
+            const double b0 = R[0] * sp[0] + R[1] * sp[1], b1 = R[2] * sp[0] + R[3] * sp[1];
+            double *wx = f[0], *wy = f[1], *om = w;
+            /* r = R Exp(dth J) s = b + dth J b - dth^2 b / 2, J b = (-b1, b0) */
+            sc_jet_const(&c4, 4, r[0], b0);
+            sc_jet_const(&c4, 4, r[1], b1);
+            if (c4.order >= 1) {
+                r[0][1] = -b1;
+                r[1][1] = b0;
+            }
+            sc_jet_hadd(&c4, 4, r[0], 0, 0, -b0);
+            sc_jet_hadd(&c4, 4, r[1], 0, 0, -b1);
+            /* point velocity v + omega J r */
+            sc_jet_var(&c4, 4, wx, vel[0], 1);
+            sc_jet_var(&c4, 4, wy, vel[1], 2);
+            sc_jet_var(&c4, 4, om, vel[2], 3);
+            sc_jet_lin(&c4, 4, vpnt[0], 1.0, wx, 0.0, NULL);
+            sc_jet_lin(&c4, 4, vpnt[1], 1.0, wy, 0.0, NULL);
+            sc_jet_madd(&c4, 4, vpnt[0], -1.0, om, r[1]);
+            sc_jet_madd(&c4, 4, vpnt[1], 1.0, om, r[0]);
+            /* f / coef = -g w_l vp / sqrt(|vp|^2 + vs^2) */
+            sc_jet_mul(&c4, 4, w, vpnt[0], vpnt[0]);
+            sc_jet_madd(&c4, 4, w, 1.0, vpnt[1], vpnt[1]);
+            {
+                const double q0 = w[0] + b->support_slip * b->support_slip, iq = 1.0 / sqrt(q0);
+                sc_jet_func(&c4, 4, w, w, iq, -0.5 * iq / q0, 0.75 * iq / (q0 * q0));
+            }
+            sc_jet_lin(&c4, 4, w, -b->support_gravity * b->support_weights[l], w, 0.0, NULL);
+            sc_jet_mul(&c4, 4, f[0], w, vpnt[0]);
+            sc_jet_mul(&c4, 4, f[1], w, vpnt[1]);
+            sc_jet_axpy(&c4, 4, acc[0], 1.0, f[0]);
+            sc_jet_axpy(&c4, 4, acc[1], 1.0, f[1]);
+            sc_jet_madd(&c4, 4, acc[2], 1.0, r[0], f[1]);
+            sc_jet_madd(&c4, 4, acc[2], -1.0, r[1], f[0]);
+        }
         base = P->used;
         mu = jalloc(P);
         mj = jalloc(P);
         coef = jalloc(P);
-        th = jalloc(P);
-        w = jalloc(P);
-        for (k = 0; k < 2; k++) {
-            r[k] = jalloc(P);
-            vpnt[k] = jalloc(P);
-            f[k] = jalloc(P);
-        }
+        full = jalloc(P);
         pjet(P, mu, b->support_friction, support_param(m, i));
         pjet(P, mj, b->mass, body_param(m, i));
         sc_jet_mul(c, n, coef, mu, mj);
-        sc_jet_var(c, n, th, 0.0, j * nv + 2); /* the angle perturbation */
-        for (l = 0; l < b->nsupport; l++) {
-            const double *sp = b->support_points + 2 * l;
-            const double b0 = R[0] * sp[0] + R[1] * sp[1], b1 = R[2] * sp[0] + R[3] * sp[1];
-            double *wx, *wy, *om;
-            /* r = R Exp(dth J) s = b + dth J b - dth^2 b / 2, J b = (-b1, b0) */
-            sc_jet_const(c, n, r[0], b0);
-            sc_jet_const(c, n, r[1], b1);
-            if (c->order >= 1 && j * nv + 2 < n) {
-                r[0][1 + j * nv + 2] = -b1;
-                r[1][1 + j * nv + 2] = b0;
-            }
-            sc_jet_hadd(c, n, r[0], j * nv + 2, j * nv + 2, -b0);
-            sc_jet_hadd(c, n, r[1], j * nv + 2, j * nv + 2, -b1);
-            /* point velocity v + omega J r */
-            wx = f[0];
-            wy = f[1];
-            om = w;
-            sc_jet_var(c, n, wx, vel[0], nvt + j * nv + 0);
-            sc_jet_var(c, n, wy, vel[1], nvt + j * nv + 1);
-            sc_jet_var(c, n, om, vel[2], nvt + j * nv + 2);
-            sc_jet_lin(c, n, vpnt[0], 1.0, wx, 0.0, NULL);
-            sc_jet_lin(c, n, vpnt[1], 1.0, wy, 0.0, NULL);
-            sc_jet_madd(c, n, vpnt[0], -1.0, om, r[1]);
-            sc_jet_madd(c, n, vpnt[1], 1.0, om, r[0]);
-            /* f = -mu m g w_l vp / sqrt(|vp|^2 + vs^2) */
-            sc_jet_mul(c, n, w, vpnt[0], vpnt[0]);
-            sc_jet_madd(c, n, w, 1.0, vpnt[1], vpnt[1]);
-            {
-                const double q0 = w[0] + b->support_slip * b->support_slip, iq = 1.0 / sqrt(q0);
-                sc_jet_func(c, n, w, w, iq, -0.5 * iq / q0, 0.75 * iq / (q0 * q0));
-            }
-            sc_jet_mul(c, n, w, w, coef);
-            sc_jet_lin(c, n, w, -b->support_gravity * b->support_weights[l], w, 0.0, NULL);
-            sc_jet_mul(c, n, f[0], w, vpnt[0]);
-            sc_jet_mul(c, n, f[1], w, vpnt[1]);
-            sc_jet_axpy(c, n, Q[i][0], 1.0, f[0]);
-            sc_jet_axpy(c, n, Q[i][1], 1.0, f[1]);
-            sc_jet_madd(c, n, Q[i][2], 1.0, r[0], f[1]);
-            sc_jet_madd(c, n, Q[i][2], -1.0, r[1], f[0]);
+        for (k = 0; k < 3; k++) {
+            sc_jet_expand(&c4, acc[k], map, c, n, full);
+            sc_jet_madd(c, n, Q[i][k], 1.0, coef, full);
         }
         P->used = base;
     }
