@@ -5,6 +5,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sc_parallel.h"
@@ -341,12 +342,15 @@ int sc_cloud_pack(const sc_cloud *c, double *buf, sc_packed_cloud *pc)
     return SC_OK;
 }
 
-/* pruned-query scratch: the kernel's work (tp), the leaf list (2 L: leaf, bound) and the
-   kept blocks' pointers (L, stored in doubles' space) */
+/* pruned queries are taken in chunks of at most this many (see ssdf_pruned_range) */
+#define SC_PRUNE_CHUNK 4096
+
+/* pruned-query scratch: the kernel's work (tp), the leaf list (2 L: leaf, bound), the
+   kept blocks' pointers (L, stored in doubles' space) and a chunk's sort keys (last) */
 static ptrdiff_t pruned_workspace(ptrdiff_t n)
 {
     const ptrdiff_t L = tree_leaves(n);
-    return L * SC_TREE_LEAF + 3 * L;
+    return L == 0 ? 0 : L * SC_TREE_LEAF + 3 * L + 2 * SC_PRUNE_CHUNK;
 }
 
 ptrdiff_t sc_ssdf_workspace_size(const sc_packed_cloud *pc)
@@ -383,6 +387,7 @@ static void whole_cloud(const sc_packed_cloud *pc, const double **ptr, sc__block
     B->n = 1;
     B->bs = B->as = pc->npad;
     B->hdr = pc->data + (3 * pc->dim + 3) * pc->npad;
+    B->tcut = INFINITY;
 }
 
 static int ssdf_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
@@ -514,29 +519,94 @@ static void gather(const sc_packed_cloud *pc, double eps, const double *xq, doub
     B->n = kept;
     B->bs = B->as = SC_TREE_LEAF;
     B->hdr = hdr;
+    /* within the kept leaves, whole vectors of samples below the same cut (measured from
+       the kernel's own s*, >= best) are skipped too */
+    B->tcut = Tq + slack;
 }
 
+/* 3 x 17 or 2 x 26 bits of the position in the box [lo, lo + 1 / sc), interleaved: a
+   Morton key, exact in a double */
+static double morton_key(int D, const double *xq, const double *lo, const double *sc)
+{
+    const int bits = D == 3 ? 17 : 26;
+    const double top = (double)(((int64_t)1 << bits) - 1);
+    uint64_t key = 0, v[3] = {0, 0, 0};
+    int k, b;
+    for (k = 0; k < D; k++) {
+        double f = (xq[k] - lo[k]) * sc[k] * top;
+        f = f > 0.0 ? (f < top ? f : top) : 0.0;
+        v[k] = (uint64_t)f;
+    }
+    for (b = bits - 1; b >= 0; b--) {
+        for (k = 0; k < D; k++) {
+            key = (key << 1) | ((v[k] >> b) & 1u);
+        }
+    }
+    return (double)key;
+}
+
+static int pair_less(const void *pa, const void *pb)
+{
+    const double *a = (const double *)pa, *b = (const double *)pb;
+    return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+/* Queries are taken in chunks of SC_PRUNE_CHUNK, in the order of a Morton curve through
+   the chunk's bounding box, so that neighbours follow each other and find the leaves
+   they share in cache (a cloud's leaf blocks outgrow L2 from ~10^4 samples).  Each
+   query's result depends on its own coordinates alone, so the order changes nothing
+   but the time. */
 static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
 {
     const ssdf_job *j = (const ssdf_job *)ctx;
-    const ptrdiff_t D = j->pc->dim;
+    const int D = j->pc->dim;
     double *wk = j->work + tid * j->wsize;
-    ptrdiff_t r;
-    for (r = begin; r < end; r++) {
-        const double *xq = j->x + r * D, *whole[1];
-        sc__blocks B;
-        int st;
-        if (!isfinite(xq[0]) || !isfinite(xq[1]) || (D == 3 && !isfinite(xq[2]))) {
-            whole_cloud(j->pc, whole, &B); /* the kernel writes the NaN row */
-        } else {
-            gather(j->pc, j->eps, xq, wk, &B);
+    double *keys = wk + pruned_workspace(j->pc->n) - 2 * SC_PRUNE_CHUNK;
+    ptrdiff_t c0, r;
+    for (c0 = begin; c0 < end; c0 += SC_PRUNE_CHUNK) {
+        const ptrdiff_t c1 = end - c0 < SC_PRUNE_CHUNK ? end : c0 + SC_PRUNE_CHUNK;
+        double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+        double sc[3] = {0.0, 0.0, 0.0};
+        ptrdiff_t nq = 0;
+        int k;
+        for (r = c0; r < c1; r++) {
+            const double *xq = j->x + r * D;
+            if (isfinite(xq[0]) && isfinite(xq[1]) && (D == 2 || isfinite(xq[2]))) {
+                for (k = 0; k < D; k++) {
+                    lo[k] = xq[k] < lo[k] ? xq[k] : lo[k];
+                    hi[k] = xq[k] > hi[k] ? xq[k] : hi[k];
+                }
+            }
         }
-        /* the kernel's scratch (kept SC_TREE_LEAF <= tp doubles) at the start of wk */
-        st = j->fn(&B, (int)D, j->eps, 1, xq, wk, j->phi ? j->phi + r : NULL,
-                   j->g ? j->g + r * D : NULL, j->h ? j->h + r * D * D : NULL,
-                   j->t ? j->t + r * D * D * D : NULL);
-        if (st != SC_OK) {
-            return st;
+        for (k = 0; k < D; k++) {
+            sc[k] = hi[k] > lo[k] ? 1.0 / (hi[k] - lo[k]) : 0.0;
+            sc[k] = isfinite(sc[k]) ? sc[k] : 0.0;
+        }
+        for (r = c0; r < c1; r++) {
+            const double *xq = j->x + r * D;
+            const int ok = isfinite(xq[0]) && isfinite(xq[1]) && (D == 2 || isfinite(xq[2]));
+            keys[2 * nq] = ok ? morton_key(D, xq, lo, sc) : -1.0;
+            keys[2 * nq + 1] = (double)r;
+            nq++;
+        }
+        qsort(keys, (size_t)nq, 2 * sizeof(double), pair_less);
+        for (r = 0; r < nq; r++) {
+            const ptrdiff_t q = (ptrdiff_t)keys[2 * r + 1];
+            const double *xq = j->x + q * D, *whole[1];
+            sc__blocks B;
+            int st;
+            if (keys[2 * r] < 0.0) {
+                whole_cloud(j->pc, whole, &B); /* the kernel writes the NaN row */
+            } else {
+                gather(j->pc, j->eps, xq, wk, &B);
+            }
+            /* the kernel's scratch (kept SC_TREE_LEAF <= tp doubles) at the start of wk */
+            st = j->fn(&B, D, j->eps, 1, xq, wk, j->phi ? j->phi + q : NULL,
+                       j->g ? j->g + q * D : NULL, j->h ? j->h + q * D * D : NULL,
+                       j->t ? j->t + q * D * D * D : NULL);
+            if (st != SC_OK) {
+                return st;
+            }
         }
     }
     return SC_OK;

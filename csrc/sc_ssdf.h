@@ -56,7 +56,11 @@ typedef struct sc_cloud {
  * of every output's scale.  sc_ssdf walks the tree per query, depth first,
  * skipping nodes whose bound max log a - dist^2(x, box) / eps is below the
  * cut, and runs the dense kernel on the kept leaves in place: O(log n + kept)
- * per query instead of O(n).  The kept set depends only on x, so the value is
+ * per query instead of O(n); within the kept leaves the kernel also skips every group
+ * of SC_PAD samples whose s_i all fall below s* - T (its own exact s*; groups of SC_PAD
+ * whatever the vector width, so every ISA drops the same samples).  Queries are taken
+ * in Morton order per chunk (for the cache; order changes nothing else).  The kept set
+ * depends only on x, so the value is
  * still bitwise the same whatever the order, the batch or the threads.  Results
  * equal the dense computation (SC_DENSE, or clouds without an index) to
  * rounding (tests: 1e-13 of each output's scale at every order).
@@ -166,6 +170,8 @@ typedef struct sc__blocks {
     const double *const *ptr;
     ptrdiff_t n, bs, as;
     const double *hdr;
+    double tcut; /* a vector of samples whose s_i are all below s* - tcut is skipped
+                    (pruned queries: the query's cut T plus its slack; else +inf) */
 } sc__blocks;
 typedef int (*sc__ssdf_rows_fn)(const sc__blocks *B, int dim, double eps, ptrdiff_t m,
                                 const double *x, double *work, double *phi, double *g,

@@ -87,7 +87,7 @@ SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, doub
     double y0, y1, y2;
     const vd X0 = vset1(xq[0]), X1 = vset1(xq[1]), X2 = vset1(D == 3 ? xq[2] : 0.0);
     const vd NIE = vset1(-ie);
-    vd vmx = vset1(-INFINITY), DS, LS, HS, sw, sh, sp0, sp1, sp2, sn0, sn1, sn2;
+    vd vmx = vset1(-INFINITY), DS, LS, HS, NCUT, sw, sh, sp0, sp1, sp2, sn0, sn1, sn2;
     vd ps0 = vset1(0.0), ps1 = vset1(0.0), ps2 = vset1(0.0), vidx = vset1(0.0), cur, STEP;
     double smax, S, pstar[3] = {0.0, 0.0, 0.0}, lane[VW];
     ptrdiff_t istar, bb;
@@ -180,6 +180,7 @@ SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, doub
        (and sum w p, sum w n).  Differences first: d_i - d* is exact for coincident
        samples and relatively accurate for near ties (Sterbenz), where the weights are
        sensitive, instead of carrying the rounding of d_i / eps ~ u d / eps. */
+    NCUT = vset1(-B->tcut);
     DS = vset1(work[istar]);
     LS = vset1(B->ptr[ib][(2 * D + 1) * B->as + io]);
     /* h* = n*.x - m*, computed with the lane arithmetic below, so h_i - h* is exactly 0
@@ -198,27 +199,46 @@ SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, doub
     for (bb = 0; bb < B->n; bb++) {
     BLK_ARRAYS(bb);
     (void)Q0, (void)Q1, (void)Q2, (void)QQ;
-    for (i = 0; i < bs; i += VW) {
-        vd w = vexp_neg(vfma(vsub(vload(wk + i), DS), NIE, vsub(vload(LA + i), LS)));
-        vd n0 = vload(N0 + i), n1 = vload(N1 + i), n2 = vset1(0.0), nx;
+    for (i = 0; i < bs; i += SC_PAD) {
+        /* t = s_i - s*; a group of SC_PAD samples entirely below the pruning cut is
+           dropped (B->tcut: +inf for the dense computation, which keeps every sample).
+           Groups of SC_PAD whatever the vector width: every ISA drops the same samples. */
+        vd tg[SC_PAD / VW];
+        int u, skip = 1;
+        for (u = 0; u < SC_PAD / VW; u++) {
+            const ptrdiff_t iu = i + u * VW;
+            tg[u] = vfma(vsub(vload(wk + iu), DS), NIE, vsub(vload(LA + iu), LS));
+            skip = skip && vall_lt(tg[u], NCUT);
+        }
+        if (skip) {
+            for (u = 0; means && u < SC_PAD / VW; u++) {
+                vstore(wk + i + u * VW, vset1(0.0));
+            }
+            continue;
+        }
+        for (u = 0; u < SC_PAD / VW; u++) {
+        const ptrdiff_t iu = i + u * VW;
+        const vd w = vexp_neg(tg[u]);
+        vd n0 = vload(N0 + iu), n1 = vload(N1 + iu), n2 = vset1(0.0), nx;
         nx = vmul(n0, X0);
         nx = vfma(n1, X1, nx);
         if (D == 3) {
-            n2 = vload(N2 + i);
+            n2 = vload(N2 + iu);
             nx = vfma(n2, X2, nx);
         }
         sw = vadd(sw, w);
-        sh = vfma(w, vsub(vsub(nx, vload(M + i)), HS), sh);
+        sh = vfma(w, vsub(vsub(nx, vload(M + iu)), HS), sh);
         if (means) {
-            vstore(wk + i, w);
-            sp0 = vfma(w, vsub(vload(P0 + i), ps0), sp0);
-            sp1 = vfma(w, vsub(vload(P1 + i), ps1), sp1);
+            vstore(wk + iu, w);
+            sp0 = vfma(w, vsub(vload(P0 + iu), ps0), sp0);
+            sp1 = vfma(w, vsub(vload(P1 + iu), ps1), sp1);
             sn0 = vfma(w, n0, sn0);
             sn1 = vfma(w, n1, sn1);
             if (D == 3) {
-                sp2 = vfma(w, vsub(vload(P2 + i), ps2), sp2);
+                sp2 = vfma(w, vsub(vload(P2 + iu), ps2), sp2);
                 sn2 = vfma(w, n2, sn2);
             }
+        }
         }
     }
     }
@@ -266,6 +286,9 @@ SC_VFN void sweep(const sc__blocks *B, const int D, const int order, const int l
     }
     for (i = 0; i < B->bs; i += VW) {
         vd w = vload(wk + i), Pc[3], Nc[3], wP[3], wHP[3], nx, wH;
+        if (vall_zero(w)) {
+            continue; /* adds exactly nothing (the sums start at +0 and never reach -0) */
+        }
         nx = vmul(vload(N[0] + i), X[0]);
 #pragma GCC unroll 4
         for (a = 1; a < D; a++) {

@@ -50,6 +50,16 @@ SC_VFN vd vmax(vd a, vd b)
 {
     return _mm256_max_pd(a, b);
 }
+/* every lane a < b (false where either is NaN) */
+SC_VFN int vall_lt(vd a, vd b)
+{
+    return _mm256_movemask_pd(_mm256_cmp_pd(a, b, _CMP_LT_OQ)) == 0xF;
+}
+/* every lane exactly zero */
+SC_VFN int vall_zero(vd a)
+{
+    return _mm256_movemask_pd(_mm256_cmp_pd(a, _mm256_setzero_pd(), _CMP_EQ_OQ)) == 0xF;
+}
 /* per lane: a > b ? x : y */
 SC_VFN vd vselect_gt(vd a, vd b, vd x, vd y)
 {

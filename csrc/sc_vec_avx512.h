@@ -50,6 +50,16 @@ SC_VFN vd vmax(vd a, vd b)
 {
     return _mm512_max_pd(a, b);
 }
+/* every lane a < b (false where either is NaN) */
+SC_VFN int vall_lt(vd a, vd b)
+{
+    return _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ) == 0xFF;
+}
+/* every lane exactly zero */
+SC_VFN int vall_zero(vd a)
+{
+    return _mm512_cmp_pd_mask(a, _mm512_setzero_pd(), _CMP_EQ_OQ) == 0xFF;
+}
 /* per lane: a > b ? x : y */
 SC_VFN vd vselect_gt(vd a, vd b, vd x, vd y)
 {

@@ -53,6 +53,16 @@ SC_VFN vd vmax(vd a, vd b)
 {
     return a > b ? a : b;
 }
+/* every lane a < b (false where either is NaN) */
+SC_VFN int vall_lt(vd a, vd b)
+{
+    return a < b;
+}
+/* every lane exactly zero */
+SC_VFN int vall_zero(vd a)
+{
+    return a == 0.0;
+}
 /* a > b ? x : y */
 SC_VFN vd vselect_gt(vd a, vd b, vd x, vd y)
 {
