@@ -74,8 +74,8 @@ typedef struct {
 
 static double *jalloc(scm_t *S)
 {
-    /* 67 persistent jets in 3D (the soft minimum, A, B, their accumulators, the per-owner
-     * kinematics) + 16 D + 6 per sample = 121 at most.  Past the arena (a bug), every
+    /* 68 persistent jets in 3D (the soft minimum, its reference sample's Phi, A, B, their
+     * accumulators, the per-owner kinematics) + 16 D + 6 per sample = 122 at most.  Past the arena (a bug), every
      * request gets the sink slot and sc_contact reports SC_ENOMEM instead of writing out
      * of bounds. */
     if (S->used >= SC_SCM_NJETS) {
@@ -511,7 +511,7 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
     scm_t S;
     acc_t Z;
     sc_jet_ctx *c = &S.c;
-    double *y, *g, *h, *t3, *phiw, *piw, *dphi, *pf, *sw, *arena;
+    double *y, *g, *h, *t3, *phiw, *piw, *dphi, *pf, *sw, *arena, *PhiR = NULL;
     double *mark, *alist, *yc, *gc, *hc, *tc;
     const int dense = SC_IS_DENSE(isa);
     double phimin, zmax, sum, m, eps_c, mu, vs2, P, Sg, Sc, S1, S2, kk, lam0, lam1, lam2;
@@ -834,51 +834,33 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
     }
     S.used = base;
     sc_jet_const(c, nq, Z.mj, m);
-    if (order >= 1) {
-        double *mg = Z.mj + 1, *mh = Z.mj + 1 + c->n;
-        for (k = 0; k < n; k++) {
-            double p[3], *rO[3], *rK[3], *yy[3], *Phi;
-            int aa;
-            if (mark[k] == 0.0) {
-                continue;
-            }
-            S.used = base;
-            for (aa = 0; aa < D; aa++) {
-                rO[aa] = jalloc(&S);
-                rK[aa] = jalloc(&S);
-                yy[aa] = jalloc(&S);
-            }
-            Phi = jalloc(&S);
-            sample_geometry(&S, k, p, rO, rK, yy, Phi);
-            for (r = 0; r < nq; r++) {
-                dphi[k * nq + r] = Phi[1 + r];
-                mg[r] += pi[k] * Phi[1 + r];
-            }
-            for (r = 0; r < sc_jet_nh(c, nq); r++) {
-                mh[r] += pi[k] * Phi[1 + c->n + r];
-            }
-        }
-        if (order >= 2) {
-            /* - (1/eps_c) sum pi (dPhi - dm)(dPhi - dm)^T, centred */
-            for (k = 0; k < n; k++) {
-                double d[12], w = pi[k] / eps_c;
-                int i2, j2;
-                if (w == 0.0 || mark[k] == 0.0) {
-                    continue;
-                }
-                for (i2 = 0; i2 < nq; i2++) {
-                    d[i2] = dphi[k * nq + i2] - mg[i2];
-                }
-                for (i2 = 0; i2 < nq; i2++) {
-                    for (j2 = 0; j2 <= i2; j2++) {
-                        mh[i2 * (i2 + 1) / 2 + j2] -= w * d[i2] * d[j2];
-                    }
-                }
-            }
-        }
-    }
 
-    /* ---- pass 3: per-sample forces, accumulated as wrench jets ---- */
+    /* ---- pass 2: per sample, the soft minimum's jet (sums) and the forces ----
+     * pi_k = exp((m - Phi_k) / eps_c) = pi_k(0) E(dR - dPhi_k) E(dm - dR) with
+     * E(z) = exp(z / eps_c), d the change from s = 0 and R the sample of smallest Phi (its
+     * jet computed first): every accumulated quantity is linear in pi_k, so the samples
+     * are summed with pi_k(0) E(dR - dPhi_k), which needs no dm, and the sums are
+     * multiplied by E(dm - dR) once at the end (an exact identity of truncated jets).  One
+     * pass over the samples instead of two.  The reference R keeps the factors near 1
+     * where the weight sits (dm ~ dR), so the split adds no cancellation of note; the
+     * values are those of order 0 bit for bit (both factors have value 1 and pi_k(0)). */
+    if (order >= 1) {
+        double p[3], *rO[3], *rK[3], *yy[3];
+        ptrdiff_t kr = 0;
+        int aa;
+        for (k = 1; k < n; k++) {
+            kr = phi[k] < phi[kr] ? k : kr;
+        }
+        PhiR = jalloc(&S);
+        S.used = base + 1;
+        for (aa = 0; aa < D; aa++) {
+            rO[aa] = jalloc(&S);
+            rK[aa] = jalloc(&S);
+            yy[aa] = jalloc(&S);
+        }
+        sample_geometry(&S, kr, p, rO, rK, yy, PhiR);
+        base++; /* PhiR stays */
+    }
     for (k = 0; k < n; k++) {
         const int O = k < I ? 0 : 1, K = 1 - O;
         double p[3], *rO[3], *rK[3], *yy[3], *Phi, *gj[3], *G[3], *pij, *piG[3], *tmp[6];
@@ -910,6 +892,17 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
         Phi = jalloc(&S);
         pij = jalloc(&S);
         sample_geometry(&S, k, p, rO, rK, yy, Phi);
+        {
+            /* the soft minimum: dm = sum pi dPhi, d2m = sum pi d2Phi - (centred, below) */
+            double *mg = Z.mj + 1, *mh = Z.mj + 1 + c->n;
+            for (r = 0; r < nq; r++) {
+                dphi[k * nq + r] = Phi[1 + r];
+                mg[r] += pi[k] * Phi[1 + r];
+            }
+            for (r = 0; r < sc_jet_nh(c, nq); r++) {
+                mh[r] += pi[k] * Phi[1 + c->n + r];
+            }
+        }
         /* world gradient G = R_K Exp(dth_K) grad phi_K(y) */
         for (aa = 0; aa < D; aa++) {
             compose(&S, nq, gj[aa], g[k * D + aa], h + (k * D + aa) * D,
@@ -917,8 +910,8 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
         }
         rot_apply(&S, nq, tmp, gj, K, 1.0);
         mat_apply(&S, nq, G, S.R[K], 0, tmp);
-        /* pi_k = exp((m - Phi_k) / eps_c) */
-        sc_jet_lin(c, nq, pij, 1.0 / eps_c, Z.mj, -1.0 / eps_c, Phi);
+        /* pi_k(0) E(dR - dPhi_k) (the factor E(dm - dR) is applied to the sums below) */
+        sc_jet_lin(c, nq, pij, 1.0 / eps_c, PhiR, -1.0 / eps_c, Phi);
         sc_jet_func(c, nq, pij, pij, pi[k], pi[k], pi[k]);
         for (aa = 0; aa < D; aa++) {
             sc_jet_mul(c, nq, piG[aa], pij, G[aa]);
@@ -1000,6 +993,51 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
         } else {
             for (aa = 0; aa < D; aa++) {
                 pf[k * D + aa] = 0.0;
+            }
+        }
+    }
+
+    if (order >= 1) {
+        double *mg = Z.mj + 1, *mh = Z.mj + 1 + c->n, *e, *ef;
+        int aa;
+        if (order >= 2) {
+            /* - (1/eps_c) sum pi (dPhi - dm)(dPhi - dm)^T, centred */
+            for (k = 0; k < n; k++) {
+                double d[12], w = pi[k] / eps_c;
+                int i2, j2;
+                if (w == 0.0 || mark[k] == 0.0) {
+                    continue;
+                }
+                for (i2 = 0; i2 < nq; i2++) {
+                    d[i2] = dphi[k * nq + i2] - mg[i2];
+                }
+                for (i2 = 0; i2 < nq; i2++) {
+                    for (j2 = 0; j2 <= i2; j2++) {
+                        mh[i2 * (i2 + 1) / 2 + j2] -= w * d[i2] * d[j2];
+                    }
+                }
+            }
+        }
+        /* the sums times E(dm - dR) (value 1) */
+        S.used = base;
+        e = jalloc(&S);
+        ef = jalloc(&S);
+        sc_jet_lin(c, nq, e, 1.0 / eps_c, Z.mj, -1.0 / eps_c, PhiR);
+        sc_jet_func(c, nq, e, e, 1.0, 1.0, 1.0);
+        sc_jet_lin(c, nq, ef, 1.0, e, 0.0, NULL);
+        sc_jet_promote(c, nq, ns, ef);
+        for (X = 0; X < 2; X++) {
+            for (aa = 0; aa < D; aa++) {
+                sc_jet_mul(c, nq, Z.wa.F[X][aa], Z.wa.F[X][aa], e);
+                if (need_fric) {
+                    sc_jet_mul(c, ns, Z.wb.F[X][aa], Z.wb.F[X][aa], ef);
+                }
+            }
+            for (aa = 0; aa < (D == 2 ? 1 : 3); aa++) {
+                sc_jet_mul(c, nq, Z.wa.T[X][aa], Z.wa.T[X][aa], e);
+                if (need_fric) {
+                    sc_jet_mul(c, ns, Z.wb.T[X][aa], Z.wb.T[X][aa], ef);
+                }
             }
         }
     }
