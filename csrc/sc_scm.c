@@ -195,12 +195,13 @@ static void compose(const scm_t *S, int na, double *out, double f0, const double
     }
 }
 
-/* Wrench accumulator: the sample forces summed by owner, F[X], and the world torques
- * about each body's origin, T[X] (2D: T[X][0]).  A force f at a sample of owner O with
- * world lever arm r_O = x - t_O adds r_O x f to T[O] and -(r_K x f) to T[K], where
- * r_K = r_O + d_O, d_O = t_O + dt_O - t_K - dt_K is the same for all of O's samples: so
- * per sample only r_O x f is formed, and -d_O x F[O] is added once at the end.  The body
- * frame rotation Exp(-dth) R^T of the 3D torques, also shared, is applied once too. */
+/* Wrench accumulator: the sample forces summed by owner, F[X], and the world torques of
+ * each owner's own sample forces about its origin, T[X] (2D: T[X][0]).  A force f at a
+ * sample of owner O with world lever arm r_O = x - t_O acts on O with torque r_O x f and
+ * (as -f) on the other body K with torque -(r_K x f), r_K = r_O + d_O, d_O = t_O + dt_O -
+ * t_K - dt_K the same for all of O's samples: so per sample only r_O x f is added (to
+ * T[O]), and body X's torque T[X] - T[K] - d_K x F[K] is formed once at the end.  The
+ * body frame rotation Exp(-dth) R^T of the 3D torques, also shared, is applied once too. */
 typedef struct {
     double *F[2][3], *T[2][3];
 } wacc_t;
@@ -218,29 +219,25 @@ static void wacc_init(scm_t *S, int na, wacc_t *w)
     }
 }
 
-/* add the force F (D jets) on the owner O at the sample with lever arm rO; tmp: 3 jets */
+/* add the force F (D jets) on the owner O at the sample with lever arm rO */
 static void wacc_add(const scm_t *S, int na, wacc_t *w, double *const *F, int O,
-                     double *const *rO, double **tmp)
+                     double *const *rO)
 {
     const sc_jet_ctx *c = &S->c;
-    const int D = S->D, K = 1 - O;
+    const int D = S->D;
     int a;
     for (a = 0; a < D; a++) {
         sc_jet_axpy(c, na, w->F[O][a], 1.0, F[a]);
     }
     if (D == 2) {
-        sc_jet_mul(c, na, tmp[0], rO[0], F[1]);
-        sc_jet_madd(c, na, tmp[0], -1.0, rO[1], F[0]);
-        sc_jet_axpy(c, na, w->T[O][0], 1.0, tmp[0]);
-        sc_jet_axpy(c, na, w->T[K][0], -1.0, tmp[0]);
+        sc_jet_madd(c, na, w->T[O][0], 1.0, rO[0], F[1]);
+        sc_jet_madd(c, na, w->T[O][0], -1.0, rO[1], F[0]);
         return;
     }
     for (a = 0; a < 3; a++) {
         const int i = (a + 1) % 3, j = (a + 2) % 3;
-        sc_jet_mul(c, na, tmp[a], rO[i], F[j]);
-        sc_jet_madd(c, na, tmp[a], -1.0, rO[j], F[i]);
-        sc_jet_axpy(c, na, w->T[O][a], 1.0, tmp[a]);
-        sc_jet_axpy(c, na, w->T[K][a], -1.0, tmp[a]);
+        sc_jet_madd(c, na, w->T[O][a], 1.0, rO[i], F[j]);
+        sc_jet_madd(c, na, w->T[O][a], -1.0, rO[j], F[i]);
     }
 }
 
@@ -256,6 +253,11 @@ static void wacc_finish(const scm_t *S, int na, wacc_t *w, double *(*d)[3], doub
         for (a = 0; a < D; a++) {
             sc_jet_lin(c, na, W[X * nv + a], 1.0, w->F[X][a], -1.0, w->F[1 - X][a]);
         }
+    }
+    /* each body's torque from both owners' samples: T[0] - T[1] and its negative */
+    for (a = 0; a < (D == 2 ? 1 : 3); a++) {
+        sc_jet_lin(c, na, w->T[0][a], 1.0, w->T[0][a], -1.0, w->T[1][a]);
+        sc_jet_lin(c, na, w->T[1][a], -1.0, w->T[0][a], 0.0, NULL);
     }
     for (O = 0; O < 2; O++) {
         double *const *dO = d[O], *const *FO = w->F[O];
@@ -412,7 +414,7 @@ static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, int need
     const ptrdiff_t kk = O == 0 ? k : k - S->I;
     const sc_packed_cloud *own = S->cl[O];
     const double *RO = S->R[O], *RK = S->R[K], *gk = S->g + k * D, pik = S->pi[k];
-    double p[3], rO[3], G[3], F[3], tq[3];
+    double p[3], rO[3], G[3], F[3];
     int a, j;
     for (a = 0; a < D; a++) {
         p[a] = own->data[a * own->npad + kk];
@@ -433,15 +435,13 @@ static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, int need
         wa->F[O][a][0] += F[a];
     }
     if (D == 2) {
-        tq[0] = rO[0] * F[1] + -rO[1] * F[0];
-        wa->T[O][0][0] += tq[0];
-        wa->T[K][0][0] += -tq[0];
+        wa->T[O][0][0] += rO[0] * F[1];
+        wa->T[O][0][0] += -rO[1] * F[0];
     } else {
         for (a = 0; a < 3; a++) {
             const int i = (a + 1) % 3, jj = (a + 2) % 3;
-            tq[a] = rO[i] * F[jj] + -rO[jj] * F[i];
-            wa->T[O][a][0] += tq[a];
-            wa->T[K][a][0] += -tq[a];
+            wa->T[O][a][0] += rO[i] * F[jj];
+            wa->T[O][a][0] += -rO[jj] * F[i];
         }
     }
     if (need_fric) {
@@ -484,15 +484,13 @@ static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, int need
             wb->F[O][a][0] += F[a];
         }
         if (D == 2) {
-            tq[0] = rO[0] * F[1] + -rO[1] * F[0];
-            wb->T[O][0][0] += tq[0];
-            wb->T[K][0][0] += -tq[0];
+            wb->T[O][0][0] += rO[0] * F[1];
+            wb->T[O][0][0] += -rO[1] * F[0];
         } else {
             for (a = 0; a < 3; a++) {
                 const int i = (a + 1) % 3, jj = (a + 2) % 3;
-                tq[a] = rO[i] * F[jj] + -rO[jj] * F[i];
-                wb->T[O][a][0] += tq[a];
-                wb->T[K][a][0] += -tq[a];
+                wb->T[O][a][0] += rO[i] * F[jj];
+                wb->T[O][a][0] += -rO[jj] * F[i];
             }
         }
     } else {
@@ -919,7 +917,7 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
                 forces[k * D + aa] = piG[aa][0];
             }
         }
-        wacc_add(&S, nq, &Z.wa, piG, O, rO, tmp);
+        wacc_add(&S, nq, &Z.wa, piG, O, rO);
 
         if (need_fric) {
             /* friction: full jets (pose and velocity variables) */
@@ -989,7 +987,7 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
                 sc_jet_mul(c, ns, F[aa], ct, tg[aa]);
                 pf[k * D + aa] = F[aa][0];
             }
-            wacc_add(&S, ns, &Z.wb, F, O, rO, tmp);
+            wacc_add(&S, ns, &Z.wb, F, O, rO);
         } else {
             for (aa = 0; aa < D; aa++) {
                 pf[k * D + aa] = 0.0;
