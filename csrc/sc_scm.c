@@ -85,13 +85,10 @@ static double *jalloc(scm_t *S)
     return S->arena + (ptrdiff_t)(S->used++) * S->c.len;
 }
 
-static int levi(int i, int j, int k)
-{
-    if (i == j || j == k || i == k) {
-        return 0;
-    }
-    return ((i + 1) % 3 == j) ? 1 : -1;
-}
+/* the Levi-Civita symbol e_ijk */
+static const signed char LEVI[3][3][3] = {{{0, 0, 0}, {0, 0, 1}, {0, -1, 0}},
+                                          {{0, 0, -1}, {0, 0, 0}, {1, 0, 0}},
+                                          {{0, 1, 0}, {-1, 0, 0}, {0, 0, 0}}};
 
 /* the jet variable of pair coordinate i of (dq_A, dq_B, v_A, v_B), or >= SC_SCM_NOVAR */
 static int full_to_var(const scm_t *S, int i)
@@ -121,11 +118,14 @@ static void rot_apply(const scm_t *S, int na, double **out, double *const *in, i
     for (a = 0; a < 3; a++) {
         for (i = 0; i < 3; i++) {
             for (j = 0; j < 3; j++) {
-                int e = levi(a, i, j);
+                const int e = LEVI[a][i][j];
                 if (e != 0) {
                     sc_jet_var_madd(c, na, out[a], sgn * e, r0 + i, in[j]);
                 }
             }
+        }
+        if (c->order < 2) {
+            continue; /* the second-order terms below touch Hessian entries only */
         }
         for (i = 0; i < 3; i++) {
             for (j = 0; j <= i; j++) {
