@@ -367,6 +367,46 @@ static double pair_cut(const scm_t *S, const sc_contact_params *prm, ptrdiff_t n
            log1p(prm->damping * vrel * *Lsc / (prm->stiffness * prm->beta)) + 1.0;
 }
 
+/* a sample is kept (SSDF derivatives, forces) when (Phi_k - min Phi) / eps_c <= this: its
+   pi_k <= e^(-(Phi_k - min Phi) / eps_c), times at most (Lsc / eps_c)^2 from the
+   derivatives of pi, over at most n samples */
+static double sample_cut(ptrdiff_t n, double Lsc, double eps_c)
+{
+    return 41.45 + log((double)n) + 2.0 * log1p(Lsc / eps_c) + 4.2 + 1.0;
+}
+
+/* A guess, before any SSDF value, of the fraction of the samples that will be kept: those
+   within the sample cut (in distance) of the other body's bounding sphere, or of its
+   plane for a half-space.  Only the choice between one pass over all samples and two
+   (values, then the kept samples' derivatives) depends on it: not the results. */
+static double likely_marked(const scm_t *S, const sc_contact_params *prm, ptrdiff_t n,
+                            const double *y)
+{
+    const int D = S->D;
+    double Lsc, reach, cnt = 0.0;
+    ptrdiff_t k;
+    int a;
+    (void)pair_cut(S, prm, n, &Lsc);
+    reach = sample_cut(n, Lsc, prm->eps_c) * prm->eps_c;
+    for (k = 0; k < n; k++) {
+        const sc_packed_cloud *ck = S->cl[k < S->I ? 1 : 0];
+        const double *yk = y + k * D, *hdr = ck->data + (3 * D + 3) * ck->npad;
+        double d = 0.0;
+        if (ck->n == 1) {
+            for (a = 0; a < D; a++) {
+                d += ck->data[(D + a) * ck->npad] * (yk[a] - ck->data[a * ck->npad]);
+            }
+        } else {
+            for (a = 0; a < D; a++) {
+                d += (yk[a] - hdr[a]) * (yk[a] - hdr[a]);
+            }
+            d = sqrt(d) - hdr[D];
+        }
+        cnt += d <= reach;
+    }
+    return cnt / (double)n;
+}
+
 /* A lower bound of the soft minimum of a pair of a half-space K (one sample) and a cloud
  * O, before any sample is posed: O's samples see K's exact plane distance, at least that
  * of O's bounding sphere's centre minus its radius; K's sample sees phi_O, one query
@@ -514,7 +554,7 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
     const int dense = SC_IS_DENSE(isa);
     double phimin, zmax, sum, m, eps_c, mu, vs2, P, Sg, Sc, S1, S2, kk, lam0, lam1, lam2;
     ptrdiff_t I, J, n, k;
-    int D, nv, nq, ns, st, j, r, X, base, wrench_only;
+    int D, nv, nq, ns, st, j, r, X, base, wrench_only, all_derivs = 0;
     const double *poses[2] = {pose_a, pose_b}, *vels[2] = {vel_a, vel_b};
     const int need_fric = prm != NULL && (prm->friction > 0.0 || dw_dprm != NULL);
 
@@ -650,6 +690,17 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
                          order >= 1 ? h + I * D * D : NULL,
                          order >= 2 ? t3 + I * D * D * D : NULL);
         }
+    } else if (likely_marked(&S, prm, n, y) >= 0.35) {
+        /* pruned, most samples will matter: their derivatives in the same pass (each
+           query's results are the same bits either way; only the time differs) */
+        all_derivs = 1;
+        st = sc_ssdf(b, prm->eps, I, y, isa, nthreads, sw, phi, g, order >= 1 ? h : NULL,
+                     order >= 2 ? t3 : NULL);
+        if (st == SC_OK) {
+            st = sc_ssdf(a, prm->eps, J, y + I * D, isa, nthreads, sw, phi + I, g + I * D,
+                         order >= 1 ? h + I * D * D : NULL,
+                         order >= 2 ? t3 + I * D * D * D : NULL);
+        }
     } else {
         /* pruned: values first; derivatives below, for the samples that matter */
         st = sc_ssdf(b, prm->eps, I, y, isa, nthreads, sw, phi, NULL, NULL, NULL);
@@ -712,7 +763,7 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
         }
         /* a sample: pi_k <= e^(-(Phi_k - min Phi) / eps_c), times at most (Lsc / eps_c)^2
            from the derivatives of pi, over at most n samples */
-        Tc = 41.45 + log((double)n) + 2.0 * log1p(Lsc / eps_c) + 4.2 + 1.0;
+        Tc = sample_cut(n, Lsc, eps_c);
         for (k = 0; k < n; k++) {
             mark[k] = (phi[k] - phimin) / eps_c <= Tc ? 1.0 : 0.0;
             if (mark[k] != 0.0) {
@@ -724,9 +775,10 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
                 na++;
             }
         }
-        st = sc_ssdf(b, prm->eps, nA, yc, isa, nthreads, sw, NULL, gc, order >= 1 ? hc : NULL,
-                     order >= 2 ? tc : NULL);
-        if (st == SC_OK) {
+        st = all_derivs ? SC_OK
+                        : sc_ssdf(b, prm->eps, nA, yc, isa, nthreads, sw, NULL, gc,
+                                  order >= 1 ? hc : NULL, order >= 2 ? tc : NULL);
+        if (st == SC_OK && !all_derivs) {
             st = sc_ssdf(a, prm->eps, na - nA, yc + nA * D, isa, nthreads, sw, NULL, gc + nA * D,
                          order >= 1 ? hc + nA * D * D : NULL,
                          order >= 2 ? tc + nA * D * D * D : NULL);
@@ -734,7 +786,7 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
         if (st != SC_OK) {
             return st;
         }
-        for (k = 0; k < na; k++) {
+        for (k = 0; !all_derivs && k < na; k++) {
             const ptrdiff_t ka = (ptrdiff_t)alist[k];
             memcpy(g + ka * D, gc + k * D, sizeof(double) * (size_t)D);
             if (order >= 1) {
