@@ -442,7 +442,26 @@ static int halfspace_bound(const scm_t *S, int K, const sc_contact_params *prm, 
     return st;
 }
 
-/* Pass 3 at order 0 for sample k: the same operations as the jet path's values, in the
+/* wacc_add on the values alone (order 0): the same operations on the jets' first entries */
+static void wacc_add0(const wacc_t *w, int D, int O, const double *rO, const double *F)
+{
+    int a;
+    for (a = 0; a < D; a++) {
+        w->F[O][a][0] += F[a];
+    }
+    if (D == 2) {
+        w->T[O][0][0] += rO[0] * F[1];
+        w->T[O][0][0] += -rO[1] * F[0];
+        return;
+    }
+    for (a = 0; a < 3; a++) {
+        const int i = (a + 1) % 3, j = (a + 2) % 3;
+        w->T[O][a][0] += rO[i] * F[j];
+        w->T[O][a][0] += -rO[j] * F[i];
+    }
+}
+
+/* The per-sample pass at order 0 for sample k: the same operations as the jet path's values, in the
  * same order (so values are bitwise those of orders 1 and 2), on plain doubles: the
  * force pi_k G_k and, with friction, pi_k t_k / sqrt(|t_k|^2 + v_s^2), accumulated into
  * the order-0 wrench jets.  Writes pf (and forces) of sample k. */
@@ -454,7 +473,8 @@ static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, int need
     const ptrdiff_t kk = O == 0 ? k : k - S->I;
     const sc_packed_cloud *own = S->cl[O];
     const double *RO = S->R[O], *RK = S->R[K], *gk = S->g + k * D, pik = S->pi[k];
-    double p[3], rO[3], G[3], F[3];
+    double p[3] = {0.0, 0.0, 0.0}, rO[3] = {0.0, 0.0, 0.0}, G[3] = {0.0, 0.0, 0.0};
+    double F[3] = {0.0, 0.0, 0.0};
     int a, j;
     for (a = 0; a < D; a++) {
         p[a] = own->data[a * own->npad + kk];
@@ -472,18 +492,8 @@ static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, int need
         if (forces) {
             forces[k * D + a] = F[a];
         }
-        wa->F[O][a][0] += F[a];
     }
-    if (D == 2) {
-        wa->T[O][0][0] += rO[0] * F[1];
-        wa->T[O][0][0] += -rO[1] * F[0];
-    } else {
-        for (a = 0; a < 3; a++) {
-            const int i = (a + 1) % 3, jj = (a + 2) % 3;
-            wa->T[O][a][0] += rO[i] * F[jj];
-            wa->T[O][a][0] += -rO[jj] * F[i];
-        }
-    }
+    wacc_add0(wa, D, O, rO, F);
     if (need_fric) {
         double u[3] = {0.0, 0.0, 0.0}, nu[3] = {0.0, 0.0, 0.0}, tg[3] = {0.0, 0.0, 0.0};
         double gg, nuu, tt, iq;
@@ -521,18 +531,8 @@ static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, int need
         for (a = 0; a < D; a++) {
             F[a] = iq * tg[a];
             pf[k * D + a] = F[a];
-            wb->F[O][a][0] += F[a];
         }
-        if (D == 2) {
-            wb->T[O][0][0] += rO[0] * F[1];
-            wb->T[O][0][0] += -rO[1] * F[0];
-        } else {
-            for (a = 0; a < 3; a++) {
-                const int i = (a + 1) % 3, jj = (a + 2) % 3;
-                wb->T[O][a][0] += rO[i] * F[jj];
-                wb->T[O][a][0] += -rO[jj] * F[i];
-            }
-        }
+        wacc_add0(wb, D, O, rO, F);
     } else {
         for (a = 0; a < D; a++) {
             pf[k * D + a] = 0.0;
