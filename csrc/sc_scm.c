@@ -764,6 +764,19 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
         /* a sample: pi_k <= e^(-(Phi_k - min Phi) / eps_c), times at most (Lsc / eps_c)^2
            from the derivatives of pi, over at most n samples */
         Tc = sample_cut(n, Lsc, eps_c);
+        if (wrench_only) {
+            /* In a model step the standard is the pair skip's: below 1e-18 of the spring's
+               scale k beta (with the derivative factors), not of this pair's own wrench.  The
+               pair's wrench and its derivatives are at most e^(-m / beta + Tp - ln 1e18) of
+               that scale, and dropping samples of relative share e_s changes them by at most
+               4 e_s times as much (product rule), so the cut may come down by
+               m / beta - (Tp - ln 1e18) - ln 4 when that is positive: a weak pair (a wall a
+               few cm away) keeps only its nearest samples. */
+            const double slack_p = m / prm->beta - (Tp - 41.45) - 1.39;
+            if (slack_p > 0.0) {
+                Tc -= slack_p;
+            }
+        }
         for (k = 0; k < n; k++) {
             mark[k] = (phi[k] - phimin) / eps_c <= Tc ? 1.0 : 0.0;
             if (mark[k] != 0.0) {

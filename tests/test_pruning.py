@@ -278,6 +278,31 @@ def test_step_halfspace_pairs_pruned_equal_dense(rng, dim, halfspace_first):
     assert nskip >= 2  # 0.3 m and 1 m at least
 
 
+def test_step_weak_wall_pairs_pruned_equal_dense(rng):
+    """The T swept from 2 to 16 cm off the left wall, with and without the pusher in
+    contact: through the regimes of the wall pair (full, weak -- a model step then cuts its
+    samples against the spring's scale, docs/method.md section 10 --, skipped before and
+    after its value pass), a step equals the dense step to 1e-13 of each output's scale at
+    order 2.  (What the weak-pair cut drops is below 1e-18 of that scale by construction,
+    far below anything a comparison in double precision can see; this checks the step's
+    contract across the regimes, not the sharpness of the bound.)"""
+    from softcontact.tasks import push_t
+
+    task = push_t.make(seed=3)
+    m = task.model
+    for k, gap in enumerate(np.linspace(0.02, 0.16, 8)):
+        x = np.array(task.x0, dtype=float)
+        x[0] = gap + 0.05  # the T's centre; its half-width is ~5-6 cm
+        x[3:5] = [x[0], x[1] - (0.09 if k % 2 else 0.2)]  # pusher at the stem, or away
+        x[m.nq:] = 0.05 * rng.normal(size=m.nv)
+        u = 0.1 * rng.normal(size=m.nu)
+        r = m.step(x, u, order=2, params=True)
+        d = m.step(x, u, order=2, params=True, dense=True)
+        for f in r._fields:
+            if getattr(r, f) is not None:
+                _check(getattr(r, f), getattr(d, f), getattr(d, f), (gap, f))
+
+
 def test_dense_must_be_a_bool():
     c = sc.PointCloud.t_shape(spacing=0.0025)
     with pytest.raises(TypeError, match="dense"):
