@@ -375,6 +375,26 @@ static double sample_cut(ptrdiff_t n, double Lsc, double eps_c)
     return 41.45 + log((double)n) + 2.0 * log1p(Lsc / eps_c) + 4.2 + 1.0;
 }
 
+/* a skipped pair's outputs: an exactly zero wrench and derivatives */
+static void zero_wrench(int nv, int order, double *wrench, double *jac, double *hess,
+                        double *dw_dprm)
+{
+    const int nf = 4 * nv;
+    int r;
+    for (r = 0; wrench && r < 2 * nv; r++) {
+        wrench[r] = 0.0;
+    }
+    if (jac && order >= 1) {
+        memset(jac, 0, sizeof(double) * (size_t)(2 * nv * nf));
+    }
+    if (hess && order >= 2) {
+        memset(hess, 0, sizeof(double) * (size_t)(2 * nv * nf * nf));
+    }
+    if (dw_dprm) {
+        memset(dw_dprm, 0, sizeof(double) * (size_t)(6 * nv));
+    }
+}
+
 /* A guess, before any SSDF value, of the fraction of the samples that will be kept: those
    within the sample cut (in distance) of the other body's bounding sphere, or of its
    plane for a half-space.  Only the choice between one pass over all samples and two
@@ -554,7 +574,7 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
     const int dense = SC_IS_DENSE(isa);
     double phimin, zmax, sum, m, eps_c, mu, vs2, P, Sg, Sc, S1, S2, kk, lam0, lam1, lam2;
     ptrdiff_t I, J, n, k;
-    int D, nv, nq, ns, st, j, r, X, base, wrench_only, all_derivs = 0;
+    int D, nv, nq, ns, st, j, r, X, base, wrench_only, all_derivs;
     const double *poses[2] = {pose_a, pose_b}, *vels[2] = {vel_a, vel_b};
     const int need_fric = prm != NULL && (prm->friction > 0.0 || dw_dprm != NULL);
 
@@ -663,37 +683,18 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
             return st;
         }
         if (m_lb > prm->beta * Tp) {
-            const int nf = 4 * nv;
-            for (r = 0; wrench && r < 2 * nv; r++) {
-                wrench[r] = 0.0;
-            }
-            if (jac && order >= 1) {
-                memset(jac, 0, sizeof(double) * (size_t)(2 * nv * nf));
-            }
-            if (hess && order >= 2) {
-                memset(hess, 0, sizeof(double) * (size_t)(2 * nv * nf * nf));
-            }
-            if (dw_dprm) {
-                memset(dw_dprm, 0, sizeof(double) * (size_t)(6 * nv));
-            }
+            zero_wrench(nv, order, wrench, jac, hess, dw_dprm);
             return SC_OK;
         }
     }
 
     /* ---- pass 1: the SSDF of the other body at every sample (order + 1 derivatives) ---- */
     sc_pose_samples(a, S.R[0], S.t[0], b, S.R[1], S.t[1], x_w, y);
-    if (dense) {
-        st = sc_ssdf(b, prm->eps, I, y, isa, nthreads, sw, phi, g, order >= 1 ? h : NULL,
-                     order >= 2 ? t3 : NULL);
-        if (st == SC_OK) {
-            st = sc_ssdf(a, prm->eps, J, y + I * D, isa, nthreads, sw, phi + I, g + I * D,
-                         order >= 1 ? h + I * D * D : NULL,
-                         order >= 2 ? t3 + I * D * D * D : NULL);
-        }
-    } else if (likely_marked(&S, prm, n, y) >= 0.35) {
-        /* pruned, most samples will matter: their derivatives in the same pass (each
-           query's results are the same bits either way; only the time differs) */
-        all_derivs = 1;
+    /* dense, or pruned with most samples likely to matter: every sample's derivatives in
+       the same pass (each query's results are the same bits either way; only the time
+       differs) */
+    all_derivs = dense || likely_marked(&S, prm, n, y) >= 0.35;
+    if (all_derivs) {
         st = sc_ssdf(b, prm->eps, I, y, isa, nthreads, sw, phi, g, order >= 1 ? h : NULL,
                      order >= 2 ? t3 : NULL);
         if (st == SC_OK) {
@@ -738,24 +739,12 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
         if (m > prm->beta * Tp) {
             const double zz = -m / prm->beta;
             const double Pz = prm->beta * (zz > 0.0 ? zz + log1p(exp(-zz)) : log1p(exp(zz)));
-            const int nf = 4 * nv;
             if (scalars) {
                 scalars[0] = 0.5 * prm->stiffness * Pz * Pz;
                 scalars[1] = m;
                 scalars[2] = phimin;
             }
-            for (r = 0; wrench && r < 2 * nv; r++) {
-                wrench[r] = 0.0;
-            }
-            if (jac && order >= 1) {
-                memset(jac, 0, sizeof(double) * (size_t)(2 * nv * nf));
-            }
-            if (hess && order >= 2) {
-                memset(hess, 0, sizeof(double) * (size_t)(2 * nv * nf * nf));
-            }
-            if (dw_dprm) {
-                memset(dw_dprm, 0, sizeof(double) * (size_t)(6 * nv));
-            }
+            zero_wrench(nv, order, wrench, jac, hess, dw_dprm);
             if (forces) {
                 memset(forces, 0, sizeof(double) * (size_t)(n * D));
             }
