@@ -75,9 +75,9 @@ typedef struct {
 static double *jalloc(scm_t *S)
 {
     /* 68 persistent jets in 3D (the soft minimum, its reference sample's Phi, A, B, their
-     * accumulators, the per-owner kinematics) + 16 D + 6 per sample = 122 at most.  Past the arena (a bug), every
-     * request gets the sink slot and sc_contact reports SC_ENOMEM instead of writing out
-     * of bounds. */
+     * accumulators, the per-owner kinematics) + 16 D + 6 per sample = 122 at most.  Past
+     * the arena (a bug), every request gets the sink slot and sc_contact reports
+     * SC_ENOMEM instead of writing out of bounds. */
     if (S->used >= SC_SCM_NJETS) {
         S->overflow = 1;
         return S->arena + (ptrdiff_t)SC_SCM_NJETS * S->c.len;
