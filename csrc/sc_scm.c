@@ -805,7 +805,8 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
         }
     }
 
-    /* ---- pass 2: the soft minimum's jet in the pose variables ---- */
+    /* ---- the jets: the soft minimum, the sums and their accumulators, and the per-owner
+       kinematics ---- */
     S.used = 0;
     Z.mj = jalloc(&S);
     for (r = 0; r < 2 * nv; r++) {
