@@ -412,8 +412,8 @@ TORI_MJ_REST_OFFSET = -0.0005
 
 
 def torus_mesh(major, minor, n_major=N_MAJOR, n_minor=N_MINOR):
-    """Closed, outward-oriented triangle mesh of a torus around the z axis (as in
-    ``tests/test_scenes3d.py``): vertex ``(a, b)`` is ``a * n_minor + b``, ring ``a`` at
+    """Closed, outward-oriented triangle mesh of a torus around the z axis (also the torus
+    of ``tests/test_scenes3d.py``): vertex ``(a, b)`` is ``a * n_minor + b``, ring ``a`` at
     angle ``2 pi a / n_major``."""
     i, j = np.meshgrid(np.arange(n_major), np.arange(n_minor), indexing="ij")
     u = 2 * np.pi * i.ravel() / n_major

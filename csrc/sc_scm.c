@@ -399,15 +399,12 @@ static void zero_wrench(int nv, int order, double *wrench, double *jac, double *
    within the sample cut (in distance) of the other body's bounding sphere, or of its
    plane for a half-space.  Only the choice between one pass over all samples and two
    (values, then the kept samples' derivatives) depends on it: not the results. */
-static double likely_marked(const scm_t *S, const sc_contact_params *prm, ptrdiff_t n,
-                            const double *y)
+static double likely_marked(const scm_t *S, ptrdiff_t n, const double *y, double reach)
 {
     const int D = S->D;
-    double Lsc, reach, cnt = 0.0;
+    double cnt = 0.0;
     ptrdiff_t k;
     int a;
-    (void)pair_cut(S, prm, n, &Lsc);
-    reach = sample_cut(n, Lsc, prm->eps_c) * prm->eps_c;
     for (k = 0; k < n; k++) {
         const sc_packed_cloud *ck = S->cl[k < S->I ? 1 : 0];
         const double *yk = y + k * D, *hdr = ck->data + (3 * D + 3) * ck->npad;
@@ -573,6 +570,7 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
     double *mark, *alist, *yc, *gc, *hc, *tc;
     const int dense = SC_IS_DENSE(isa);
     double phimin, zmax, sum, m, eps_c, mu, vs2, P, Sg, Sc, S1, S2, kk, lam0, lam1, lam2;
+    double Lsc = 1.0, Tp = 0.0, Tc = 0.0; /* the pruning cuts (set below unless dense) */
     ptrdiff_t I, J, n, k;
     int D, nv, nq, ns, st, j, r, X, base, wrench_only, all_derivs;
     const double *poses[2] = {pose_a, pose_b}, *vels[2] = {vel_a, vel_b};
@@ -674,10 +672,15 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
         }
     }
 
+    /* the pruning cuts of the pair and of its samples (docs/method.md, "Exact pruning") */
+    if (!dense) {
+        Tp = pair_cut(&S, prm, n, &Lsc);
+        Tc = sample_cut(n, Lsc, eps_c);
+    }
+
     /* a half-space pair beyond the contact range is skipped before its samples are posed */
     if (!dense && wrench_only && (I == 1) != (J == 1)) {
-        double Lsc, m_lb;
-        const double Tp = pair_cut(&S, prm, n, &Lsc);
+        double m_lb;
         st = halfspace_bound(&S, I == 1 ? 0 : 1, prm, n, isa, sw, &m_lb);
         if (st != SC_OK) {
             return st;
@@ -693,7 +696,7 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
     /* dense, or pruned with most samples likely to matter: every sample's derivatives in
        the same pass (each query's results are the same bits either way; only the time
        differs) */
-    all_derivs = dense || likely_marked(&S, prm, n, y) >= 0.35;
+    all_derivs = dense || likely_marked(&S, n, y, Tc * eps_c) >= 0.35;
     if (all_derivs) {
         st = sc_ssdf(b, prm->eps, I, y, isa, nthreads, sw, phi, g, order >= 1 ? h : NULL,
                      order >= 2 ? t3 : NULL);
@@ -733,8 +736,6 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
 
     if (!dense) {
         /* Exact pruning (docs/method.md, "Exact pruning") */
-        double Lsc, Tc;
-        const double Tp = pair_cut(&S, prm, n, &Lsc);
         ptrdiff_t na = 0, nA = 0;
         if (m > prm->beta * Tp) {
             const double zz = -m / prm->beta;
@@ -750,9 +751,7 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
             }
             return SC_OK;
         }
-        /* a sample: pi_k <= e^(-(Phi_k - min Phi) / eps_c), times at most (Lsc / eps_c)^2
-           from the derivatives of pi, over at most n samples */
-        Tc = sample_cut(n, Lsc, eps_c);
+        /* a sample is kept within Tc (sample_cut) of the smallest Phi */
         if (wrench_only) {
             /* In a model step the standard is the pair skip's: below 1e-18 of the spring's
                scale k beta (with the derivative factors), not of this pair's own wrench.  The

@@ -519,9 +519,15 @@ static void gather(const sc_packed_cloud *pc, double eps, const double *xq, doub
     B->n = kept;
     B->bs = B->as = SC_TREE_LEAF;
     B->hdr = hdr;
-    /* within the kept leaves, whole vectors of samples below the same cut (measured from
-       the kernel's own s*, >= best) are skipped too */
+    /* within the kept leaves, whole groups of SC_PAD samples below the same cut (measured
+       from the kernel's own s*, >= best) are skipped too */
     B->tcut = Tq + slack;
+}
+
+/* whether a query point's coordinates are all finite */
+static int query_finite(int D, const double *xq)
+{
+    return isfinite(xq[0]) && isfinite(xq[1]) && (D == 2 || isfinite(xq[2]));
 }
 
 /* 3 x 17 or 2 x 26 bits of the position in the box [lo, lo + 1 / sc), interleaved: a
@@ -569,25 +575,26 @@ static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
         double sc[3] = {0.0, 0.0, 0.0};
         ptrdiff_t nq = 0;
         int k;
+        /* the finite queries' bounding box; a non-finite query is marked by key -1 */
         for (r = c0; r < c1; r++) {
             const double *xq = j->x + r * D;
-            if (isfinite(xq[0]) && isfinite(xq[1]) && (D == 2 || isfinite(xq[2]))) {
-                for (k = 0; k < D; k++) {
-                    lo[k] = xq[k] < lo[k] ? xq[k] : lo[k];
-                    hi[k] = xq[k] > hi[k] ? xq[k] : hi[k];
-                }
+            const int ok = query_finite(D, xq);
+            for (k = 0; ok && k < D; k++) {
+                lo[k] = xq[k] < lo[k] ? xq[k] : lo[k];
+                hi[k] = xq[k] > hi[k] ? xq[k] : hi[k];
             }
+            keys[2 * nq] = ok ? 0.0 : -1.0;
+            keys[2 * nq + 1] = (double)r;
+            nq++;
         }
         for (k = 0; k < D; k++) {
             sc[k] = hi[k] > lo[k] ? 1.0 / (hi[k] - lo[k]) : 0.0;
             sc[k] = isfinite(sc[k]) ? sc[k] : 0.0;
         }
-        for (r = c0; r < c1; r++) {
-            const double *xq = j->x + r * D;
-            const int ok = isfinite(xq[0]) && isfinite(xq[1]) && (D == 2 || isfinite(xq[2]));
-            keys[2 * nq] = ok ? morton_key(D, xq, lo, sc) : -1.0;
-            keys[2 * nq + 1] = (double)r;
-            nq++;
+        for (r = 0; r < nq; r++) {
+            if (keys[2 * r] == 0.0) {
+                keys[2 * r] = morton_key(D, j->x + (ptrdiff_t)keys[2 * r + 1] * D, lo, sc);
+            }
         }
         qsort(keys, (size_t)nq, 2 * sizeof(double), pair_less);
         for (r = 0; r < nq; r++) {
@@ -624,7 +631,7 @@ static void ssdf_halfspace(const sc_packed_cloud *pc, ptrdiff_t m, const double 
     int k;
     for (r = 0; r < m; r++) {
         const double *xq = x + r * D;
-        const int ok = isfinite(xq[0]) && isfinite(xq[1]) && (D == 2 || isfinite(xq[2]));
+        const int ok = query_finite(D, xq);
         double v = 0.0;
         for (k = 0; k < D; k++) {
             v += nrm[k * np] * xq[k];

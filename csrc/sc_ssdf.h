@@ -60,8 +60,8 @@ typedef struct sc_cloud {
  * of SC_PAD samples whose s_i all fall below s* - T (its own exact s*; groups of SC_PAD
  * whatever the vector width, so every ISA drops the same samples).  Queries are taken
  * in Morton order per chunk (for the cache; order changes nothing else).  The kept set
- * depends only on x, so the value is
- * still bitwise the same whatever the order, the batch or the threads.  Results
+ * depends only on x, so the value is still bitwise the same whatever the order, the
+ * batch or the threads.  Results
  * equal the dense computation (SC_DENSE, or clouds without an index) to
  * rounding (tests: 1e-13 of each output's scale at every order).
  */
@@ -170,8 +170,8 @@ typedef struct sc__blocks {
     const double *const *ptr;
     ptrdiff_t n, bs, as;
     const double *hdr;
-    double tcut; /* a vector of samples whose s_i are all below s* - tcut is skipped
-                    (pruned queries: the query's cut T plus its slack; else +inf) */
+    double tcut; /* a group of SC_PAD samples whose s_i are all below s* - tcut is
+                    skipped (pruned queries: the query's cut T plus its slack; else +inf) */
 } sc__blocks;
 typedef int (*sc__ssdf_rows_fn)(const sc__blocks *B, int dim, double eps, ptrdiff_t m,
                                 const double *x, double *work, double *phi, double *g,

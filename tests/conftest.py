@@ -29,6 +29,16 @@ def rng():
     return np.random.default_rng(20261202)
 
 
+def subprocess_env():
+    """The environment of a test's subprocess: it imports the same softcontact as the tests
+    (installed, or built in place) and draws with a non-interactive matplotlib backend."""
+    import softcontact
+
+    env = dict(os.environ, MPLBACKEND="Agg")
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(softcontact.__file__)))
+    return env
+
+
 def random_cloud(rng, dim, n, scale=1.0):
     """Random oriented cloud: points in [-scale, scale]^dim, unit normals, weights in [0.5, 2]."""
     import softcontact as sc

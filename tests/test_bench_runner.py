@@ -11,15 +11,13 @@
 """
 
 import math
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-
-import softcontact
+from conftest import subprocess_env
 
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 sys.path.insert(0, str(BENCH))
@@ -27,19 +25,12 @@ sys.path.insert(0, str(BENCH))
 import scenes  # noqa: E402
 
 
-def _env():
-    # the subprocess imports the same softcontact as the tests (installed, or built in place)
-    env = dict(os.environ, MPLBACKEND="Agg")
-    env["PYTHONPATH"] = str(Path(softcontact.__file__).resolve().parent.parent)
-    return env
-
-
 def test_runner_quick_prints_the_tables(tmp_path):
     pytest.importorskip("matplotlib")
     png = tmp_path / "scaling.png"
     out = subprocess.run([sys.executable, str(BENCH / "run.py"), "--quick", "--no-jax",
                           "--plots", str(png)], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=60, env=_env())
+                         timeout=60, env=subprocess_env())
     assert out.returncode == 0, out.stderr
     text = out.stdout
     for title in ("### planar pushing (push-T)", "### box on floor (3D)",
@@ -65,7 +56,7 @@ def test_runner_quick_prints_the_tables(tmp_path):
 def test_runner_without_mujoco_or_jax(tmp_path):
     out = subprocess.run([sys.executable, str(BENCH / "run.py"), "--quick", "--no-jax",
                           "--no-mujoco"], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=60, env=_env())
+                         timeout=60, env=subprocess_env())
     assert out.returncode == 0, out.stderr
     assert "MuJoCo n/a" in out.stdout and out.stdout.count("| value-only step") == 3
 

@@ -1,27 +1,18 @@
 """The main job: python -m softcontact."""
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-
-import softcontact
-
-
-def _env():
-    # the subprocess imports the same softcontact as the tests (installed, or built in place)
-    env = dict(os.environ, MPLBACKEND="Agg")
-    env["PYTHONPATH"] = str(Path(softcontact.__file__).resolve().parent.parent)
-    return env
+from conftest import subprocess_env
 
 
 def test_main_job_runs_and_writes_figure(tmp_path):
     pytest.importorskip("matplotlib")
     out = subprocess.run([sys.executable, "-m", "softcontact", "ssdf", "--grid", "120"],
                          cwd=tmp_path,
-                         capture_output=True, text=True, timeout=300, env=_env())
+                         capture_output=True, text=True, timeout=300, env=subprocess_env())
     assert out.returncode == 0, out.stderr
     assert "eps =" in out.stdout and "pairs/s" in out.stdout
     png = tmp_path / "ssdf_demo.png"
@@ -30,19 +21,19 @@ def test_main_job_runs_and_writes_figure(tmp_path):
 
 def test_main_help_lists_commands():
     out = subprocess.run([sys.executable, "-m", "softcontact", "--help"], capture_output=True,
-                         text=True, timeout=120, env=_env(), cwd=Path(__file__).parent)
+                         text=True, timeout=120, env=subprocess_env(), cwd=Path(__file__).parent)
     assert out.returncode == 0
     for cmd in ("demo", "mpc", "compare", "sysid", "bench", "ssdf"):
         assert cmd in out.stdout
     for cmd in ("demo", "mpc", "compare", "sysid", "bench"):
         sub = subprocess.run([sys.executable, "-m", "softcontact", cmd, "--help"],
-                             capture_output=True, text=True, timeout=120, env=_env())
+                             capture_output=True, text=True, timeout=120, env=subprocess_env())
         assert sub.returncode == 0 and "usage: python -m softcontact " + cmd in sub.stdout
 
 
 def _run(args, cwd, timeout=600):
     return subprocess.run([sys.executable, "-m", "softcontact", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout, env=_env())
+                          capture_output=True, text=True, timeout=timeout, env=subprocess_env())
 
 
 def test_main_job_is_the_push_t_demo(tmp_path):
@@ -98,7 +89,8 @@ def test_main_from_the_repository_root_after_install():
     out = subprocess.run([sys.executable, "-c", "import softcontact, sys; "
                           "print(softcontact.ssdf(softcontact.PointCloud.halfspace([0, 0], [0, 1]),"
                           " [[0.0, 2.0]], 1e-3).phi[0])"],
-                         cwd=root, capture_output=True, text=True, timeout=120, env=_env())
+                         cwd=root, capture_output=True, text=True, timeout=120,
+                         env=subprocess_env())
     assert out.returncode == 0, out.stderr
     assert float(out.stdout) == 2.0
 

@@ -20,10 +20,17 @@
 Coarse clouds and 1-2 ms steps keep the file to a few seconds on two cores.
 """
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import softcontact as sc
+
+# the torus mesh generator is shared with the benchmark scenes
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from scenes import torus_mesh  # noqa: E402
 
 IDENTITY = [1.0, 0.0, 0.0, 0.0]
 
@@ -65,28 +72,9 @@ TORUS_DT, TORUS_TIME = 0.002, 0.6
 TORUS_START = [0.03, 0.0, 0.165, np.cos(np.deg2rad(5.0)), np.sin(np.deg2rad(5.0)), 0.0, 0.0]
 
 
-def torus_mesh(major, minor, n_major=24, n_minor=10):
-    """Closed, outward-oriented triangle mesh of a torus around the z axis."""
-    i, j = np.meshgrid(np.arange(n_major), np.arange(n_minor), indexing="ij")
-    u = 2 * np.pi * i.ravel() / n_major
-    v = 2 * np.pi * j.ravel() / n_minor
-    ring = major + minor * np.cos(v)
-    verts = np.column_stack([ring * np.cos(u), ring * np.sin(u), minor * np.sin(v)])
-
-    def idx(a, b):
-        return (a % n_major) * n_minor + (b % n_minor)
-
-    faces = []
-    for a in range(n_major):
-        for b in range(n_minor):
-            p, q, s, t = idx(a, b), idx(a + 1, b), idx(a + 1, b + 1), idx(a, b + 1)
-            faces += [[p, q, s], [p, s, t]]
-    return verts, np.array(faces)
-
-
 @pytest.fixture(scope="module")
 def torus_run():
-    verts, faces = torus_mesh(R_MAJOR, R_MINOR)
+    verts, faces = torus_mesh(R_MAJOR, R_MINOR, n_major=24, n_minor=10)
     # spacing above every edge: one sample per face corner (864 samples, ~1 cm apart)
     torus = sc.PointCloud.from_mesh(verts, faces, spacing=0.05)
     peg = sc.PointCloud.capsule(PEG_RADIUS, PEG_HALF, 0.006)
