@@ -344,13 +344,18 @@ int sc_cloud_pack(const sc_cloud *c, double *buf, sc_packed_cloud *pc)
 
 /* pruned queries are taken in chunks of at most this many (see ssdf_pruned_range) */
 #define SC_PRUNE_CHUNK 4096
+/* consecutive queries (in Morton order) that share one tree walk */
+#define SC_PRUNE_GROUP 16
 
-/* pruned-query scratch: the kernel's work (tp), the leaf list (2 L: leaf, bound), the
-   kept blocks' pointers (L, stored in doubles' space) and a chunk's sort keys (last) */
+/* pruned-query scratch (ssdf_pruned_range): the kernel's work (L SC_TREE_LEAF), the kept
+   blocks' pointers (L, stored in doubles' space), the candidates (8 arrays) and their
+   bounds (each L + SC_CAND_PAD), the group's cuts and a chunk's sort keys */
 static ptrdiff_t pruned_workspace(ptrdiff_t n)
 {
     const ptrdiff_t L = tree_leaves(n);
-    return L == 0 ? 0 : L * SC_TREE_LEAF + 3 * L + 2 * SC_PRUNE_CHUNK;
+    return L == 0 ? 0
+                  : L * SC_TREE_LEAF + L + 9 * (L + SC_CAND_PAD) + 2 * SC_PRUNE_GROUP +
+                        2 * SC_PRUNE_CHUNK;
 }
 
 ptrdiff_t sc_ssdf_workspace_size(const sc_packed_cloud *pc)
@@ -371,6 +376,8 @@ ptrdiff_t sc__ssdf_workspace_pair(const sc_packed_cloud *a, const sc_packed_clou
 
 typedef struct ssdf_job {
     sc__ssdf_rows_fn fn;
+    sc__ssdf_bounds_fn bounds;
+    sc__ssdf_leafmax_fn leafmax;
     const sc_packed_cloud *pc;
     double eps;
     const double *x;
@@ -402,115 +409,186 @@ static int ssdf_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
                  j->h ? j->h + begin * D * D : NULL, j->t ? j->t + begin * D * D * D : NULL);
 }
 
-/* upper bound of s_i = log a_i - |x - p_i|^2 / eps over a node */
-static double node_bound(const double *nd, int D, const double *x, double ie)
+/* Pruned queries (sc_ssdf.h, "Pruning").  For a query x, with r = |x - c0| + rho (no
+   sample is farther), the cut T is the smaller of two bounds on what the dropped samples
+   can contribute:
+     far:  T_f = ln(1e18) + ln 128 + ln n + 1 + ln(1 + r rho^3 / eps^2)    (|H| <= 2 r,
+           |P| <= 2 rho);
+     near: T_n = ln(1e18) + ln 128 + ln n + 1 + 2 ln(d* / eps + T_f + da + 1)   (|H|,
+           |P| <= |x - p_i| + |x - p_kept|, |x - p_i|^2 <= d* + (T + da) eps for a
+           dropped sample; da = max log a - min log a).
+   A leaf is kept when its bound max log a - dist^2(x, box) / eps reaches best - T - slack,
+   best a lower bound of max_i s_i within 1 of it.
+
+   Consecutive queries in Morton order (SC_PRUNE_GROUP of them) share one tree walk, for
+   the bounding box of the group: it lists every leaf that any of them may keep (the
+   candidates, with their boxes as arrays).  Each query then scans the candidates with
+   the vectorized per-ISA helpers (sc__ssdf_bounds_*, sc__ssdf_leafmax_*).  What a query
+   keeps depends on the query alone, never on the group (see query_blocks), so results do
+   not depend on the batch, the order or the threads. */
+
+/* the pruning constant without its last term: ln(1e18) + ln 128 + ln n + 1 */
+static double cut_base(const sc_packed_cloud *pc)
+{
+    return 41.45 + 4.86 + log((double)pc->n) + 1.0;
+}
+
+/* a query's far cut T_f and the rounding slack of its bounds and of s (u r^2 / eps, with
+   a wide margin), from r = |x - c0| + rho; returns r */
+static double query_cut(const sc_packed_cloud *pc, double ie, double base, const double *xq,
+                        double *Tf, double *slack)
+{
+    const int D = pc->dim;
+    const double *hdr = tree_cloud(pc) + tree_leaves(pc->n) * BLOCK(D), rho = hdr[D];
+    double r = 0.0;
+    int k;
+    for (k = 0; k < D; k++) {
+        r += (xq[k] - hdr[k]) * (xq[k] - hdr[k]);
+    }
+    r = sqrt(r) + rho;
+    *slack = 1.0 + 1e-13 * r * r * ie;
+    *Tf = base + log1p(r * rho * rho * rho * ie * ie);
+    return r;
+}
+
+/* upper bound of s_i over a node for every query in the box [qlo, qhi]: rounding is
+   monotone, so it is at least the bound of each query in the box */
+static double box_bound(const double *nd, int D, const double *qlo, const double *qhi, double ie)
 {
     double d2 = 0.0;
     int k;
     for (k = 0; k < D; k++) {
-        const double lo = nd[k] - x[k], hi = x[k] - nd[D + k];
+        const double lo = nd[k] - qhi[k], hi = qlo[k] - nd[D + k];
         const double e = lo > 0.0 ? lo : hi > 0.0 ? hi : 0.0;
         d2 += e * e;
     }
     return nd[2 * D] - d2 * ie;
 }
 
-/* one query against the index: the leaves that can matter, as kernel blocks (pointers
-   into the leaf-ordered copy; the list lives in wk), in traversal order.  The cut T is
-   per query, the smaller of two bounds on what the dropped samples can contribute
-   (sc_ssdf.h, "Pruning"): with r = |x - c0| + rho (no sample is farther),
-     far:  T_f = ln(1e18) + ln 128 + ln n + 1 + ln(1 + r rho^3 / eps^2)    (|H| <= 2 r,
-           |P| <= 2 rho);
-     near: T_n = ln(1e18) + ln 128 + ln n + 1 + 2 ln(d* / eps + T_f + da)   (|H|, |P| <=
-           |x - p_i| + |x - p_kept|, |x - p_i|^2 <= d* + (T + da) eps for a dropped
-           sample; da = max log a - min log a);
-   the walk prunes with T_f (>= T), the leaves are then cut at T = min(T_f, T_n). */
-static void gather(const sc_packed_cloud *pc, double eps, const double *xq, double *wk,
-                   sc__blocks *B)
+/* lower bound of a leaf's max_i s_i for every query in the box: each sample's largest
+   distance to the box (again monotone in rounding) */
+static double leaf_best_box(const double *blk, int D, const double *qlo, const double *qhi,
+                            double ie)
+{
+    double best = -INFINITY;
+    ptrdiff_t t;
+    int k;
+    for (t = 0; t < SC_TREE_LEAF; t++) {
+        double d2 = 0.0, sv;
+        for (k = 0; k < D; k++) {
+            const double p = blk[k * SC_TREE_LEAF + t], a = p - qlo[k], b = qhi[k] - p;
+            const double e = a > b ? a : b;
+            d2 += e * e;
+        }
+        sv = blk[(2 * D + 1) * SC_TREE_LEAF + t] - d2 * ie;
+        best = sv > best ? sv : best;
+    }
+    return best;
+}
+
+/* The candidates of a group of queries (all in the box [qlo, qhi]; Tf and slack the
+   group's largest), in increasing leaf order, padded with empty entries (max log a =
+   -inf) to a multiple of SC_CAND_PAD.  best_G, from the leaf of greatest box bound (a
+   greedy descent), is a lower bound of every member's max s; a leaf is left out when its
+   box bound is below best_G - Tf - slack - 2.  For a member query that bound is then
+   below best - T - slack - 1 (best >= max s - 1 >= best_G - 1, T <= T_f), one more
+   than it needs: rounding cannot bring it back. */
+static void group_walk(const sc_packed_cloud *pc, double ie, const double *qlo, const double *qhi,
+                       double Tf, double slack, sc__cands *C)
 {
     const int D = pc->dim;
-    const ptrdiff_t L = tree_leaves(pc->n), tp = L * SC_TREE_LEAF;
-    const double *nodes = tree_nodes(pc), *tc = tree_cloud(pc), ie = 1.0 / eps;
-    const double *hdr = tc + L * BLOCK(D), rho = hdr[D];
-    const double base = 41.45 + 4.86 + log((double)pc->n) + 1.0;
-    double *list = wk + tp;
-    const double **ptr = (const double **)(void *)(list + 2 * L);
-    double best = -INFINITY, slack, cut, Tf, Tq, r = 0.0, sb[64];
-    ptrdiff_t nlist = 0, kept = 0, t, stk[64];
+    const ptrdiff_t L = tree_leaves(pc->n);
+    const double *nodes = tree_nodes(pc), *tc = tree_cloud(pc);
+    double best, cut;
+    ptrdiff_t node = 1, stk[64], nc = 0, t;
     int top, k;
 
-    for (k = 0; k < D; k++) {
-        r += (xq[k] - hdr[k]) * (xq[k] - hdr[k]);
+    while (node < L) {
+        const double bl = box_bound(nodes + 2 * node * NODE(D), D, qlo, qhi, ie);
+        const double br = box_bound(nodes + (2 * node + 1) * NODE(D), D, qlo, qhi, ie);
+        node = bl >= br ? 2 * node : 2 * node + 1;
     }
-    r = sqrt(r) + rho;
-    /* rounding of the bounds and of s: u r^2 / eps, with a wide margin */
-    slack = 1.0 + 1e-13 * r * r * ie;
-    Tf = base + log1p(r * rho * rho * rho * ie * ie);
-    /* depth-first, the more promising child first; entries (node, its bound) */
+    best = leaf_best_box(tc + (node - L) * BLOCK(D), D, qlo, qhi, ie);
+    cut = best - Tf - slack - 2.0;
+    /* depth first, left first: candidates come out in leaf order */
     stk[0] = 1;
-    sb[0] = node_bound(nodes + NODE(D), D, xq, ie);
     top = 1;
     while (top > 0) {
-        const ptrdiff_t node = stk[top - 1];
-        const double ub = sb[top - 1];
-        top--;
-        cut = best - Tf - slack;
-        if (ub < cut) {
+        const double *nd;
+        node = stk[--top];
+        nd = nodes + node * NODE(D);
+        if (nd[2 * D] == -INFINITY || !(box_bound(nd, D, qlo, qhi, ie) >= cut)) {
+            continue; /* an empty subtree, or too far for every query of the group */
+        }
+        if (node < L) {
+            stk[top++] = 2 * node + 1;
+            stk[top++] = 2 * node;
             continue;
         }
-        if (node >= L) {
-            /* the leaf's samples raise best (a lower bound of max s: the cut only gets
-               more conservative where it is not raised) unless the leaf's bound says
-               they cannot raise it by more than 1 */
-            if (ub > best + 1.0) {
-                const double *blk = tc + (node - L) * BLOCK(D);
-                double d2[SC_TREE_LEAF];
-                for (t = 0; t < SC_TREE_LEAF; t++) {
-                    const double e = xq[0] - blk[t];
-                    d2[t] = e * e;
-                }
-                for (k = 1; k < D; k++) {
-                    for (t = 0; t < SC_TREE_LEAF; t++) {
-                        const double e = xq[k] - blk[k * SC_TREE_LEAF + t];
-                        d2[t] += e * e;
-                    }
-                }
-                for (t = 0; t < SC_TREE_LEAF; t++) {
-                    const double sv = blk[(2 * D + 1) * SC_TREE_LEAF + t] - d2[t] * ie;
-                    best = sv > best ? sv : best;
-                }
-            }
-            list[2 * nlist] = (double)(node - L);
-            list[2 * nlist + 1] = ub;
-            nlist++;
-        } else {
-            const double bl = node_bound(nodes + 2 * node * NODE(D), D, xq, ie);
-            const double br = node_bound(nodes + (2 * node + 1) * NODE(D), D, xq, ie);
-            const int first = bl >= br ? 1 : 0; /* pushed first = popped last */
-            const double b1 = first ? br : bl, b2 = first ? bl : br;
-            if (b1 >= cut) {
-                stk[top] = 2 * node + first;
-                sb[top] = b1;
-                top++;
-            }
-            if (b2 >= cut) {
-                stk[top] = 2 * node + 1 - first;
-                sb[top] = b2;
-                top++;
+        for (k = 0; k < 2 * D + 1; k++) {
+            C->c[k][nc] = nd[k];
+        }
+        C->c[2 * D + 1][nc] = (double)(node - L);
+        nc++;
+    }
+    C->n = nc;
+    C->npad = (nc + SC_CAND_PAD - 1) / SC_CAND_PAD * SC_CAND_PAD;
+    for (t = nc; t < C->npad; t++) {
+        for (k = 0; k < 2 * D; k++) {
+            C->c[k][t] = 0.0;
+        }
+        C->c[2 * D][t] = -INFINITY;
+        C->c[2 * D + 1][t] = 0.0;
+    }
+}
+
+/* One query's kept leaves, as kernel blocks (pointers into the leaf-ordered copy) in
+   increasing leaf order.  best: the largest s_i of the leaf of greatest bound (the first
+   such), then of every leaf whose bound exceeds that + 1 (in any order: max is exact);
+   every other leaf has bound <= best + 1, so best >= max_i s_i - 1.
+   The same as if every leaf of the tree were a candidate: with S = max_i s_i, a leaf
+   outside the candidates has bound < S - T_f - slack - 2 (group_walk), so (a) it is not
+   the first of greatest bound (that bound is >= S); (b) it is not evaluated (if the
+   leaf holding S has bound > that first leaf's best + 1 it is evaluated and best = S
+   either way; otherwise S <= best + 1 and the outsider's bound is below best + 1);
+   (c) it is not kept (the cut is >= S - 1 - T - slack).  So the kept set depends on the
+   query alone, whatever the group. */
+static void query_blocks(const ssdf_job *job, double ie, double base, const double *xq,
+                         double Tf, double slack, const sc__cands *C, double *ub,
+                         const double **ptr, sc__blocks *B)
+{
+    const sc_packed_cloud *pc = job->pc;
+    const int D = pc->dim;
+    const ptrdiff_t L = tree_leaves(pc->n);
+    const double *nodes = tree_nodes(pc), *tc = tree_cloud(pc), *leaf = C->c[2 * D + 1];
+    const double umax = job->bounds(C, D, xq, ie, ub);
+    double best = -INFINITY, cut, Tq;
+    ptrdiff_t t, im = 0, kept = 0;
+
+    while (im < C->n && !(ub[im] == umax)) {
+        im++;
+    }
+    if (im < C->n) {
+        double thr;
+        best = job->leafmax(tc + (ptrdiff_t)leaf[im] * BLOCK(D), D, xq, ie);
+        thr = best + 1.0;
+        for (t = 0; t < C->n; t++) {
+            if (ub[t] > thr && t != im) {
+                const double bt = job->leafmax(tc + (ptrdiff_t)leaf[t] * BLOCK(D), D, xq, ie);
+                best = bt > best ? bt : best;
             }
         }
     }
-    /* the per-query cut; best >= max_i s_i - 1, and d* / eps <= max log a - best */
+    /* d* / eps <= max log a - best */
     {
         const double maxla = nodes[NODE(D) + 2 * D], da = maxla - nodes[0];
         const double Tn = base + 2.0 * log(fmax(maxla - best, 0.0) + Tf + da + 1.0);
         Tq = Tn < Tf ? Tn : Tf;
     }
     cut = best - Tq - slack;
-    for (t = 0; t < nlist; t++) {
-        if (list[2 * t + 1] >= cut) {
-            ptr[kept++] = tc + (ptrdiff_t)list[2 * t] * BLOCK(D);
-        }
+    for (t = 0; t < C->n; t++) {
+        ptr[kept] = tc + (ptrdiff_t)leaf[t] * BLOCK(D);
+        kept += ub[t] >= cut;
     }
     if (kept == 0) { /* unreachable unless every bound is NaN; keep leaf 0 */
         ptr[kept++] = tc;
@@ -518,7 +596,7 @@ static void gather(const sc_packed_cloud *pc, double eps, const double *xq, doub
     B->ptr = ptr;
     B->n = kept;
     B->bs = B->as = SC_TREE_LEAF;
-    B->hdr = hdr;
+    B->hdr = tc + L * BLOCK(D);
     /* within the kept leaves, whole groups of SC_PAD samples below the same cut (measured
        from the kernel's own s*, >= best) are skipped too */
     B->tcut = Tq + slack;
@@ -566,15 +644,26 @@ static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
 {
     const ssdf_job *j = (const ssdf_job *)ctx;
     const int D = j->pc->dim;
+    const ptrdiff_t L = tree_leaves(j->pc->n), cp = L + SC_CAND_PAD;
+    const double ie = 1.0 / j->eps, base = cut_base(j->pc);
     double *wk = j->work + tid * j->wsize;
-    double *keys = wk + pruned_workspace(j->pc->n) - 2 * SC_PRUNE_CHUNK;
+    /* workspace: the kernel's scratch (kept leaves x SC_TREE_LEAF <= L SC_TREE_LEAF),
+       the kept pointers (L), the candidates (2 D + 2 arrays of cp), their bounds (cp),
+       the group's cuts (2 SC_PRUNE_GROUP), the Morton keys (2 SC_PRUNE_CHUNK) */
+    const double **ptr = (const double **)(void *)(wk + L * SC_TREE_LEAF);
+    double *cand = wk + L * SC_TREE_LEAF + L, *ub = cand + 8 * cp, *gcut = ub + cp;
+    double *keys = gcut + 2 * SC_PRUNE_GROUP;
+    sc__cands C;
     ptrdiff_t c0, r;
+    int k;
+    for (k = 0; k < 8; k++) {
+        C.c[k] = cand + k * cp;
+    }
     for (c0 = begin; c0 < end; c0 += SC_PRUNE_CHUNK) {
         const ptrdiff_t c1 = end - c0 < SC_PRUNE_CHUNK ? end : c0 + SC_PRUNE_CHUNK;
         double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
         double sc[3] = {0.0, 0.0, 0.0};
-        ptrdiff_t nq = 0;
-        int k;
+        ptrdiff_t nq = 0, g0, g1;
         /* the finite queries' bounding box; a non-finite query is marked by key -1 */
         for (r = c0; r < c1; r++) {
             const double *xq = j->x + r * D;
@@ -597,22 +686,59 @@ static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
             }
         }
         qsort(keys, (size_t)nq, 2 * sizeof(double), pair_less);
-        for (r = 0; r < nq; r++) {
-            const ptrdiff_t q = (ptrdiff_t)keys[2 * r + 1];
-            const double *xq = j->x + q * D, *whole[1];
-            sc__blocks B;
-            int st;
-            if (keys[2 * r] < 0.0) {
-                whole_cloud(j->pc, whole, &B); /* the kernel writes the NaN row */
-            } else {
-                gather(j->pc, j->eps, xq, wk, &B);
+        for (g0 = 0; g0 < nq; g0 = g1) {
+            double qlo[3], qhi[3], Tf = 0.0, slack = 0.0, rg = -1.0;
+            ptrdiff_t i;
+            if (keys[2 * g0] < 0.0) {
+                /* a non-finite query (sorted first): the dense kernel writes its NaN row */
+                const ptrdiff_t q = (ptrdiff_t)keys[2 * g0 + 1];
+                const double *whole[1];
+                sc__blocks B;
+                int st;
+                whole_cloud(j->pc, whole, &B);
+                st = j->fn(&B, D, j->eps, 1, j->x + q * D, wk, j->phi ? j->phi + q : NULL,
+                           j->g ? j->g + q * D : NULL, j->h ? j->h + q * D * D : NULL,
+                           j->t ? j->t + q * D * D * D : NULL);
+                if (st != SC_OK) {
+                    return st;
+                }
+                g1 = g0 + 1;
+                continue;
             }
-            /* the kernel's scratch (kept SC_TREE_LEAF <= tp doubles) at the start of wk */
-            st = j->fn(&B, D, j->eps, 1, xq, wk, j->phi ? j->phi + q : NULL,
-                       j->g ? j->g + q * D : NULL, j->h ? j->h + q * D * D : NULL,
-                       j->t ? j->t + q * D * D * D : NULL);
-            if (st != SC_OK) {
-                return st;
+            /* a group: up to SC_PRUNE_GROUP finite queries, their box, their cuts and the
+               cut of the largest r (the largest T_f and slack) */
+            for (k = 0; k < D; k++) {
+                qlo[k] = INFINITY;
+                qhi[k] = -INFINITY;
+            }
+            for (g1 = g0; g1 < nq && g1 - g0 < SC_PRUNE_GROUP; g1++) {
+                const double *xq = j->x + (ptrdiff_t)keys[2 * g1 + 1] * D;
+                double *qc = gcut + 2 * (g1 - g0);
+                const double rq = query_cut(j->pc, ie, base, xq, qc, qc + 1);
+                for (k = 0; k < D; k++) {
+                    qlo[k] = xq[k] < qlo[k] ? xq[k] : qlo[k];
+                    qhi[k] = xq[k] > qhi[k] ? xq[k] : qhi[k];
+                }
+                if (rq > rg) {
+                    rg = rq;
+                    Tf = qc[0];
+                    slack = qc[1];
+                }
+            }
+            group_walk(j->pc, ie, qlo, qhi, Tf, slack, &C);
+            for (i = g0; i < g1; i++) {
+                const ptrdiff_t q = (ptrdiff_t)keys[2 * i + 1];
+                const double *xq = j->x + q * D, *qc = gcut + 2 * (i - g0);
+                sc__blocks B;
+                int st;
+                query_blocks(j, ie, base, xq, qc[0], qc[1], &C, ub, ptr, &B);
+                /* the kernel's scratch at the start of wk */
+                st = j->fn(&B, D, j->eps, 1, xq, wk, j->phi ? j->phi + q : NULL,
+                           j->g ? j->g + q * D : NULL, j->h ? j->h + q * D * D : NULL,
+                           j->t ? j->t + q * D * D * D : NULL);
+                if (st != SC_OK) {
+                    return st;
+                }
             }
         }
     }
@@ -673,6 +799,12 @@ int sc_ssdf(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
     job.fn = isa == SC_ISA_AVX512 ? sc__ssdf_rows_avx512
              : isa == SC_ISA_AVX2 ? sc__ssdf_rows_avx2
                                   : sc__ssdf_rows_generic;
+    job.bounds = isa == SC_ISA_AVX512 ? sc__ssdf_bounds_avx512
+                 : isa == SC_ISA_AVX2 ? sc__ssdf_bounds_avx2
+                                      : sc__ssdf_bounds_generic;
+    job.leafmax = isa == SC_ISA_AVX512 ? sc__ssdf_leafmax_avx512
+                  : isa == SC_ISA_AVX2 ? sc__ssdf_leafmax_avx2
+                                       : sc__ssdf_leafmax_generic;
     job.pc = pc;
     job.eps = eps;
     job.x = x;

@@ -185,4 +185,28 @@ int sc__ssdf_rows_avx512(const sc__blocks *B, int dim, double eps, ptrdiff_t m,
                          const double *x, double *work, double *phi, double *g, double *h,
                          double *t);
 
+/* Per-ISA helpers of the pruned gather (sc_ssdf.c), plain multiplies and adds (no FMA), so
+ * every ISA computes the same bits.  Candidate leaves as arrays: c[0..D) the boxes' lo,
+ * c[D..2D) their hi, c[2D] max log a, c[2D+1] the leaf index; npad entries (a multiple
+ * of SC_CAND_PAD, padding with max log a = -inf).  bounds: ub[t] = max log a - (squared
+ * distance of xq to box t) / eps for every entry, returns the largest.  leafmax: the
+ * largest s_i = log a_i - |xq - p_i|^2 / eps over the SC_TREE_LEAF samples of a leaf
+ * block. */
+#define SC_CAND_PAD 8
+typedef struct sc__cands {
+    ptrdiff_t n, npad;
+    double *c[8];
+} sc__cands;
+typedef double (*sc__ssdf_bounds_fn)(const sc__cands *C, int dim, const double *xq, double ie,
+                                     double *ub);
+typedef double (*sc__ssdf_leafmax_fn)(const double *blk, int dim, const double *xq, double ie);
+double sc__ssdf_bounds_generic(const sc__cands *C, int dim, const double *xq, double ie,
+                               double *ub);
+double sc__ssdf_bounds_avx2(const sc__cands *C, int dim, const double *xq, double ie, double *ub);
+double sc__ssdf_bounds_avx512(const sc__cands *C, int dim, const double *xq, double ie,
+                              double *ub);
+double sc__ssdf_leafmax_generic(const double *blk, int dim, const double *xq, double ie);
+double sc__ssdf_leafmax_avx2(const double *blk, int dim, const double *xq, double ie);
+double sc__ssdf_leafmax_avx512(const double *blk, int dim, const double *xq, double ie);
+
 #endif /* SC_SSDF_H */

@@ -21,6 +21,8 @@
 
     #include "sc_vec_avx2.h"
     #define SC_SSDF_ROWS sc__ssdf_rows_avx2
+    #define SC_SSDF_BOUNDS sc__ssdf_bounds_avx2
+    #define SC_SSDF_LEAFMAX sc__ssdf_leafmax_avx2
     #include "sc_ssdf_impl.h"
 
     #if defined(__clang__)
@@ -38,6 +40,18 @@ int sc__ssdf_rows_avx2(const sc__blocks *B, int dim, double eps, ptrdiff_t m,
     (void)B, (void)dim, (void)eps, (void)m, (void)x, (void)work, (void)phi, (void)g, (void)h,
         (void)t;
     return SC_EUNSUPPORTED;
+}
+
+double sc__ssdf_bounds_avx2(const sc__cands *C, int dim, const double *xq, double ie, double *ub)
+{
+    (void)C, (void)dim, (void)xq, (void)ie, (void)ub;
+    return NAN;
+}
+
+double sc__ssdf_leafmax_avx2(const double *blk, int dim, const double *xq, double ie)
+{
+    (void)blk, (void)dim, (void)xq, (void)ie;
+    return NAN;
 }
 
 #endif

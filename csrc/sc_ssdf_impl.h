@@ -449,6 +449,72 @@ SC_VFN void deriv_pass(const sc__blocks *B, const int D, const int order, double
     }
 }
 
+/* ---- pruned gather helpers (declared in sc_ssdf.h) ---- */
+
+SC_VFN double vmax_lanes(vd v)
+{
+    double b[VW], m;
+    int k;
+    vstore(b, v);
+    m = b[0];
+    for (k = 1; k < VW; k++) {
+        m = b[k] > m ? b[k] : m;
+    }
+    return m;
+}
+
+SC_VFN double bounds(const sc__cands *C, const int D, const double *xq, double ie, double *ub)
+{
+    const vd Z = vset1(0.0), IE = vset1(ie);
+    vd X[3], mx = vset1(-INFINITY);
+    ptrdiff_t t;
+    int k;
+    for (k = 0; k < D; k++) {
+        X[k] = vset1(xq[k]);
+    }
+    for (t = 0; t < C->npad; t += VW) {
+        vd d2 = Z, u;
+        for (k = 0; k < D; k++) {
+            const vd e = vmax(vmax(vsub(vload(C->c[k] + t), X[k]), vsub(X[k], vload(C->c[D + k] + t))), Z);
+            d2 = k == 0 ? vmul(e, e) : vadd(d2, vmul(e, e));
+        }
+        u = vsub(vload(C->c[2 * D] + t), vmul(d2, IE));
+        vstore(ub + t, u);
+        mx = vmax(u, mx);
+    }
+    return vmax_lanes(mx);
+}
+
+SC_VFN double leafmax(const double *blk, const int D, const double *xq, double ie)
+{
+    const vd IE = vset1(ie);
+    vd X[3], mx = vset1(-INFINITY);
+    ptrdiff_t t;
+    int k;
+    for (k = 0; k < D; k++) {
+        X[k] = vset1(xq[k]);
+    }
+    for (t = 0; t < SC_TREE_LEAF; t += VW) {
+        vd d2 = vset1(0.0);
+        for (k = 0; k < D; k++) {
+            const vd e = vsub(X[k], vload(blk + k * SC_TREE_LEAF + t));
+            d2 = k == 0 ? vmul(e, e) : vadd(d2, vmul(e, e));
+        }
+        mx = vmax(vsub(vload(blk + (2 * D + 1) * SC_TREE_LEAF + t), vmul(d2, IE)), mx);
+    }
+    return vmax_lanes(mx);
+}
+
+double SC_SSDF_BOUNDS(const sc__cands *C, int dim, const double *xq, double ie, double *ub)
+{
+    return dim == 2 ? bounds(C, 2, xq, ie, ub) : bounds(C, 3, xq, ie, ub);
+}
+
+double SC_SSDF_LEAFMAX(const double *blk, int dim, const double *xq, double ie)
+{
+    return dim == 2 ? leafmax(blk, 2, xq, ie) : leafmax(blk, 3, xq, ie);
+}
+
 /* ---- batch drivers ---- */
 
 SC_VFN void rows(const sc__blocks *B, double eps, ptrdiff_t m, const double *x, double *work,

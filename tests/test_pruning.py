@@ -104,6 +104,30 @@ def test_ssdf_pruned_query_order_changes_nothing(rng):
         _check(getattr(ref, f)[ok], getattr(dense, f)[ok], getattr(dense, f)[ok], f)
 
 
+def test_ssdf_pruned_group_walk_changes_nothing(rng):
+    """Queries consecutive in Morton order share one tree walk (16 at a time); what each
+    keeps must not depend on its companions.  Mixed batches (on the surface, inside,
+    far, very far, in 3D and 2D, near ties between leaves) against each query alone:
+    the same bits."""
+    for cloud, eps in ((CLOUDS["sphere (3D, ~2000)"](), 1e-5),
+                       (CLOUDS["disk (2D, 630)"](), 1e-6)):
+        D, L = cloud.dim, cloud.size
+        on = cloud.points[rng.integers(0, len(cloud), 200)]
+        x = np.vstack([
+            on + 1e-3 * L * rng.normal(size=on.shape),
+            0.5 * (on[:100] + on[100:]),                  # between two samples
+            rng.uniform(-0.75 * L, 0.75 * L, (100, D)),
+            rng.normal(size=(60, D)) * 5 * L,
+            rng.normal(size=(10, D)) * 1e3 * L,
+        ])
+        x = x[rng.permutation(len(x))]
+        batch = sc.ssdf(cloud, x, eps, order=2, num_threads=1)
+        for i in rng.choice(len(x), 60, replace=False):
+            one = sc.ssdf(cloud, x[i:i + 1], eps, order=2)
+            for k in range(3):
+                np.testing.assert_array_equal(one[k][0], batch[k][i])
+
+
 def _unit(q):
     return q / np.linalg.norm(q)
 
