@@ -45,9 +45,9 @@ static void cross3(const double u[3], const double v[3], double c[3])
 
 /* ---- first and second derivatives of one sample ---- */
 
-/* Y1 (D x nq) and g.Y2 (nq x nq, symmetric) for one sample; see the file comment.
- * RK, RO: rotations; p: sample in O's frame; y: it in K's frame; g: gradient there;
- * oO, oK: column offsets of O's and K's tangent blocks. */
+/* Y1 (D x nq) and g.Y2 (nq x nq, symmetric; skipped when gY2 is NULL) for one sample;
+ * see the file comment.  RK, RO: rotations; p: sample in O's frame; y: it in K's frame;
+ * g: gradient there; oO, oK: column offsets of O's and K's tangent blocks. */
 static void sample_jacobians(int D, const double *RK, const double *RO, const double *p,
                              const double *y, const double *g, int oO, int oK, double *Y1,
                              double *gY2)
@@ -57,7 +57,9 @@ static void sample_jacobians(int D, const double *RK, const double *RO, const do
     int r, c, j, a, b;
 
     memset(Y1, 0, sizeof(double) * (size_t)(D * nq));
-    memset(gY2, 0, sizeof(double) * (size_t)(nq * nq));
+    if (gY2) {
+        memset(gY2, 0, sizeof(double) * (size_t)(nq * nq));
+    }
     /* M = R_K^T R_O */
     for (r = 0; r < D; r++) {
         for (c = 0; c < D; c++) {
@@ -88,6 +90,9 @@ static void sample_jacobians(int D, const double *RK, const double *RO, const do
         Y1[1 * nq + oO + 2] = MJp[1];
         Y1[0 * nq + oK + 2] = y[1]; /* -J y = (y1, -y0) */
         Y1[1 * nq + oK + 2] = -y[0];
+        if (!gY2) {
+            return;
+        }
         gY2[(oO + 2) * nq + oO + 2] = -(g[0] * Mp[0] + g[1] * Mp[1]);
         gY2[(oK + 2) * nq + oK + 2] = -(g[0] * y[0] + g[1] * y[1]);
         for (b = 0; b < 2; b++) {
@@ -111,6 +116,9 @@ static void sample_jacobians(int D, const double *RK, const double *RO, const do
             Y1[r * nq + oO + 3 + b] = M[r * 3 + 0] * ep[0] + M[r * 3 + 1] * ep[1] + M[r * 3 + 2] * ep[2];
             Y1[r * nq + oK + 3 + b] = -ey[r];
         }
+    }
+    if (!gY2) {
+        return;
     }
     {
         /* u = M^T g; th_O th_O: (u_b p_a + u_a p_b)/2 - (u.p) delta_ab; same for th_K with g, y */
@@ -264,7 +272,7 @@ int sc_separation(const sc_packed_cloud *a, const double *pose_a, const sc_packe
         if (!dphi_dq && !d2phi_dq2) {
             continue;
         }
-        sample_jacobians(D, RK, RO, p, yk, gk, oO, oK, Y1, gY2);
+        sample_jacobians(D, RK, RO, p, yk, gk, oO, oK, Y1, d2phi_dq2 ? gY2 : NULL);
         if (dphi_dq) {
             for (c = 0; c < nq; c++) {
                 double s = 0.0;
