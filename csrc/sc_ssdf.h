@@ -53,10 +53,13 @@ typedef struct sc_cloud {
  *   T = ln(1e18) + ln 128 + ln n + 1 + min(ln(1 + r rho^3 / eps^2),
  *                                          2 ln(d* / eps + T_far + da + 1))
  * (+ 1 for the rounding of the bounds) keeps every dropped share below 1e-18
- * of every output's scale.  sc_ssdf walks the tree per query, depth first,
- * skipping nodes whose bound max log a - dist^2(x, box) / eps is below the
- * cut, and runs the dense kernel on the kept leaves in place: O(log n + kept)
- * per query instead of O(n); within the kept leaves the kernel also skips every group
+ * of every output's scale.  A leaf is kept when its bound max log a -
+ * dist^2(x, box) / eps reaches best - T - slack (best within 1 of s*); one
+ * depth-first walk serves 16 Morton-consecutive queries (their bounding box),
+ * listing every leaf any of them may keep, and each query scans that list
+ * with the per-ISA helpers below (sc_ssdf.c, query_blocks, shows that what a
+ * query keeps does not depend on its group).  The dense kernel then runs on
+ * the kept leaves in place: O(log n + kept) per query instead of O(n); within the kept leaves the kernel also skips every group
  * of SC_PAD samples whose s_i all fall below s* - T (its own exact s*; groups of SC_PAD
  * whatever the vector width, so every ISA drops the same samples).  Queries are taken
  * in Morton order per chunk (for the cache; order changes nothing else).  The kept set
