@@ -610,6 +610,69 @@ static void test_contact(void)
     free(work);
 }
 
+/* the portable and AVX2 builds of the contact model give the same bits (3D and 2D, both
+   bodies moving, order 2, every output) */
+static void test_contact_variants(void)
+{
+    int dim;
+    if (!sc_isa_supported(SC_ISA_AVX2)) {
+        CHECK(sc__contact_avx2(NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 1, NULL, NULL,
+                               NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL) != SC_OK,
+              "no AVX2: the variant is never run");
+        return;
+    }
+    for (dim = 2; dim <= 3; dim++) {
+        const int nv = dim == 2 ? 3 : 6, nw = 2 * nv, ns = 4 * nv;
+        double qa3[7] = {0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0}, qb3[7] = {0.9, 0.3, -0.2, 0.9, 0.1, -0.3, 0.2};
+        double qa2[3] = {0.0, 0.0, 0.1}, qb2[3] = {0.9, 0.3, -0.4};
+        double va[6] = {0.1, -0.2, 0.05, 0.3, -0.1, 0.2}, vb[6] = {-0.2, 0.1, 0.0, -0.1, 0.4, 0.1};
+        sc_contact_params prm = {2e-2, 2e-2, 2e3, 2e-2, 10.0, 0.5, 1e-2};
+        cloud_data a, b;
+        ptrdiff_t n, ws, len[9], k, tot = 0;
+        double *buf[2], *work;
+        int v, i, same = 1, st[2];
+        make_cloud(&a, dim, 150);
+        make_cloud(&b, dim, 90);
+        n = a.n + b.n;
+        len[0] = nw, len[1] = 3, len[2] = n, len[3] = n, len[4] = n * dim, len[5] = n * dim;
+        len[6] = nw * ns, len[7] = nw * ns * ns, len[8] = 3 * nw;
+        for (i = 0; i < 9; i++) {
+            tot += len[i];
+        }
+        ws = sc_contact_workspace_size(&a.pc, &b.pc, 1);
+        work = malloc(sizeof(double) * (size_t)ws);
+        for (v = 0; v < 2; v++) {
+            double *o[9];
+            buf[v] = malloc(sizeof(double) * (size_t)tot);
+            o[0] = buf[v];
+            for (i = 1; i < 9; i++) {
+                o[i] = o[i - 1] + len[i - 1];
+            }
+            for (k = 0; k < tot; k++) {
+                buf[v][k] = -7.0; /* every output entry must be written alike */
+            }
+            st[v] = (v == 0 ? sc__contact_generic : sc__contact_avx2)(
+                &a.pc, dim == 2 ? qa2 : qa3, va, &b.pc, dim == 2 ? qb2 : qb3, vb, &prm, 2, 0,
+                SC_ISA_GENERIC, 1, work, o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7], o[8]);
+        }
+        CHECK(st[0] == SC_OK && st[1] == SC_OK, "variants run (%d)", dim);
+        same = memcmp(buf[0], buf[1], sizeof(double) * (size_t)tot) == 0;
+        CHECK(same, "portable and AVX2 contact variants: the same bits (%dD)", dim);
+        {
+            double wmax = 0.0;
+            for (k = 0; k < nw; k++) {
+                wmax = fabs(buf[0][k]) > wmax ? fabs(buf[0][k]) : wmax;
+            }
+            CHECK(wmax > 0.0, "the %dD test pair is in contact", dim);
+        }
+        free(buf[0]);
+        free(buf[1]);
+        free(work);
+        free_cloud(&a);
+        free_cloud(&b);
+    }
+}
+
 static void test_model(void)
 {
     /* 2D: an actuated dynamic body (no geometry) under gravity, a kinematic body */
@@ -730,6 +793,7 @@ int main(void)
     test_ssdf_special();
     test_separation();
     test_contact();
+    test_contact_variants();
     test_model();
     printf("%d passed, %d failed\n", n_pass, n_fail);
     return n_fail == 0 ? 0 : 1;
