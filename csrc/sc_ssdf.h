@@ -199,6 +199,8 @@ int sc__ssdf_rows_avx512(const sc__blocks *B, int dim, double eps, ptrdiff_t m,
 typedef struct sc__cands {
     ptrdiff_t n, npad;
     double *c[8];
+    double *smax; /* a candidate leaf's largest s_i when already known (one-query groups),
+                     else NaN */
 } sc__cands;
 typedef double (*sc__ssdf_bounds_fn)(const sc__cands *C, int dim, const double *xq, double ie,
                                      double *ub);

@@ -105,8 +105,9 @@ def test_ssdf_pruned_query_order_changes_nothing(rng):
 
 
 def test_ssdf_pruned_group_walk_changes_nothing(rng):
-    """Queries consecutive in Morton order share one tree walk (16 at a time); what each
-    keeps must not depend on its companions.  Mixed batches (on the surface, inside,
+    """Queries consecutive in Morton order share one tree walk (up to 16 within a few
+    smoothing lengths; a query alone walks by itself); what each keeps must not depend on
+    its companions.  Mixed batches (on the surface, inside,
     far, very far, in 3D and 2D, near ties between leaves) against each query alone:
     the same bits."""
     for cloud, eps in ((CLOUDS["sphere (3D, ~2000)"](), 1e-5),
@@ -115,6 +116,7 @@ def test_ssdf_pruned_group_walk_changes_nothing(rng):
         on = cloud.points[rng.integers(0, len(cloud), 200)]
         x = np.vstack([
             on + 1e-3 * L * rng.normal(size=on.shape),
+            on[0] + 0.3 * np.sqrt(eps) * rng.normal(size=(80, D)),  # dense: full groups
             0.5 * (on[:100] + on[100:]),                  # between two samples
             rng.uniform(-0.75 * L, 0.75 * L, (100, D)),
             rng.normal(size=(60, D)) * 5 * L,
