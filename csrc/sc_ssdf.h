@@ -55,7 +55,7 @@ typedef struct sc_cloud {
  * (+ 1 for the rounding of the bounds) keeps every dropped share below 1e-18
  * of every output's scale.  A leaf is kept when its bound max log a -
  * dist^2(x, box) / eps reaches best - T - slack (best within 1 of s*); one
- * depth-first walk serves 16 Morton-consecutive queries (their bounding box),
+ * depth-first walk serves up to 16 nearby Morton-consecutive queries (their box),
  * listing every leaf any of them may keep, and each query scans that list
  * with the per-ISA helpers below (sc_ssdf.c, query_blocks, shows that what a
  * query keeps does not depend on its group).  The dense kernel then runs on
