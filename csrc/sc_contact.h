@@ -131,23 +131,12 @@ SC_API int sc_contact(const sc_packed_cloud *a, const double *pose_a, const doub
 /* The two compiled variants of sc_contact (internal; sc_scm.c): portable and AVX2, the
  * same bits.  sc_contact dispatches on the resolved ISA; the AVX2 one returns
  * SC_EUNSUPPORTED where this build has no x86 dispatch. */
-typedef int (*sc__contact_fn)(const sc_packed_cloud *a, const double *pose_a,
-                              const double *vel_a, const sc_packed_cloud *b,
-                              const double *pose_b, const double *vel_b,
-                              const sc_contact_params *prm, int order, int frozen, int isa,
-                              int nthreads, double *work, double *wrench, double *scalars,
-                              double *phi, double *pi, double *forces, double *x_w, double *jac,
-                              double *hess, double *dw_dprm);
-int sc__contact_generic(const sc_packed_cloud *a, const double *pose_a, const double *vel_a,
-                        const sc_packed_cloud *b, const double *pose_b, const double *vel_b,
-                        const sc_contact_params *prm, int order, int frozen, int isa,
-                        int nthreads, double *work, double *wrench, double *scalars,
-                        double *phi, double *pi, double *forces, double *x_w, double *jac,
-                        double *hess, double *dw_dprm);
-int sc__contact_avx2(const sc_packed_cloud *a, const double *pose_a, const double *vel_a,
-                     const sc_packed_cloud *b, const double *pose_b, const double *vel_b,
-                     const sc_contact_params *prm, int order, int frozen, int isa, int nthreads,
-                     double *work, double *wrench, double *scalars, double *phi, double *pi,
-                     double *forces, double *x_w, double *jac, double *hess, double *dw_dprm);
+typedef int sc__contact_fn(const sc_packed_cloud *a, const double *pose_a, const double *vel_a,
+                           const sc_packed_cloud *b, const double *pose_b, const double *vel_b,
+                           const sc_contact_params *prm, int order, int frozen, int isa,
+                           int nthreads, double *work, double *wrench, double *scalars,
+                           double *phi, double *pi, double *forces, double *x_w, double *jac,
+                           double *hess, double *dw_dprm);
+sc__contact_fn sc__contact_generic, sc__contact_avx2;
 
 #endif /* SC_CONTACT_H */

@@ -494,6 +494,23 @@ static double leaf_best_box(const double *blk, int D, const double *qlo, const d
     return best;
 }
 
+/* n candidates listed: pad the arrays to a multiple of SC_CAND_PAD with empty entries
+   (max log a = -inf: bound -inf) */
+static void cands_close(sc__cands *C, int D, ptrdiff_t n)
+{
+    ptrdiff_t t;
+    int k;
+    C->n = n;
+    C->npad = (n + SC_CAND_PAD - 1) / SC_CAND_PAD * SC_CAND_PAD;
+    for (t = n; t < C->npad; t++) {
+        for (k = 0; k < 2 * D; k++) {
+            C->c[k][t] = 0.0;
+        }
+        C->c[2 * D][t] = -INFINITY;
+        C->c[2 * D + 1][t] = 0.0;
+    }
+}
+
 /* The candidates of a group of queries (all in the box [qlo, qhi]; Tf and slack the
    group's largest), in increasing leaf order, padded with empty entries (max log a =
    -inf) to a multiple of SC_CAND_PAD.  best_G, from the leaf of greatest box bound (a
@@ -560,15 +577,7 @@ static void group_walk(const sc_packed_cloud *pc, double ie, const double *qlo, 
         }
         nc = w;
     }
-    C->n = nc;
-    C->npad = (nc + SC_CAND_PAD - 1) / SC_CAND_PAD * SC_CAND_PAD;
-    for (t = nc; t < C->npad; t++) {
-        for (k = 0; k < 2 * D; k++) {
-            C->c[k][t] = 0.0;
-        }
-        C->c[2 * D][t] = -INFINITY;
-        C->c[2 * D + 1][t] = 0.0;
-    }
+    cands_close(C, D, nc);
 }
 
 /* group_walk for a group of one query: depth first, the more promising child first, the
@@ -644,15 +653,7 @@ static void single_walk(const sc_packed_cloud *pc, sc__ssdf_leafmax_fn leafmax, 
             w++;
         }
     }
-    C->n = w;
-    C->npad = (w + SC_CAND_PAD - 1) / SC_CAND_PAD * SC_CAND_PAD;
-    for (t = w; t < C->npad; t++) {
-        for (k = 0; k < 2 * D; k++) {
-            C->c[k][t] = 0.0;
-        }
-        C->c[2 * D][t] = -INFINITY;
-        C->c[2 * D + 1][t] = 0.0;
-    }
+    cands_close(C, D, w);
 }
 
 /* One query's kept leaves, as kernel blocks (pointers into the leaf-ordered copy) in
