@@ -559,7 +559,6 @@ static void group_walk(const sc_packed_cloud *pc, double ie, const double *qlo, 
             C->c[k][nc] = nd[k];
         }
         C->c[2 * D + 1][nc] = (double)(node - L);
-        C->smax[nc] = NAN;
         gub[nc] = ub;
         nc++;
     }
@@ -571,7 +570,7 @@ static void group_walk(const sc_packed_cloud *pc, double ie, const double *qlo, 
                 for (k = 0; k < 2 * D + 2; k++) {
                     C->c[k][w] = C->c[k][t];
                 }
-                C->smax[w] = C->smax[t];
+                C->smax[w] = NAN; /* not known for a box */
                 w++;
             }
         }
@@ -656,6 +655,17 @@ static void single_walk(const sc_packed_cloud *pc, sc__ssdf_leafmax_fn leafmax, 
     cands_close(C, D, w);
 }
 
+/* candidate t's largest s_i: known from a one-query walk, else computed (the same bits) */
+static double cand_max(const ssdf_job *job, const sc__cands *C, ptrdiff_t t, const double *xq,
+                       double ie)
+{
+    const int D = job->pc->dim;
+    const double sm = C->smax[t];
+    return sm == sm ? sm
+                    : job->leafmax(tree_cloud(job->pc) + (ptrdiff_t)C->c[2 * D + 1][t] * BLOCK(D),
+                                   D, xq, ie);
+}
+
 /* One query's kept leaves, as kernel blocks (pointers into the leaf-ordered copy) in
    increasing leaf order.  best: the largest s_i of the leaf of greatest bound (the first
    such), then of every leaf whose bound exceeds that + 1 (in any order: max is exact);
@@ -684,13 +694,11 @@ static void query_blocks(const ssdf_job *job, double ie, double base, const doub
     }
     if (im < C->n) {
         double thr;
-        const double *sm = C->smax;
-        best = sm[im] == sm[im] ? sm[im] : job->leafmax(tc + (ptrdiff_t)leaf[im] * BLOCK(D), D, xq, ie);
+        best = cand_max(job, C, im, xq, ie);
         thr = best + 1.0;
         for (t = 0; t < C->n; t++) {
             if (ub[t] > thr && t != im) {
-                const double bt =
-                    sm[t] == sm[t] ? sm[t] : job->leafmax(tc + (ptrdiff_t)leaf[t] * BLOCK(D), D, xq, ie);
+                const double bt = cand_max(job, C, t, xq, ie);
                 best = bt > best ? bt : best;
             }
         }
@@ -716,6 +724,15 @@ static void query_blocks(const ssdf_job *job, double ie, double base, const doub
     /* within the kept leaves, whole groups of SC_PAD samples below the same cut (measured
        from the kernel's own s*, >= best) are skipped too */
     B->tcut = Tq + slack;
+}
+
+/* the kernel on one query q (row q of the outputs) over the blocks B */
+static int query_rows(const ssdf_job *j, const sc__blocks *B, ptrdiff_t q, double *wk)
+{
+    const ptrdiff_t D = j->pc->dim;
+    return j->fn(B, (int)D, j->eps, 1, j->x + q * D, wk, j->phi ? j->phi + q : NULL,
+                 j->g ? j->g + q * D : NULL, j->h ? j->h + q * D * D : NULL,
+                 j->t ? j->t + q * D * D * D : NULL);
 }
 
 /* whether a query point's coordinates are all finite */
@@ -814,17 +831,16 @@ static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
                 sc__blocks B;
                 int st;
                 whole_cloud(j->pc, whole, &B);
-                st = j->fn(&B, D, j->eps, 1, j->x + q * D, wk, j->phi ? j->phi + q : NULL,
-                           j->g ? j->g + q * D : NULL, j->h ? j->h + q * D * D : NULL,
-                           j->t ? j->t + q * D * D * D : NULL);
+                st = query_rows(j, &B, q, wk);
                 if (st != SC_OK) {
                     return st;
                 }
                 g1 = g0 + 1;
                 continue;
             }
-            /* a group: up to SC_PRUNE_GROUP finite queries, their box, their cuts and the
-               cut of the largest r (the largest T_f and slack) */
+            /* a group: up to SC_PRUNE_GROUP finite queries (the non-finite ones sort first),
+               their box, their cuts and the cut of the largest r (the largest T_f and
+               slack) */
             for (k = 0; k < D; k++) {
                 qlo[k] = INFINITY;
                 qhi[k] = -INFINITY;
@@ -832,9 +848,6 @@ static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
             for (g1 = g0; g1 < nq && g1 - g0 < SC_PRUNE_GROUP; g1++) {
                 const double *xq = j->x + (ptrdiff_t)keys[2 * g1 + 1] * D;
                 double *qc = gcut + 2 * (g1 - g0), nlo[3], nhi[3], w2 = 0.0, rq;
-                if (keys[2 * g1] < 0.0) {
-                    break; /* (non-finite queries sort first: not reached) */
-                }
                 for (k = 0; k < D; k++) {
                     nlo[k] = xq[k] < qlo[k] ? xq[k] : qlo[k];
                     nhi[k] = xq[k] > qhi[k] ? xq[k] : qhi[k];
@@ -867,10 +880,7 @@ static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
                 sc__blocks B;
                 int st;
                 query_blocks(j, ie, base, xq, qc[0], qc[1], &C, ub, ptr, &B);
-                /* the kernel's scratch at the start of wk */
-                st = j->fn(&B, D, j->eps, 1, xq, wk, j->phi ? j->phi + q : NULL,
-                           j->g ? j->g + q * D : NULL, j->h ? j->h + q * D * D : NULL,
-                           j->t ? j->t + q * D * D * D : NULL);
+                st = query_rows(j, &B, q, wk); /* its scratch: the start of wk */
                 if (st != SC_OK) {
                     return st;
                 }
@@ -931,15 +941,18 @@ int sc_ssdf(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
     }
     dense = SC_IS_DENSE(isa) || tree_leaves(pc->n) == 0;
     isa %= SC_DENSE;
-    job.fn = isa == SC_ISA_AVX512 ? sc__ssdf_rows_avx512
-             : isa == SC_ISA_AVX2 ? sc__ssdf_rows_avx2
-                                  : sc__ssdf_rows_generic;
-    job.bounds = isa == SC_ISA_AVX512 ? sc__ssdf_bounds_avx512
-                 : isa == SC_ISA_AVX2 ? sc__ssdf_bounds_avx2
-                                      : sc__ssdf_bounds_generic;
-    job.leafmax = isa == SC_ISA_AVX512 ? sc__ssdf_leafmax_avx512
-                  : isa == SC_ISA_AVX2 ? sc__ssdf_leafmax_avx2
-                                       : sc__ssdf_leafmax_generic;
+    {
+        /* the per-ISA functions, indexed by SC_ISA_GENERIC, SC_ISA_AVX2, SC_ISA_AVX512 */
+        static const sc__ssdf_rows_fn rows[3] = {sc__ssdf_rows_generic, sc__ssdf_rows_avx2,
+                                                 sc__ssdf_rows_avx512};
+        static const sc__ssdf_bounds_fn bounds[3] = {
+            sc__ssdf_bounds_generic, sc__ssdf_bounds_avx2, sc__ssdf_bounds_avx512};
+        static const sc__ssdf_leafmax_fn leafmax[3] = {
+            sc__ssdf_leafmax_generic, sc__ssdf_leafmax_avx2, sc__ssdf_leafmax_avx512};
+        job.fn = rows[isa];
+        job.bounds = bounds[isa];
+        job.leafmax = leafmax[isa];
+    }
     job.pc = pc;
     job.eps = eps;
     job.x = x;

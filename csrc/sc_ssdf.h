@@ -55,18 +55,18 @@ typedef struct sc_cloud {
  * (+ 1 for the rounding of the bounds) keeps every dropped share below 1e-18
  * of every output's scale.  A leaf is kept when its bound max log a -
  * dist^2(x, box) / eps reaches best - T - slack (best within 1 of s*); one
- * depth-first walk serves up to 16 nearby Morton-consecutive queries (their box),
- * listing every leaf any of them may keep, and each query scans that list
+ * depth-first walk serves up to 16 nearby Morton-consecutive queries (their
+ * box), listing every leaf any of them may keep, and each query scans that list
  * with the per-ISA helpers below (sc_ssdf.c, query_blocks, shows that what a
- * query keeps does not depend on its group).  The dense kernel then runs on
- * the kept leaves in place: O(log n + kept) per query instead of O(n); within the kept leaves the kernel also skips every group
- * of SC_PAD samples whose s_i all fall below s* - T (its own exact s*; groups of SC_PAD
- * whatever the vector width, so every ISA drops the same samples).  Queries are taken
- * in Morton order per chunk (for the cache; order changes nothing else).  The kept set
- * depends only on x, so the value is still bitwise the same whatever the order, the
- * batch or the threads.  Results
- * equal the dense computation (SC_DENSE, or clouds without an index) to
- * rounding (tests: 1e-13 of each output's scale at every order).
+ * query keeps does not depend on its group).  The dense kernel then runs on the
+ * kept leaves in place: O(log n + kept) per query instead of O(n); within them it
+ * also skips every group of SC_PAD samples whose s_i all fall below s* - T (its
+ * own exact s*; groups of SC_PAD whatever the vector width, so every ISA drops the
+ * same samples).  Queries are taken in Morton order per chunk (for the cache and
+ * the shared walks).  The kept set depends only on x, so the value is still
+ * bitwise the same whatever the order, the batch or the threads.  Results equal
+ * the dense computation (SC_DENSE, or clouds without an index) to rounding
+ * (tests: 1e-13 of each output's scale at every order).
  */
 typedef struct sc_packed_cloud {
     int dim;
