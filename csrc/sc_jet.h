@@ -243,10 +243,8 @@ static inline void sc_jet_func(const sc_jet_ctx *c, int na, double *out, const d
     SC_JET_SPECIALIZE(sc__jet_func, c, na, out, a, f0, f1, f2)
 }
 
-/* out += s * s_k * b, s_k a coordinate variable whose value is 0 (a tangent-space
- * perturbation); no-op when k >= na.  out must not alias b. */
-static inline void sc_jet_var_madd(const sc_jet_ctx *c, int na, double *out, double s, int k,
-                                   const double *b)
+SC_JET_KERNEL void sc__jet_var_madd(const sc_jet_ctx *c, int na, double *restrict out, double s,
+                                    int k, const double *b)
 {
     int j;
     if (c->order < 1 || k >= na) {
@@ -254,10 +252,24 @@ static inline void sc_jet_var_madd(const sc_jet_ctx *c, int na, double *out, dou
     }
     out[1 + k] += s * b[0];
     if (c->order >= 2) {
-        for (j = 0; j < na; j++) {
-            out[sc_jet_hidx(c, k, j)] += (j == k ? 2.0 : 1.0) * s * b[1 + j];
+        /* entries (k, j): row k of the triangle for j <= k, column k below it */
+        double *row = out + 1 + c->n + k * (k + 1) / 2;
+        for (j = 0; j < k; j++) {
+            row[j] += s * b[1 + j];
+        }
+        row[k] += 2.0 * s * b[1 + k];
+        for (j = k + 1; j < na; j++) {
+            out[1 + c->n + j * (j + 1) / 2 + k] += s * b[1 + j];
         }
     }
+}
+
+/* out += s * s_k * b, s_k a coordinate variable whose value is 0 (a tangent-space
+ * perturbation); no-op when k >= na.  out must not alias b. */
+static inline void sc_jet_var_madd(const sc_jet_ctx *c, int na, double *out, double s, int k,
+                                   const double *b)
+{
+    SC_JET_SPECIALIZE(sc__jet_var_madd, c, na, out, s, k, b)
 }
 
 /* out's Hessian entry (i, j) += v (order 2, i and j < na; else no-op) */

@@ -163,9 +163,10 @@ static void mat_apply(const scm_t *S, int na, double **out, const double *M, int
     }
 }
 
-/* out = f0 + f1 . (y - y0) + (y - y0)^T f2 (y - y0) / 2 as a jet of the jets y */
-static void compose(const scm_t *S, int na, double *out, double f0, const double *f1,
-                    const double *f2, double *const *y)
+/* out = f0 + f1 . (y - y0) + (y - y0)^T f2 (y - y0) / 2 as a jet of the jets y (compose:
+ * na dispatched as in sc_jet.h) */
+SC_JET_KERNEL void compose_k(const scm_t *S, int na, double *out, double f0, const double *f1,
+                             const double *f2, double *const *y)
 {
     const sc_jet_ctx *c = &S->c;
     const int D = S->D;
@@ -204,6 +205,12 @@ static void compose(const scm_t *S, int na, double *out, double f0, const double
             }
         }
     }
+}
+
+static void compose(const scm_t *S, int na, double *out, double f0, const double *f1,
+                    const double *f2, double *const *y)
+{
+    SC_JET_SPECIALIZE(compose_k, S, na, out, f0, f1, f2, y)
 }
 
 /* Wrench accumulator: the sample forces summed by owner, F[X], and the world torques of
