@@ -45,7 +45,7 @@
     #define SC_SCM_CONTACT sc__contact_generic
 #endif
 
-#define SC_SCM_NJETS 136 /* jets in the arena (+1 sink); see jalloc */
+#define SC_SCM_NJETS 216 /* jets in the arena (+1 sink); see jalloc */
 #define SC_SCM_MAXV 24   /* 4 nv in 3D */
 #define SC_SCM_JLEN (1 + SC_SCM_MAXV + SC_SCM_MAXV * (SC_SCM_MAXV + 1) / 2)
 #define SC_SCM_NOVAR 1000000 /* past every jet: a frozen body's variables are constants */
@@ -81,12 +81,16 @@ typedef struct {
     double *arena;
     int used, overflow;
     int pv[2], vv[2]; /* first pose / velocity variable of each body (SC_SCM_NOVAR: frozen) */
+    /* 3D, per owner O (pose-only jets): a sample p of O is at y = y0[O] + Q[O] p in the
+       other body's frame (sample_geometry) */
+    double *Q[2][3][3], *y0[2][3];
 } scm_t;
 
 static double *jalloc(scm_t *S)
 {
-    /* 68 persistent jets in 3D (the soft minimum, its reference sample's Phi, A, B, their
-     * accumulators, the per-owner kinematics) + 16 D + 6 per sample = 122 at most.  Past
+    /* 164 persistent jets in 3D (the soft minimum, its reference sample's Phi, A, B, their
+     * accumulators with the moments, the per-owner kinematics with L, N, Q and y0) + 12 D +
+     * 6 per sample (3D: no rO, rK temporaries) = 206 at most.  Past
      * the arena (a bug), every request gets the sink slot and sc_contact reports
      * SC_ENOMEM instead of writing out of bounds. */
     if (S->used >= SC_SCM_NJETS) {
@@ -215,35 +219,49 @@ static void compose(const scm_t *S, int na, double *out, double f0, const double
 
 /* Wrench accumulator: the sample forces summed by owner, F[X], and the world torques of
  * each owner's own sample forces about its origin, T[X] (2D: T[X][0]).  A force f at a
- * sample of owner O with world lever arm r_O = x - t_O acts on O with torque r_O x f and
- * (as -f) on the other body K with torque -(r_K x f), r_K = r_O + d_O, d_O = t_O + dt_O -
- * t_K - dt_K the same for all of O's samples: so per sample only r_O x f is added (to
- * T[O]), and body X's torque T[X] - T[K] - d_K x F[K] is formed once at the end.  The
- * body frame rotation Exp(-dth) R^T of the 3D torques, also shared, is applied once too. */
+ * sample of owner O acts on O with torque r_O x f, r_O = x - t_O = L_O p the world lever
+ * arm (p the sample's body-frame position, a constant; L_O = R_O Exp(dth_O) the same for
+ * all of O's samples).
+ *   2D: r_O x f is added to T[O] per sample (two jet products).
+ *   3D: the first moments P[X][b][j] = sum p_b f_j are accumulated instead (nine scalars
+ *   times a jet, cheaper than six jet products in 12 or 24 variables), and T[O] =
+ *   sum_b L_O e_b x P[O][b] is formed once at the end (wacc_torques).  In 2D, with 6 or 12
+ *   variables, the moments measured no faster at second order and slower at first.
+ * The force also acts (as -f) on the other body K, with torque -(r_K x f), r_K = r_O + d_O,
+ * d_O = t_O + dt_O - t_K - dt_K the same for all of O's samples: body X's torque T[X] -
+ * T[K] - d_K x F[K] is formed once at the end (wacc_finish), as is the body frame rotation
+ * Exp(-dth) R^T of the 3D torques. */
 typedef struct {
-    double *F[2][3], *T[2][3];
+    double *F[2][3], *P[2][3][3], *T[2][3];
 } wacc_t;
 
 static void wacc_init(scm_t *S, int na, wacc_t *w)
 {
-    int X, a;
+    int X, a, b;
     for (X = 0; X < 2; X++) {
-        for (a = 0; a < 3; a++) {
+        for (a = 0; a < S->D; a++) {
             w->F[X][a] = jalloc(S);
-            w->T[X][a] = jalloc(S);
             sc_jet_const(&S->c, na, w->F[X][a], 0.0);
+            for (b = 0; S->D == 3 && b < 3; b++) {
+                w->P[X][b][a] = jalloc(S);
+                sc_jet_const(&S->c, na, w->P[X][b][a], 0.0);
+            }
+        }
+        for (a = 0; a < (S->D == 2 ? 1 : 3); a++) {
+            w->T[X][a] = jalloc(S);
             sc_jet_const(&S->c, na, w->T[X][a], 0.0);
         }
     }
 }
 
-/* add the force F (D jets) on the owner O at the sample with lever arm rO */
-static void wacc_add(const scm_t *S, int na, wacc_t *w, double *const *F, int O,
+/* add the force F (D jets) on the owner O at its sample p (body frame; 2D: world lever arm
+ * rO) */
+static void wacc_add(const scm_t *S, int na, wacc_t *w, double *const *F, int O, const double *p,
                      double *const *rO)
 {
     const sc_jet_ctx *c = &S->c;
     const int D = S->D;
-    int a;
+    int a, b;
     for (a = 0; a < D; a++) {
         sc_jet_axpy(c, na, w->F[O][a], 1.0, F[a]);
     }
@@ -252,10 +270,31 @@ static void wacc_add(const scm_t *S, int na, wacc_t *w, double *const *F, int O,
         sc_jet_madd(c, na, w->T[O][0], -1.0, rO[1], F[0]);
         return;
     }
-    for (a = 0; a < 3; a++) {
-        const int i = (a + 1) % 3, j = (a + 2) % 3;
-        sc_jet_madd(c, na, w->T[O][a], 1.0, rO[i], F[j]);
-        sc_jet_madd(c, na, w->T[O][a], -1.0, rO[j], F[i]);
+    for (b = 0; b < 3; b++) {
+        for (a = 0; a < 3; a++) {
+            sc_jet_axpy(c, na, w->P[O][b][a], p[b], F[a]);
+        }
+    }
+}
+
+/* 3D: T[X] = sum_b L_X e_b x P[X][b], the world torque of X's own sample forces about X's
+ * origin; L[X][i][b] = (R_X Exp(dth_X) e_b)_i.  (2D: T was accumulated directly.) */
+static void wacc_torques(const scm_t *S, int na, wacc_t *w, double *(*L)[3][3])
+{
+    const sc_jet_ctx *c = &S->c;
+    int X, a, b;
+    if (S->D == 2) {
+        return;
+    }
+    for (X = 0; X < 2; X++) {
+        for (a = 0; a < 3; a++) {
+            const int i = (a + 1) % 3, j = (a + 2) % 3;
+            sc_jet_const(c, na, w->T[X][a], 0.0);
+            for (b = 0; b < 3; b++) {
+                sc_jet_madd(c, na, w->T[X][a], 1.0, L[X][i][b], w->P[X][b][j]);
+                sc_jet_madd(c, na, w->T[X][a], -1.0, L[X][j][b], w->P[X][b][i]);
+            }
+        }
     }
 }
 
@@ -302,7 +341,8 @@ static void wacc_finish(const scm_t *S, int na, wacc_t *w, double *(*d)[3], doub
     }
 }
 
-/* the sample's geometry as pose-only jets: rO, rK (world lever arms), y (K frame), Phi */
+/* the sample's geometry as pose-only jets: rO, rK (world lever arms; 2D only), y (K frame),
+ * Phi */
 static void sample_geometry(scm_t *S, ptrdiff_t k, double *p, double **rO, double **rK,
                             double **y, double *Phi)
 {
@@ -312,7 +352,22 @@ static void sample_geometry(scm_t *S, ptrdiff_t k, double *p, double **rO, doubl
     const ptrdiff_t kk = O == 0 ? k : k - S->I;
     const sc_packed_cloud *own = S->cl[O];
     double *pc[3] = {NULL, NULL, NULL}, *tmp[3] = {NULL, NULL, NULL};
-    int a;
+    int a, b;
+    if (D == 3) {
+        /* y = y0_O + Q_O p (rO and rK are not needed in 3D) */
+        for (a = 0; a < 3; a++) {
+            p[a] = own->data[a * own->npad + kk];
+        }
+        for (a = 0; a < 3; a++) {
+            sc_jet_lin(c, na, y[a], 1.0, S->y0[O][a], 0.0, NULL);
+            for (b = 0; b < 3; b++) {
+                sc_jet_axpy(c, na, y[a], p[b], S->Q[O][a][b]);
+            }
+            y[a][0] = S->y[k * D + a];
+        }
+        compose(S, na, Phi, S->phi[k], S->g + k * D, S->h + k * D * D, y);
+        return;
+    }
     for (a = 0; a < D; a++) {
         p[a] = own->data[a * own->npad + kk];
         pc[a] = jalloc(S);
@@ -352,6 +407,8 @@ typedef struct {
     double *d[2][3];      /* d_O = t_O + dt_O - t_K - dt_K, per owner (full, linear) */
     double *Om[2][3];     /* w_O - w_K, world angular velocities (full; 2D: [0]) */
     double *cv[2][3];     /* v_O - v_K - w_K x d_O (full) */
+    double *L[2][3][3];   /* 3D: L_O = R_O Exp(dth_O), r_O = L_O p (full) */
+    double *N[2][3][3];   /* 3D: (Om_O x) L_O, u = cv_O + N_O p (full; with friction) */
 } acc_t;
 
 /* The pair's cut (docs/method.md, "Exact pruning"): a pair whose soft minimum m exceeds
@@ -477,22 +534,50 @@ static int halfspace_bound(const scm_t *S, int K, const sc_contact_params *prm, 
     return st;
 }
 
-/* wacc_add on the values alone (order 0): the same operations on the jets' first entries */
-static void wacc_add0(const wacc_t *w, int D, int O, const double *rO, const double *F)
+/* wacc_add on the values alone (order 0): the same operations as on the jets' first
+ * entries, into plain sums (F[O][a] at v[O][a], T[O] at v[O][3] (2D) or P[O][b][a]
+ * at v[O][3 + 3 b + a] (3D)), stored into the jets once after the samples */
+typedef struct {
+    double v[2][12];
+} wacc0_t;
+
+static inline void wacc_add0(wacc0_t *w, int D, int O, const double *p, const double *rO,
+                             const double *F)
 {
-    int a;
+    double *v = w->v[O];
+    int a, b;
     for (a = 0; a < D; a++) {
-        w->F[O][a][0] += F[a];
+        v[a] += 1.0 * F[a];
     }
     if (D == 2) {
-        w->T[O][0][0] += rO[0] * F[1];
-        w->T[O][0][0] += -rO[1] * F[0];
+        v[3] += rO[0] * F[1];
+        v[3] += -rO[1] * F[0];
         return;
     }
-    for (a = 0; a < 3; a++) {
-        const int i = (a + 1) % 3, j = (a + 2) % 3;
-        w->T[O][a][0] += rO[i] * F[j];
-        w->T[O][a][0] += -rO[j] * F[i];
+    for (b = 0; b < 3; b++) {
+        for (a = 0; a < 3; a++) {
+            v[3 + 3 * b + a] += p[b] * F[a];
+        }
+    }
+}
+
+/* the plain sums of wacc_add0 into the accumulator's jets (order 0: their values) */
+static void wacc_store0(const wacc0_t *w0, int D, wacc_t *w)
+{
+    int X, a, b;
+    for (X = 0; X < 2; X++) {
+        for (a = 0; a < D; a++) {
+            w->F[X][a][0] = w0->v[X][a];
+        }
+        if (D == 2) {
+            w->T[X][0][0] = w0->v[X][3];
+            continue;
+        }
+        for (b = 0; b < 3; b++) {
+            for (a = 0; a < 3; a++) {
+                w->P[X][b][a][0] = w0->v[X][3 + 3 * b + a];
+            }
+        }
     }
 }
 
@@ -500,10 +585,9 @@ static void wacc_add0(const wacc_t *w, int D, int O, const double *rO, const dou
  * same order (so values are bitwise those of orders 1 and 2), on plain doubles: the
  * force pi_k G_k and, with friction, pi_k t_k / sqrt(|t_k|^2 + v_s^2), accumulated into
  * the order-0 wrench jets.  Writes pf (and forces) of sample k. */
-static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, int need_fric,
-                           double vs2, double *pf, double *forces)
+static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, wacc0_t *wa,
+                           wacc0_t *wb, int need_fric, double vs2, double *pf, double *forces)
 {
-    const wacc_t *wa = &Z->wa, *wb = &Z->wb;
     const int D = S->D, O = k < S->I ? 0 : 1, K = 1 - O;
     const ptrdiff_t kk = O == 0 ? k : k - S->I;
     const sc_packed_cloud *own = S->cl[O];
@@ -515,11 +599,16 @@ static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, int need
         p[a] = own->data[a * own->npad + kk];
     }
     for (a = 0; a < D; a++) {
-        rO[a] = RO[a * D] * p[0];
         G[a] = RK[a * D] * gk[0];
         for (j = 1; j < D; j++) {
-            rO[a] += RO[a * D + j] * p[j];
             G[a] += RK[a * D + j] * gk[j];
+        }
+    }
+    if (D == 2) {
+        /* the world lever arm (3D: the moments need none) */
+        for (a = 0; a < 2; a++) {
+            rO[a] = RO[a * 2] * p[0];
+            rO[a] += RO[a * 2 + 1] * p[1];
         }
     }
     for (a = 0; a < D; a++) {
@@ -528,7 +617,7 @@ static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, int need
             forces[k * D + a] = F[a];
         }
     }
-    wacc_add0(wa, D, O, rO, F);
+    wacc_add0(wa, D, O, p, rO, F);
     if (need_fric) {
         double u[3] = {0.0, 0.0, 0.0}, nu[3] = {0.0, 0.0, 0.0}, tg[3] = {0.0, 0.0, 0.0};
         double gg, nuu, tt, iq;
@@ -537,9 +626,10 @@ static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, int need
             u[1] = Z->cv[O][1][0] + Z->Om[O][0][0] * rO[0];
         } else {
             for (a = 0; a < 3; a++) {
-                const int i2 = (a + 1) % 3, j2 = (a + 2) % 3;
-                u[a] = Z->cv[O][a][0] + Z->Om[O][i2][0] * rO[j2];
-                u[a] += -Z->Om[O][j2][0] * rO[i2];
+                u[a] = 1.0 * Z->cv[O][a][0];
+                for (j = 0; j < 3; j++) {
+                    u[a] += p[j] * Z->N[O][a][j][0];
+                }
             }
         }
         gg = G[0] * G[0];
@@ -567,7 +657,7 @@ static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, int need
             F[a] = iq * tg[a];
             pf[k * D + a] = F[a];
         }
-        wacc_add0(wb, D, O, rO, F);
+        wacc_add0(wb, D, O, p, rO, F);
     } else {
         for (a = 0; a < D; a++) {
             pf[k * D + a] = 0.0;
@@ -583,6 +673,7 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
 {
     scm_t S;
     acc_t Z;
+    wacc0_t wa0, wb0; /* order 0: the accumulators' sums (wacc_add0) */
     sc_jet_ctx *c = &S.c;
     double *y, *g, *h, *t3, *phiw, *piw, *dphi, *pf, *sw, *arena, *PhiR = NULL;
     double *mark, *alist, *yc, *gc, *hc, *tc;
@@ -660,6 +751,8 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
     }
 
     memset(&S, 0, sizeof S);
+    memset(&wa0, 0, sizeof wa0);
+    memset(&wb0, 0, sizeof wb0);
     S.D = D;
     S.nv = nv;
     {
@@ -842,6 +935,14 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
                 Z.Om[O][aa] = jalloc(&S);
                 Z.cv[O][aa] = jalloc(&S);
             }
+            for (aa = 0; D == 3 && aa < 3; aa++) {
+                S.y0[O][aa] = jalloc(&S);
+                for (j = 0; j < 3; j++) {
+                    Z.L[O][aa][j] = jalloc(&S);
+                    Z.N[O][aa][j] = jalloc(&S);
+                    S.Q[O][aa][j] = jalloc(&S);
+                }
+            }
         }
         base = S.used; /* the temporaries below are released after this block */
         for (aa = 0; aa < 3; aa++) {
@@ -901,6 +1002,37 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
                 }
             }
         }
+        /* 3D: L_O, whose column b is R_O Exp(dth_O) e_b, N_O = (Om_O x) L_O (friction), and
+           the samples' positions in K's frame, y = Exp(-dth_K) R_K^T (L_O p + d_O) = Q_O p +
+           y0_O (for the jets only: the values of y are the SSDF's) */
+        for (O = 0; D == 3 && O < 2; O++) {
+            const int K = 1 - O;
+            int cb;
+            if (order >= 1) {
+                mat_apply(&S, nq, tmp, S.R[K], 1, Z.d[O]);
+                rot_apply(&S, nq, S.y0[O], tmp, K, -1.0);
+            }
+            for (cb = 0; cb < 3; cb++) {
+                double *col[3] = {Z.L[O][0][cb], Z.L[O][1][cb], Z.L[O][2][cb]};
+                double *qcol[3] = {S.Q[O][0][cb], S.Q[O][1][cb], S.Q[O][2][cb]};
+                for (aa = 0; aa < 3; aa++) {
+                    sc_jet_const(c, ns, tmp[3 + aa], aa == cb ? 1.0 : 0.0);
+                }
+                rot_apply(&S, ns, tmp, tmp + 3, O, 1.0);
+                mat_apply(&S, ns, col, S.R[O], 0, tmp);
+                if (order >= 1) {
+                    mat_apply(&S, nq, tmp, S.R[K], 1, col);
+                    rot_apply(&S, nq, qcol, tmp, K, -1.0);
+                }
+                for (aa = 0; need_fric && aa < 3; aa++) {
+                    const int i1 = (aa + 1) % 3, i2 = (aa + 2) % 3;
+                    double *nab = Z.N[O][aa][cb];
+                    sc_jet_const(c, ns, nab, 0.0);
+                    sc_jet_madd(c, ns, nab, 1.0, Z.Om[O][i1], Z.L[O][i2][cb]);
+                    sc_jet_madd(c, ns, nab, -1.0, Z.Om[O][i2], Z.L[O][i1][cb]);
+                }
+            }
+        }
     }
     S.used = base;
     sc_jet_const(c, nq, Z.mj, m);
@@ -945,7 +1077,7 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
             continue;
         }
         if (order == 0) {
-            sample_forces0(&S, k, &Z, need_fric, vs2, pf, forces);
+            sample_forces0(&S, k, &Z, &wa0, &wb0, need_fric, vs2, pf, forces);
             continue;
         }
         S.used = base;
@@ -989,7 +1121,7 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
                 forces[k * D + aa] = piG[aa][0];
             }
         }
-        wacc_add(&S, nq, &Z.wa, piG, O, rO);
+        wacc_add(&S, nq, &Z.wa, piG, O, p, rO);
 
         if (need_fric) {
             /* friction: full jets (pose and velocity variables) */
@@ -1005,22 +1137,24 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
             tt = jalloc(&S);
             ct = jalloc(&S);
             for (aa = 0; aa < D; aa++) {
-                sc_jet_promote(c, nq, ns, rO[aa]);
                 sc_jet_promote(c, nq, ns, G[aa]);
             }
             sc_jet_promote(c, nq, ns, pij);
-            /* u = v_O + w_O x rO - v_K - w_K x (rO + d_O) = cv_O + Om_O x rO */
+            /* u = v_O + w_O x rO - v_K - w_K x (rO + d_O) = cv_O + Om_O x rO (3D: = cv_O + N_O
+               p, scalars times jets) */
             if (D == 2) {
+                sc_jet_promote(c, nq, ns, rO[0]);
+                sc_jet_promote(c, nq, ns, rO[1]);
                 sc_jet_lin(c, ns, u[0], 1.0, Z.cv[O][0], 0.0, NULL);
                 sc_jet_lin(c, ns, u[1], 1.0, Z.cv[O][1], 0.0, NULL);
                 sc_jet_madd(c, ns, u[0], -1.0, Z.Om[O][0], rO[1]);
                 sc_jet_madd(c, ns, u[1], 1.0, Z.Om[O][0], rO[0]);
             } else {
                 for (aa = 0; aa < 3; aa++) {
-                    const int i2 = (aa + 1) % 3, j2 = (aa + 2) % 3;
                     sc_jet_lin(c, ns, u[aa], 1.0, Z.cv[O][aa], 0.0, NULL);
-                    sc_jet_madd(c, ns, u[aa], 1.0, Z.Om[O][i2], rO[j2]);
-                    sc_jet_madd(c, ns, u[aa], -1.0, Z.Om[O][j2], rO[i2]);
+                    for (j = 0; j < 3; j++) {
+                        sc_jet_axpy(c, ns, u[aa], p[j], Z.N[O][aa][j]);
+                    }
                 }
             }
             /* nu = G / sqrt(|G|^2 + tiny) (pose-only) */
@@ -1059,12 +1193,24 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
                 sc_jet_mul(c, ns, F[aa], ct, tg[aa]);
                 pf[k * D + aa] = F[aa][0];
             }
-            wacc_add(&S, ns, &Z.wb, F, O, rO);
+            wacc_add(&S, ns, &Z.wb, F, O, p, rO);
         } else {
             for (aa = 0; aa < D; aa++) {
                 pf[k * D + aa] = 0.0;
             }
         }
+    }
+
+    if (order == 0) {
+        wacc_store0(&wa0, D, &Z.wa);
+        if (need_fric) {
+            wacc_store0(&wb0, D, &Z.wb);
+        }
+    }
+    /* the owners' torques from the moments (wacc_torques) */
+    wacc_torques(&S, nq, &Z.wa, Z.L);
+    if (need_fric) {
+        wacc_torques(&S, ns, &Z.wb, Z.L);
     }
 
     if (order >= 1) {
