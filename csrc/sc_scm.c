@@ -179,7 +179,13 @@ SC_JET_KERNEL void compose_k(const scm_t *S, int na, double *out, double f0, con
     if (c->order < 1) {
         return;
     }
+    /* Exact zeros in f1 and f2 (a half-space's SSDF: constant gradient, no curvature) are
+     * skipped: the entries start at +0 and the y are finite, so adding their +-0 products
+     * would change no bit. */
     for (a = 0; a < D; a++) {
+        if (f1[a] == 0.0) {
+            continue;
+        }
         for (r = 0; r < na; r++) {
             out[1 + r] += f1[a] * y[a][1 + r];
         }
@@ -187,7 +193,10 @@ SC_JET_KERNEL void compose_k(const scm_t *S, int na, double *out, double f0, con
             out[r] += f1[a] * y[a][r];
         }
     }
-    if (c->order >= 2) {
+    for (a = 0, b = 0; c->order >= 2 && a < D * D; a++) {
+        b |= f2[a] != 0.0; /* f2 is read at order 2 only */
+    }
+    if (b) {
         double U[3][SC_SCM_MAXV];
         double *oh = out + 1 + c->n;
         for (a = 0; a < D; a++) {
