@@ -17,6 +17,9 @@ medians over rounds, hence the ratios come from one run on the same machine stat
   and the ``vmap``-ped ``rollout`` (XLA picks its own threads), outputs blocked on, with
   compilation excluded (warm-up first; the compile time is printed).
 
+Before each turn the runner waits until the process's other threads are idle
+(:func:`settle`): XLA's worker threads spin for ~0.1 s after a JAX call and, on two cores,
+would otherwise slow down whichever case comes next.
 The number of calls per round is set so that a round of a case lasts ~``--target`` ms;
 slow cases (the tori's rollouts) get fewer rounds (at least 3) so that a case spends at
 most ``--budget`` s.  Then a markdown table per scene (rows: value-only step, step + first
@@ -52,6 +55,7 @@ import os
 import platform
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -76,6 +80,48 @@ NA = "—"
 # ------------------------------------------------------------------------------------------
 # interleaved timing
 # ------------------------------------------------------------------------------------------
+def _other_threads_ticks() -> int | None:
+    """CPU time (clock ticks) used so far by this process's threads other than the calling
+    one, from ``/proc/self/task`` (None where that does not exist)."""
+    try:
+        me = str(threading.get_native_id())
+        tot = 0
+        for t in os.listdir("/proc/self/task"):
+            if t == me:
+                continue
+            try:
+                with open(f"/proc/self/task/{t}/stat") as f:
+                    st = f.read().rsplit(")", 1)[1].split()
+            except OSError:  # the thread ended meanwhile
+                continue
+            tot += int(st[11]) + int(st[12])  # utime + stime
+        return tot
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def settle(window=0.02, quiet=2, max_wait=0.5) -> float:
+    """Wait until the other threads of this process are idle: ``quiet`` consecutive windows
+    of ``window`` s in which they used no CPU, at most ``max_wait`` s (a fixed 0.1 s
+    without ``/proc``).  XLA's worker threads keep spinning for ~0.1 s after a JAX call
+    (measured here: ~0.8 of a core in the first 25 ms, ~0.2 for the next 100 ms); on two
+    cores they steal time from whatever runs next, so without this pause the case after a
+    JAX case (softcontact's ``sc0`` in every round) measured up to ~1.3x slow.  Returns the
+    seconds waited."""
+    t0 = time.perf_counter()
+    last = _other_threads_ticks()
+    if last is None:
+        time.sleep(0.1)
+        return time.perf_counter() - t0
+    n = 0
+    while n < quiet and time.perf_counter() - t0 < max_wait:
+        time.sleep(window)
+        now = _other_threads_ticks()
+        n = n + 1 if now == last else 0
+        last = now
+    return time.perf_counter() - t0
+
+
 @dataclasses.dataclass(eq=False)
 class Case:
     key: str
@@ -100,7 +146,9 @@ def measure(cases, rounds, target=0.02, budget=8.0, min_rounds=3, out=None):
     rounds (``rounds``, fewer if that would take more than ``budget`` s, never fewer than
     ``min_rounds``), then time round-robin: round r gives each case that still needs one
     its turn.  A case whose warm-up raises is kept with ``error`` set (shown as n/a).
-    (JAX functions are compiled ahead of time in :func:`jax_cases`, not here.)"""
+    (JAX functions are compiled ahead of time in :func:`jax_cases`, not here.)  Before
+    each timed turn the other threads of the process are let go idle (:func:`settle`), so
+    that no library's leftover worker threads share the cores with the next case."""
     live = []
     for c in cases:
         if c.fn is None:
@@ -128,6 +176,7 @@ def measure(cases, rounds, target=0.02, budget=8.0, min_rounds=3, out=None):
             if len(c.times) >= c.rounds:
                 continue
             fn, n = c.fn, c.calls
+            settle()
             t0 = time.perf_counter()
             for _ in range(n):
                 fn()
