@@ -81,18 +81,18 @@ typedef struct {
     double *arena;
     int used, overflow;
     int pv[2], vv[2]; /* first pose / velocity variable of each body (SC_SCM_NOVAR: frozen) */
-    /* 3D, per owner O (pose-only jets): a sample p of O is at y = y0[O] + Q[O] p in the
-       other body's frame (sample_geometry) */
-    double *Q[2][3][3], *y0[2][3];
+    /* per owner O, shared by its samples p: the world lever arm r_O = L[O] p, L_O = R_O
+       Exp(dth_O) (full jets), and y = Q[O] p + y0[O] in the other body's frame (pose-only
+       jets; sample_geometry) */
+    double *L[2][3][3], *Q[2][3][3], *y0[2][3];
 } scm_t;
 
 static double *jalloc(scm_t *S)
 {
     /* 164 persistent jets in 3D (the soft minimum, its reference sample's Phi, A, B, their
-     * accumulators with the moments, the per-owner kinematics with L, N, Q and y0) + 12 D +
-     * 6 per sample (3D: no rO, rK temporaries) = 206 at most.  Past
-     * the arena (a bug), every request gets the sink slot and sc_contact reports
-     * SC_ENOMEM instead of writing out of bounds. */
+     * accumulators with the moments, the per-owner kinematics with L, N, Q and y0) + 11 D +
+     * 6 per sample = 203 at most.  Past the arena (a bug), every request gets the sink slot
+     * and sc_contact reports SC_ENOMEM instead of writing out of bounds. */
     if (S->used >= SC_SCM_NJETS) {
         S->overflow = 1;
         return S->arena + (ptrdiff_t)SC_SCM_NJETS * S->c.len;
@@ -350,58 +350,34 @@ static void wacc_finish(const scm_t *S, int na, wacc_t *w, double *(*d)[3], doub
     }
 }
 
-/* the sample's geometry as pose-only jets: rO, rK (world lever arms; 2D only), y (K frame),
- * Phi */
-static void sample_geometry(scm_t *S, ptrdiff_t k, double *p, double **rO, double **rK,
-                            double **y, double *Phi)
+/* the sample's geometry as pose-only jets: y (K frame), Phi, and in 2D rO (world lever arm;
+ * 3D needs none: the moments and N p replace it) */
+static void sample_geometry(scm_t *S, ptrdiff_t k, double *p, double **rO, double **y,
+                            double *Phi)
 {
     const sc_jet_ctx *c = &S->c;
     const int D = S->D, na = S->nq;
-    const int O = k < S->I ? 0 : 1, K = 1 - O;
+    const int O = k < S->I ? 0 : 1;
     const ptrdiff_t kk = O == 0 ? k : k - S->I;
     const sc_packed_cloud *own = S->cl[O];
-    double *pc[3] = {NULL, NULL, NULL}, *tmp[3] = {NULL, NULL, NULL};
     int a, b;
-    if (D == 3) {
-        /* y = y0_O + Q_O p (rO and rK are not needed in 3D) */
-        for (a = 0; a < 3; a++) {
-            p[a] = own->data[a * own->npad + kk];
-        }
-        for (a = 0; a < 3; a++) {
-            sc_jet_lin(c, na, y[a], 1.0, S->y0[O][a], 0.0, NULL);
-            for (b = 0; b < 3; b++) {
-                sc_jet_axpy(c, na, y[a], p[b], S->Q[O][a][b]);
-            }
-            y[a][0] = S->y[k * D + a];
-        }
-        compose(S, na, Phi, S->phi[k], S->g + k * D, S->h + k * D * D, y);
-        return;
-    }
     for (a = 0; a < D; a++) {
         p[a] = own->data[a * own->npad + kk];
-        pc[a] = jalloc(S);
-        tmp[a] = jalloc(S);
-        sc_jet_const(c, na, pc[a], p[a]);
     }
-    /* rO = R_O Exp(dth_O) p */
-    rot_apply(S, na, tmp, pc, O, 1.0);
-    mat_apply(S, na, rO, S->R[O], 0, tmp);
-    /* rK = t_O + dt_O + rO - t_K - dt_K */
-    for (a = 0; a < D; a++) {
-        sc_jet_lin(c, na, rK[a], 1.0, rO[a], 0.0, NULL);
-        rK[a][0] += S->t[O][a] - S->t[K][a];
-        if (S->pv[O] < na) {
-            rK[a][1 + S->pv[O] + a] += 1.0;
-        }
-        if (S->pv[K] < na) {
-            rK[a][1 + S->pv[K] + a] -= 1.0;
+    if (D == 2) {
+        /* rO = L_O p: its values are R_O p, as in sample_forces0 */
+        for (a = 0; a < 2; a++) {
+            sc_jet_lin(c, na, rO[a], p[0], S->L[O][a][0], 0.0, NULL);
+            sc_jet_axpy(c, na, rO[a], p[1], S->L[O][a][1]);
         }
     }
-    /* y = Exp(-dth_K) R_K^T rK; its value is replaced by the one the SSDF saw (equal up to
+    /* y = y0_O + Q_O p; its value is replaced by the one the SSDF saw (equal up to
      * rounding) so that Phi and grad phi are evaluated exactly there */
-    mat_apply(S, na, tmp, S->R[K], 1, rK);
-    rot_apply(S, na, y, tmp, K, -1.0);
     for (a = 0; a < D; a++) {
+        sc_jet_lin(c, na, y[a], 1.0, S->y0[O][a], 0.0, NULL);
+        for (b = 0; b < D; b++) {
+            sc_jet_axpy(c, na, y[a], p[b], S->Q[O][a][b]);
+        }
         y[a][0] = S->y[k * D + a];
     }
     compose(S, na, Phi, S->phi[k], S->g + k * D, S->h + k * D * D, y);
@@ -416,7 +392,6 @@ typedef struct {
     double *d[2][3];      /* d_O = t_O + dt_O - t_K - dt_K, per owner (full, linear) */
     double *Om[2][3];     /* w_O - w_K, world angular velocities (full; 2D: [0]) */
     double *cv[2][3];     /* v_O - v_K - w_K x d_O (full) */
-    double *L[2][3][3];   /* 3D: L_O = R_O Exp(dth_O), r_O = L_O p (full) */
     double *N[2][3][3];   /* 3D: (Om_O x) L_O, u = cv_O + N_O p (full; with friction) */
 } acc_t;
 
@@ -944,12 +919,14 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
                 Z.Om[O][aa] = jalloc(&S);
                 Z.cv[O][aa] = jalloc(&S);
             }
-            for (aa = 0; D == 3 && aa < 3; aa++) {
+            for (aa = 0; aa < D; aa++) {
                 S.y0[O][aa] = jalloc(&S);
-                for (j = 0; j < 3; j++) {
-                    Z.L[O][aa][j] = jalloc(&S);
-                    Z.N[O][aa][j] = jalloc(&S);
+                for (j = 0; j < D; j++) {
+                    S.L[O][aa][j] = jalloc(&S);
                     S.Q[O][aa][j] = jalloc(&S);
+                    if (D == 3) {
+                        Z.N[O][aa][j] = jalloc(&S);
+                    }
                 }
             }
         }
@@ -1011,20 +988,21 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
                 }
             }
         }
-        /* 3D: L_O, whose column b is R_O Exp(dth_O) e_b, N_O = (Om_O x) L_O (friction), and
-           the samples' positions in K's frame, y = Exp(-dth_K) R_K^T (L_O p + d_O) = Q_O p +
-           y0_O (for the jets only: the values of y are the SSDF's) */
-        for (O = 0; D == 3 && O < 2; O++) {
+        /* L_O, whose column b is R_O Exp(dth_O) e_b (3D: also at order 0, for N and the
+           torques), 3D: N_O = (Om_O x) L_O (friction), and the samples' positions in K's
+           frame, y = Exp(-dth_K) R_K^T (L_O p + d_O) = Q_O p + y0_O (for the jets only: the
+           values of y are the SSDF's) */
+        for (O = 0; O < 2 && (D == 3 || order >= 1); O++) {
             const int K = 1 - O;
             int cb;
             if (order >= 1) {
                 mat_apply(&S, nq, tmp, S.R[K], 1, Z.d[O]);
                 rot_apply(&S, nq, S.y0[O], tmp, K, -1.0);
             }
-            for (cb = 0; cb < 3; cb++) {
-                double *col[3] = {Z.L[O][0][cb], Z.L[O][1][cb], Z.L[O][2][cb]};
-                double *qcol[3] = {S.Q[O][0][cb], S.Q[O][1][cb], S.Q[O][2][cb]};
-                for (aa = 0; aa < 3; aa++) {
+            for (cb = 0; cb < D; cb++) {
+                double *col[3] = {S.L[O][0][cb], S.L[O][1][cb], S.L[O][D - 1][cb]};
+                double *qcol[3] = {S.Q[O][0][cb], S.Q[O][1][cb], S.Q[O][D - 1][cb]};
+                for (aa = 0; aa < D; aa++) {
                     sc_jet_const(c, ns, tmp[3 + aa], aa == cb ? 1.0 : 0.0);
                 }
                 rot_apply(&S, ns, tmp, tmp + 3, O, 1.0);
@@ -1033,12 +1011,12 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
                     mat_apply(&S, nq, tmp, S.R[K], 1, col);
                     rot_apply(&S, nq, qcol, tmp, K, -1.0);
                 }
-                for (aa = 0; need_fric && aa < 3; aa++) {
+                for (aa = 0; D == 3 && need_fric && aa < 3; aa++) {
                     const int i1 = (aa + 1) % 3, i2 = (aa + 2) % 3;
                     double *nab = Z.N[O][aa][cb];
                     sc_jet_const(c, ns, nab, 0.0);
-                    sc_jet_madd(c, ns, nab, 1.0, Z.Om[O][i1], Z.L[O][i2][cb]);
-                    sc_jet_madd(c, ns, nab, -1.0, Z.Om[O][i2], Z.L[O][i1][cb]);
+                    sc_jet_madd(c, ns, nab, 1.0, Z.Om[O][i1], S.L[O][i2][cb]);
+                    sc_jet_madd(c, ns, nab, -1.0, Z.Om[O][i2], S.L[O][i1][cb]);
                 }
             }
         }
@@ -1056,7 +1034,7 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
      * where the weight sits (dm ~ dR), so the split adds no cancellation of note; the
      * values are those of order 0 bit for bit (both factors have value 1 and pi_k(0)). */
     if (order >= 1) {
-        double p[3], *rO[3], *rK[3], *yy[3];
+        double p[3], *rO[3], *yy[3];
         ptrdiff_t kr = 0;
         int aa;
         for (k = 1; k < n; k++) {
@@ -1066,15 +1044,14 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
         S.used = base + 1;
         for (aa = 0; aa < D; aa++) {
             rO[aa] = jalloc(&S);
-            rK[aa] = jalloc(&S);
             yy[aa] = jalloc(&S);
         }
-        sample_geometry(&S, kr, p, rO, rK, yy, PhiR);
+        sample_geometry(&S, kr, p, rO, yy, PhiR);
         base++; /* PhiR stays */
     }
     for (k = 0; k < n; k++) {
         const int O = k < I ? 0 : 1, K = 1 - O;
-        double p[3], *rO[3], *rK[3], *yy[3], *Phi, *gj[3], *G[3], *pij, *piG[3], *tmp[6];
+        double p[3], *rO[3], *yy[3], *Phi, *gj[3], *G[3], *pij, *piG[3], *tmp[6];
         int aa;
         if (mark[k] == 0.0) {
             for (aa = 0; aa < D; aa++) {
@@ -1092,7 +1069,6 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
         S.used = base;
         for (aa = 0; aa < D; aa++) {
             rO[aa] = jalloc(&S);
-            rK[aa] = jalloc(&S);
             yy[aa] = jalloc(&S);
             gj[aa] = jalloc(&S);
             G[aa] = jalloc(&S);
@@ -1102,7 +1078,7 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
         }
         Phi = jalloc(&S);
         pij = jalloc(&S);
-        sample_geometry(&S, k, p, rO, rK, yy, Phi);
+        sample_geometry(&S, k, p, rO, yy, Phi);
         {
             /* the soft minimum: dm = sum pi dPhi, d2m = sum pi d2Phi - (centred, below) */
             double *mg = Z.mj + 1, *mh = Z.mj + 1 + c->n;
@@ -1217,9 +1193,9 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
         }
     }
     /* the owners' torques from the moments (wacc_torques) */
-    wacc_torques(&S, nq, &Z.wa, Z.L);
+    wacc_torques(&S, nq, &Z.wa, S.L);
     if (need_fric) {
-        wacc_torques(&S, ns, &Z.wb, Z.L);
+        wacc_torques(&S, ns, &Z.wb, S.L);
     }
 
     if (order >= 1) {
