@@ -106,16 +106,24 @@ def settle(window=0.02, quiet=2, max_wait=0.5) -> float:
     without ``/proc``).  XLA's worker threads keep spinning for ~0.1 s after a JAX call
     (measured here: ~0.8 of a core in the first 25 ms, ~0.2 for the next 100 ms); on two
     cores they steal time from whatever runs next, so without this pause the case after a
-    JAX case (softcontact's ``sc0`` in every round) measured up to ~1.3x slow.  Returns the
-    seconds waited."""
+    JAX case (softcontact's ``sc0`` in every round) measured up to ~1.3x slow.  The wait
+    is a busy loop, not a sleep: after an idle pause this virtual machine runs the next
+    few milliseconds measurably slower (~10 %), which would hit the case after the pause
+    instead.  Returns the seconds waited."""
     t0 = time.perf_counter()
     last = _other_threads_ticks()
+
+    def spin(s):
+        t1 = time.perf_counter()
+        while time.perf_counter() - t1 < s:
+            pass
+
     if last is None:
-        time.sleep(0.1)
+        spin(0.1)
         return time.perf_counter() - t0
     n = 0
     while n < quiet and time.perf_counter() - t0 < max_wait:
-        time.sleep(window)
+        spin(window)
         now = _other_threads_ticks()
         n = n + 1 if now == last else 0
         last = now
