@@ -167,6 +167,22 @@ static void mat_apply(const scm_t *S, int na, double **out, const double *M, int
     }
 }
 
+/* out = R_X Exp(dth_X) in (body X's frame to the world) and out = Exp(-dth_X) R_X^T in (the
+ * world to X's frame); tmp: D scratch jets (none of them aliases out or in) */
+static void to_world(const scm_t *S, int na, double **out, double *const *in, int X,
+                     double **tmp)
+{
+    rot_apply(S, na, tmp, in, X, 1.0);
+    mat_apply(S, na, out, S->R[X], 0, tmp);
+}
+
+static void to_body(const scm_t *S, int na, double **out, double *const *in, int X,
+                    double **tmp)
+{
+    mat_apply(S, na, tmp, S->R[X], 1, in);
+    rot_apply(S, na, out, tmp, X, -1.0);
+}
+
 /* out = f0 + f1 . (y - y0) + (y - y0)^T f2 (y - y0) / 2 as a jet of the jets y (compose:
  * na dispatched as in sc_jet.h) */
 SC_JET_KERNEL void compose_k(const scm_t *S, int na, double *out, double f0, const double *f1,
@@ -174,7 +190,7 @@ SC_JET_KERNEL void compose_k(const scm_t *S, int na, double *out, double f0, con
 {
     const sc_jet_ctx *c = &S->c;
     const int D = S->D;
-    int a, b, r, s;
+    int a, b, r, s, curved = 0;
     sc_jet_const(c, na, out, f0);
     if (c->order < 1) {
         return;
@@ -193,10 +209,10 @@ SC_JET_KERNEL void compose_k(const scm_t *S, int na, double *out, double f0, con
             out[r] += f1[a] * y[a][r];
         }
     }
-    for (a = 0, b = 0; c->order >= 2 && a < D * D; a++) {
-        b |= f2[a] != 0.0; /* f2 is read at order 2 only */
+    for (a = 0; c->order >= 2 && a < D * D; a++) {
+        curved |= f2[a] != 0.0; /* f2 is read at order 2 only */
     }
-    if (b) {
+    if (curved) {
         double U[3][SC_SCM_MAXV];
         double *oh = out + 1 + c->n;
         for (a = 0; a < D; a++) {
@@ -344,8 +360,7 @@ static void wacc_finish(const scm_t *S, int na, wacc_t *w, double *(*d)[3], doub
             sc_jet_lin(c, na, W[X * nv + 2], 1.0, w->T[X][0], 0.0, NULL);
         } else {
             /* body frame: Exp(-dth_X) R_X^T T_X */
-            mat_apply(S, na, tmp, S->R[X], 1, w->T[X]);
-            rot_apply(S, na, W + X * nv + 3, tmp, X, -1.0);
+            to_body(S, na, W + X * nv + 3, w->T[X], X, tmp);
         }
     }
 }
@@ -518,49 +533,22 @@ static int halfspace_bound(const scm_t *S, int K, const sc_contact_params *prm, 
     return st;
 }
 
-/* wacc_add on the values alone (order 0): the same operations as on the jets' first
- * entries, into plain sums (F[O][a] at v[O][a], T[O] at v[O][3] (2D) or P[O][b][a]
- * at v[O][3 + 3 b + a] (3D)), stored into the jets once after the samples */
-typedef struct {
-    double v[2][12];
-} wacc0_t;
-
-static inline void wacc_add0(wacc0_t *w, int D, int O, const double *p, const double *rO,
-                             const double *F)
+/* wacc_add on the values alone (order 0): the same operations on the jets' first entries */
+static void wacc_add0(const wacc_t *w, int D, int O, const double *p, const double *rO,
+                      const double *F)
 {
-    double *v = w->v[O];
     int a, b;
     for (a = 0; a < D; a++) {
-        v[a] += 1.0 * F[a];
+        w->F[O][a][0] += F[a];
     }
     if (D == 2) {
-        v[3] += rO[0] * F[1];
-        v[3] += -rO[1] * F[0];
+        w->T[O][0][0] += rO[0] * F[1];
+        w->T[O][0][0] += -rO[1] * F[0];
         return;
     }
     for (b = 0; b < 3; b++) {
         for (a = 0; a < 3; a++) {
-            v[3 + 3 * b + a] += p[b] * F[a];
-        }
-    }
-}
-
-/* the plain sums of wacc_add0 into the accumulator's jets (order 0: their values) */
-static void wacc_store0(const wacc0_t *w0, int D, wacc_t *w)
-{
-    int X, a, b;
-    for (X = 0; X < 2; X++) {
-        for (a = 0; a < D; a++) {
-            w->F[X][a][0] = w0->v[X][a];
-        }
-        if (D == 2) {
-            w->T[X][0][0] = w0->v[X][3];
-            continue;
-        }
-        for (b = 0; b < 3; b++) {
-            for (a = 0; a < 3; a++) {
-                w->P[X][b][a][0] = w0->v[X][3 + 3 * b + a];
-            }
+            w->P[O][b][a][0] += p[b] * F[a];
         }
     }
 }
@@ -569,9 +557,10 @@ static void wacc_store0(const wacc0_t *w0, int D, wacc_t *w)
  * same order (so values are bitwise those of orders 1 and 2), on plain doubles: the
  * force pi_k G_k and, with friction, pi_k t_k / sqrt(|t_k|^2 + v_s^2), accumulated into
  * the order-0 wrench jets.  Writes pf (and forces) of sample k. */
-static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, wacc0_t *wa,
-                           wacc0_t *wb, int need_fric, double vs2, double *pf, double *forces)
+static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, int need_fric,
+                           double vs2, double *pf, double *forces)
 {
+    const wacc_t *wa = &Z->wa, *wb = &Z->wb;
     const int D = S->D, O = k < S->I ? 0 : 1, K = 1 - O;
     const ptrdiff_t kk = O == 0 ? k : k - S->I;
     const sc_packed_cloud *own = S->cl[O];
@@ -610,7 +599,7 @@ static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, wacc0_t 
             u[1] = Z->cv[O][1][0] + Z->Om[O][0][0] * rO[0];
         } else {
             for (a = 0; a < 3; a++) {
-                u[a] = 1.0 * Z->cv[O][a][0];
+                u[a] = Z->cv[O][a][0];
                 for (j = 0; j < 3; j++) {
                     u[a] += p[j] * Z->N[O][a][j][0];
                 }
@@ -657,7 +646,6 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
 {
     scm_t S;
     acc_t Z;
-    wacc0_t wa0, wb0; /* order 0: the accumulators' sums (wacc_add0) */
     sc_jet_ctx *c = &S.c;
     double *y, *g, *h, *t3, *phiw, *piw, *dphi, *pf, *sw, *arena, *PhiR = NULL;
     double *mark, *alist, *yc, *gc, *hc, *tc;
@@ -735,8 +723,6 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
     }
 
     memset(&S, 0, sizeof S);
-    memset(&wa0, 0, sizeof wa0);
-    memset(&wb0, 0, sizeof wb0);
     S.D = D;
     S.nv = nv;
     {
@@ -958,8 +944,7 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
                 for (aa = 0; aa < 3; aa++) {
                     sc_jet_var(c, ns, tmp[3 + aa], S.v[X][3 + aa], v0 + 3 + aa);
                 }
-                rot_apply(&S, ns, tmp, tmp + 3, X, 1.0);
-                mat_apply(&S, ns, w[X], S.R[X], 0, tmp);
+                to_world(&S, ns, w[X], tmp + 3, X, tmp);
             }
         }
         for (O = 0; O < 2; O++) {
@@ -996,8 +981,7 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
             const int K = 1 - O;
             int cb;
             if (order >= 1) {
-                mat_apply(&S, nq, tmp, S.R[K], 1, Z.d[O]);
-                rot_apply(&S, nq, S.y0[O], tmp, K, -1.0);
+                to_body(&S, nq, S.y0[O], Z.d[O], K, tmp);
             }
             for (cb = 0; cb < D; cb++) {
                 double *col[3] = {S.L[O][0][cb], S.L[O][1][cb], S.L[O][D - 1][cb]};
@@ -1005,11 +989,9 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
                 for (aa = 0; aa < D; aa++) {
                     sc_jet_const(c, ns, tmp[3 + aa], aa == cb ? 1.0 : 0.0);
                 }
-                rot_apply(&S, ns, tmp, tmp + 3, O, 1.0);
-                mat_apply(&S, ns, col, S.R[O], 0, tmp);
+                to_world(&S, ns, col, tmp + 3, O, tmp);
                 if (order >= 1) {
-                    mat_apply(&S, nq, tmp, S.R[K], 1, col);
-                    rot_apply(&S, nq, qcol, tmp, K, -1.0);
+                    to_body(&S, nq, qcol, col, K, tmp);
                 }
                 for (aa = 0; D == 3 && need_fric && aa < 3; aa++) {
                     const int i1 = (aa + 1) % 3, i2 = (aa + 2) % 3;
@@ -1063,7 +1045,7 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
             continue;
         }
         if (order == 0) {
-            sample_forces0(&S, k, &Z, &wa0, &wb0, need_fric, vs2, pf, forces);
+            sample_forces0(&S, k, &Z, need_fric, vs2, pf, forces);
             continue;
         }
         S.used = base;
@@ -1095,8 +1077,7 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
             compose(&S, nq, gj[aa], g[k * D + aa], h + (k * D + aa) * D,
                     t3 + (k * D + aa) * D * D, yy);
         }
-        rot_apply(&S, nq, tmp, gj, K, 1.0);
-        mat_apply(&S, nq, G, S.R[K], 0, tmp);
+        to_world(&S, nq, G, gj, K, tmp);
         /* pi_k(0) E(dR - dPhi_k) (the factor E(dm - dR) is applied to the sums below) */
         sc_jet_lin(c, nq, pij, 1.0 / eps_c, PhiR, -1.0 / eps_c, Phi);
         sc_jet_func(c, nq, pij, pij, pi[k], pi[k], pi[k]);
@@ -1121,9 +1102,6 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
             nuu = jalloc(&S);
             tt = jalloc(&S);
             ct = jalloc(&S);
-            for (aa = 0; aa < D; aa++) {
-                sc_jet_promote(c, nq, ns, G[aa]);
-            }
             sc_jet_promote(c, nq, ns, pij);
             /* u = v_O + w_O x rO - v_K - w_K x (rO + d_O) = cv_O + Om_O x rO (3D: = cv_O + N_O
                p, scalars times jets) */
@@ -1186,12 +1164,6 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
         }
     }
 
-    if (order == 0) {
-        wacc_store0(&wa0, D, &Z.wa);
-        if (need_fric) {
-            wacc_store0(&wb0, D, &Z.wb);
-        }
-    }
     /* the owners' torques from the moments (wacc_torques) */
     wacc_torques(&S, nq, &Z.wa, S.L);
     if (need_fric) {
