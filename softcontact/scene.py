@@ -521,14 +521,31 @@ class Model:
             if a.shape != (self.nx,):
                 raise ValueError(f"{name} must have shape ({self.nx},), got "
                                  f"{shape_str(a.shape)}")
-        if not _all_finite(a):
+        if a.size <= 64:
+            # Python floats: on a state's few entries, ~10x faster than NumPy's ufuncs
+            # (np.einsum alone took ~10 us of a ~35 us 3D step)
+            v = a.tolist()
+            if not all(map(math.isfinite, v)):
+                raise ValueError(f"{name} must be finite (NaN or inf found)")
+            if self.dim == 3:
+                for j in range(0, self.nq, 7):
+                    qw, qx, qy, qz = v[j + 3:j + 7]
+                    n = math.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
+                    if abs(n - 1.0) > 1e-9:
+                        self._bad_quaternion(name, j // 7, n)
+            return a
+        if not bool(np.isfinite(a).all()):
             raise ValueError(f"{name} must be finite (NaN or inf found)")
         if self.dim == 3:
-            qn = np.sqrt(np.einsum("ij,ij->i", *(a[:self.nq].reshape(-1, 7)[:, 3:],) * 2))
+            q = a[:self.nq].reshape(-1, 7)[:, 3:]
+            qn = np.sqrt((q * q).sum(axis=1))
             for j in np.flatnonzero(np.abs(qn - 1.0) > 1e-9):
-                raise ValueError(f"{name}: the quaternion of {self.moving[j]!r} is not unit "
-                                 f"(norm {float(qn[j])!r}, tolerance 1e-9)")
+                self._bad_quaternion(name, int(j), float(qn[j]))
         return a
+
+    def _bad_quaternion(self, name, j, norm):
+        raise ValueError(f"{name}: the quaternion of {self.moving[j]!r} is not unit "
+                         f"(norm {float(norm)!r}, tolerance 1e-9)")
 
     def _as_control(self, u):
         if u is None:

@@ -51,12 +51,14 @@ class SSDF(NamedTuple):
     d3: np.ndarray | None
 
 
-_ENV_ISA: list = [None, None]  # the last SOFTCONTACT_ISA value seen and its code
+# the last SOFTCONTACT_ISA value seen (None: unset; a fresh object: nothing seen yet)
+# and its code
+_ENV_ISA: list = [object(), None]
 
 
 def _isa_from_env() -> int:
     raw = os.environ.get("SOFTCONTACT_ISA")
-    if raw is not None and raw == _ENV_ISA[0]:
+    if raw == _ENV_ISA[0]:
         return _ENV_ISA[1]  # parsed before: the environment is re-read, not re-parsed
     name = (raw or "auto").strip().lower() or "auto"
     if name not in _ISA_BY_NAME:
@@ -74,6 +76,8 @@ _DENSE = 16
 def _isa_code(isa, dense=False) -> int:
     """The kernel code of ``isa=`` and ``dense=`` arguments ("auto" honours
     SOFTCONTACT_ISA)."""
+    if isa == "auto" and dense is False:
+        return _isa_from_env()  # the common case, first (Model.step is called in loops)
     if not isinstance(dense, (bool, np.bool_)):
         raise TypeError(f"dense must be a bool, got {type(dense).__name__}")
     extra = _DENSE if dense else 0

@@ -682,6 +682,23 @@ def test_quaternion_tolerance(model3):
         m.retract(_bad_quaternion(m), np.zeros(24))
 
 
+def test_quaternion_check_names_the_body_in_short_and_long_states():
+    """States of up to 64 entries are checked with Python floats, longer ones with NumPy:
+    both accept a unit quaternion to 1e-9 and name the body whose quaternion is not."""
+    for nbody in (2, 6):  # nx = 26 and 78
+        s = sc.Scene(dim=3)
+        for k in range(nbody):
+            s.add_body(sc.PointCloud.box([0.1, 0.1, 0.1], 0.05), mass=1.0,
+                       pose=[0.3 * k, 0, 0, 1, 0, 0, 0], name=f"b{k}")
+        m = s.build(dt=0.01)
+        x = m.initial_state()
+        x[7 * (nbody - 1) + 3:7 * nbody] *= 1.0 + 5e-10
+        assert m._as_state(x) is x
+        x[7 * (nbody - 1) + 3] += 1e-6
+        with pytest.raises(ValueError, match=f"the quaternion of 'b{nbody - 1}' is not unit"):
+            m.step(x)
+
+
 def test_state_check_accepts_huge_finite_values(model2):
     """The finite test of states and controls accepts huge finite values (no overflow in
     a fast path) and finds one non-finite entry, in short and in long vectors."""
