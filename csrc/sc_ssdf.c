@@ -388,6 +388,7 @@ typedef struct ssdf_job {
     double *work;
     ptrdiff_t wsize;
     double *phi, *g, *h, *t;
+    int dense; /* SC_DENSE asked for */
 } ssdf_job;
 
 /* the whole cloud as the kernel's one block; ptr[0] must outlive B */
@@ -399,8 +400,16 @@ static void whole_cloud(const sc_packed_cloud *pc, const double **ptr, sc__block
     B->bs = B->as = pc->npad;
     B->hdr = pc->data + (3 * pc->dim + 3) * pc->npad;
     B->tcut = INFINITY;
+    B->qbase = NAN;
 }
 
+static double cut_base(const sc_packed_cloud *pc);
+
+/* Dense (SC_DENSE), or a cloud without an index (fewer than SC_TREE_MIN samples) pruned:
+   there the kernel gives each query a far cut (qbase; sc__blocks) and skips every group of
+   SC_PAD samples whose s_i all fall below s* - cut.  A small body near a large one (the
+   push-T pusher, 32 samples, seen from the T's 170) keeps one or two of its four groups
+   for most queries.  The cut depends on the query alone. */
 static int ssdf_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
 {
     const ssdf_job *j = (const ssdf_job *)ctx;
@@ -408,6 +417,9 @@ static int ssdf_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
     const double *ptr[1];
     sc__blocks B;
     whole_cloud(j->pc, ptr, &B);
+    if (!j->dense) {
+        B.qbase = cut_base(j->pc);
+    }
     return j->fn(&B, (int)D, j->eps, end - begin, j->x + begin * D, j->work + tid * j->wsize,
                  j->phi ? j->phi + begin : NULL, j->g ? j->g + begin * D : NULL,
                  j->h ? j->h + begin * D * D : NULL, j->t ? j->t + begin * D * D * D : NULL);
@@ -724,6 +736,7 @@ static void query_blocks(const ssdf_job *job, double ie, double base, const doub
     /* within the kept leaves, whole groups of SC_PAD samples below the same cut (measured
        from the kernel's own s*, >= best) are skipped too */
     B->tcut = Tq + slack;
+    B->qbase = NAN;
 }
 
 /* the kernel on one query q (row q of the outputs) over the blocks B */
@@ -939,7 +952,7 @@ int sc_ssdf(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
     if (isa < 0) {
         return isa;
     }
-    dense = SC_IS_DENSE(isa) || tree_leaves(pc->n) == 0;
+    dense = SC_IS_DENSE(isa);
     isa %= SC_DENSE;
     {
         /* the per-ISA functions, indexed by SC_ISA_GENERIC, SC_ISA_AVX2, SC_ISA_AVX512 */
@@ -980,7 +993,8 @@ int sc_ssdf(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
             nthreads = want < 1.0 ? 1 : (int)want;
         }
     }
-    if (dense) {
+    job.dense = dense;
+    if (dense || tree_leaves(pc->n) == 0) {
         return sc_parallel_for(m, nthreads, ssdf_range, &job);
     }
     return sc_parallel_for(m, nthreads, ssdf_pruned_range, &job);

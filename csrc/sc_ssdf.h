@@ -65,8 +65,10 @@ typedef struct sc_cloud {
  * same samples).  Queries are taken in Morton order per chunk (for the cache and
  * the shared walks).  The kept set depends only on x, so the value is still
  * bitwise the same whatever the order, the batch or the threads.  Results equal
- * the dense computation (SC_DENSE, or clouds without an index) to rounding
- * (tests: 1e-13 of each output's scale at every order).
+ * the dense computation (SC_DENSE) to rounding (tests: 1e-13 of each output's scale at
+ * every order).  A cloud without an index (n < SC_TREE_MIN) is one block for every query,
+ * whose groups of SC_PAD are skipped below the query's far cut (T_f above, its logarithm
+ * rounded up to a multiple of ln 2; sc__blocks.qbase).
  */
 typedef struct sc_packed_cloud {
     int dim;
@@ -175,6 +177,10 @@ typedef struct sc__blocks {
     const double *hdr;
     double tcut; /* a group of SC_PAD samples whose s_i are all below s* - tcut is
                     skipped (pruned queries: the query's cut T plus its slack; else +inf) */
+    double qbase; /* NaN, or (a cloud without an index, pruned) the cut's constant part:
+                     then each query's tcut is the far cut of sc_ssdf.c's query_cut, from
+                     qbase, with its logarithm rounded up to a multiple of ln 2 (no libm
+                     call per query) */
 } sc__blocks;
 typedef int (*sc__ssdf_rows_fn)(const sc__blocks *B, int dim, double eps, ptrdiff_t m,
                                 const double *x, double *work, double *phi, double *g,

@@ -79,8 +79,8 @@ SC_VFN double hsum(vd v)
     double *wk = work + (b) * B->bs
 
 SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, double ie,
-                         const double *xq, double *work, double *pbar, double *nbar,
-                         double *inv_s, double *hstar_s, double *dphi_s)
+                         double tcut, const double *xq, double *work, double *pbar,
+                         double *nbar, double *inv_s, double *hstar_s, double *dphi_s)
 {
     const double *hdr = B->hdr; /* c0[D], rho */
     const ptrdiff_t bs = B->bs;
@@ -180,7 +180,7 @@ SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, doub
        (and sum w p, sum w n).  Differences first: d_i - d* is exact for coincident
        samples and relatively accurate for near ties (Sterbenz), where the weights are
        sensitive, instead of carrying the rounding of d_i / eps ~ u d / eps. */
-    NCUT = vset1(-B->tcut);
+    NCUT = vset1(-tcut);
     DS = vset1(work[istar]);
     LS = vset1(B->ptr[ib][(2 * D + 1) * B->as + io]);
     /* h* = n*.x - m*, computed with the lane arithmetic below, so h_i - h* is exactly 0
@@ -517,6 +517,24 @@ double SC_SSDF_LEAFMAX(const double *blk, int dim, const double *xq, double ie)
 
 /* ---- batch drivers ---- */
 
+/* A finite query's cut on a cloud without an index (B->qbase set; sc_ssdf.c, "Pruned
+ * queries"): T_f = qbase + ln(1 + r rho^3 / eps^2), r = |x - c0| + rho, plus the slack
+ * 1 + 1e-13 r^2 / eps, with the logarithm replaced by the upper bound e ln 2 (1 + z =
+ * f 2^e, f in [0.5, 1)): a cut at most ln 2 looser than query_cut's, for a frexp instead
+ * of a log1p.  Scalar arithmetic, the same on every ISA. */
+SC_VFN double small_cut(const sc__blocks *B, const int D, double ie, const double *xq)
+{
+    const double *hdr = B->hdr, rho = hdr[D];
+    double r = 0.0;
+    int e, k;
+    for (k = 0; k < D; k++) {
+        r += (xq[k] - hdr[k]) * (xq[k] - hdr[k]);
+    }
+    r = sqrt(r) + rho;
+    (void)frexp(1.0 + r * rho * rho * rho * ie * ie, &e);
+    return B->qbase + (double)e * 0.6931471805599453 + 1.0 + 1e-13 * r * r * ie;
+}
+
 SC_VFN void rows(const sc__blocks *B, double eps, ptrdiff_t m, const double *x, double *work,
                  const int D, const int order, double *phi, double *g, double *hs, double *t3)
 {
@@ -541,7 +559,8 @@ SC_VFN void rows(const sc__blocks *B, double eps, ptrdiff_t m, const double *x, 
             }
             continue;
         }
-        v = value_pass(B, D, order >= 1, ie, xq, work, pbar, nbar, &inv, &hstar, &dphi);
+        v = value_pass(B, D, order >= 1, ie, B->qbase == B->qbase ? small_cut(B, D, ie, xq) : B->tcut,
+                       xq, work, pbar, nbar, &inv, &hstar, &dphi);
         if (phi) {
             phi[r] = v;
         }

@@ -65,6 +65,53 @@ def test_ssdf_pruned_equals_dense(rng, name, eps_rel):
         np.testing.assert_array_equal(sc.ssdf(cloud, x, eps, order=order).phi, a.phi)
 
 
+SMALL_CLOUDS = {
+    "pusher disk (2D, 32)": lambda: sc.PointCloud.disk(0.015, 0.003),
+    "small box (3D, 54)": lambda: sc.PointCloud.box([0.04, 0.04, 0.04], 0.04),
+    "weighted arc (2D, 40)": lambda: sc.PointCloud(
+        np.c_[np.cos(np.linspace(0, 3, 40)), np.sin(np.linspace(0, 3, 40))] * 0.05,
+        np.c_[np.cos(np.linspace(0, 3, 40)), np.sin(np.linspace(0, 3, 40))],
+        np.linspace(0.2, 5.0, 40)),
+}
+
+
+@pytest.mark.parametrize("name", list(SMALL_CLOUDS))
+@pytest.mark.parametrize("eps_rel", [1e-4, 1e-2, 1.0])
+def test_ssdf_small_cloud_pruned_equals_dense(rng, name, eps_rel):
+    """A cloud of fewer than 64 samples has no index: pruned, each query still skips the
+    groups of 8 samples below its far cut (the push-T pusher seen from the T)."""
+    cloud = SMALL_CLOUDS[name]()
+    assert 8 < len(cloud) < 64
+    D, L = cloud.dim, cloud.size
+    eps = eps_rel * L * L
+    x = np.vstack([
+        rng.uniform(-2 * L, 2 * L, (60, D)),
+        cloud.points[rng.integers(0, len(cloud), 20)] + 1e-2 * L * rng.normal(size=(20, D)),
+        rng.normal(size=(15, D)) * 20 * L,
+        rng.normal(size=(5, D)) * 1e4 * L,
+    ])
+    x[3, 0] = np.nan
+    x0 = x.copy()
+    a = sc.ssdf(cloud, x, eps, order=3, num_threads=1)
+    b = sc.ssdf(cloud, x, eps, order=3, dense=True)
+    c = sc.ssdf(_shuffled(cloud, rng), x, eps, order=3, dense=True)
+    np.testing.assert_array_equal(x, x0)
+    ok = np.isfinite(x).all(axis=1)
+    assert np.isnan(a.phi[~ok]).all() and np.isnan(a.d3[~ok]).all()
+    for f in ("phi", "grad", "hess", "d3"):
+        _check(getattr(a, f)[ok], getattr(b, f)[ok], getattr(c, f)[ok], (name, eps_rel, f))
+    for order in (0, 1, 2):
+        np.testing.assert_array_equal(sc.ssdf(cloud, x, eps, order=order).phi, a.phi)
+    # what a query keeps depends on it alone: threads, permutation and a query alone
+    perm = rng.permutation(len(x))
+    t2 = sc.ssdf(cloud, x[perm], eps, order=3, num_threads=2)
+    for f in ("phi", "grad", "hess", "d3"):
+        np.testing.assert_array_equal(getattr(t2, f), getattr(a, f)[perm])
+    for i in (0, 70, 90, 99):
+        one = sc.ssdf(cloud, x[i:i + 1], eps, order=2)
+        np.testing.assert_array_equal(one.hess[0], a.hess[i])
+
+
 def test_ssdf_pruned_nonfinite_rows_and_threads(rng):
     cloud = CLOUDS["sphere (3D, ~2000)"]()
     x = rng.uniform(-0.1, 0.1, (50, 3))

@@ -201,11 +201,12 @@ static void test_parallel_range_fn_checks(void)
 
 /* phi, grad vs naive; all ISAs agree; bitwise invariances; FD of derivatives */
 
-/* the spatial index: pruned == dense to rounding, 1 and 2 threads (per-thread scratch
-   under the sanitizers), near, inside and far queries, small to huge eps */
-static void test_ssdf_pruned(int dim)
+/* the spatial index (n = 3001), and a cloud without one (n = 40: the group skip against
+   each query's far cut alone): pruned == dense to rounding, 1 and 2 threads (per-thread
+   scratch under the sanitizers), near, inside and far queries, small to huge eps */
+static void test_ssdf_pruned(int dim, int N)
 {
-    enum { N = 3001, M = 150 };
+    enum { M = 150 };
     cloud_data c;
     static const double epss[] = {1e-4, 1e-2, 1.0, 1e6};
     double *x = malloc(sizeof(double) * M * 3), *work;
@@ -248,8 +249,8 @@ static void test_ssdf_pruned(int dim)
                        eps they cancel to less, and their rounding is relative to 1 */
                     scale[0] = 1.0;
                 }
-                CHECK(worst[v] <= 1e-12 * scale[v], "dim %d eps %g threads %d order %d: "
-                      "pruned vs dense %.3g of %.3g", D, epss[e], nt, v, worst[v], scale[v]);
+                CHECK(worst[v] <= 1e-12 * scale[v], "dim %d n %d eps %g threads %d order %d: "
+                      "pruned vs dense %.3g of %.3g", D, N, epss[e], nt, v, worst[v], scale[v]);
             }
         }
     }
@@ -788,8 +789,10 @@ int main(void)
     test_parallel_range_fn_checks();
     test_ssdf_values(2);
     test_ssdf_values(3);
-    test_ssdf_pruned(2);
-    test_ssdf_pruned(3);
+    test_ssdf_pruned(2, 3001);
+    test_ssdf_pruned(3, 3001);
+    test_ssdf_pruned(2, 40);
+    test_ssdf_pruned(3, 40);
     test_ssdf_special();
     test_separation();
     test_contact();
