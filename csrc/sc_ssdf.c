@@ -756,23 +756,45 @@ static int query_finite(int D, const double *xq)
 
 /* 3 x 17 or 2 x 26 bits of the position in the box [lo, lo + 1 / sc), interleaved: a
    Morton key, exact in a double */
+/* bit i of x (i < 32) to bit 2 i, and (i < 21) to bit 3 i: the usual shift-and-mask
+   spreads (the bit-by-bit loop they replace took ~400 instructions per query) */
+static uint64_t spread2(uint64_t x)
+{
+    x &= 0xFFFFFFFFu;
+    x = (x | x << 16) & 0x0000FFFF0000FFFFu;
+    x = (x | x << 8) & 0x00FF00FF00FF00FFu;
+    x = (x | x << 4) & 0x0F0F0F0F0F0F0F0Fu;
+    x = (x | x << 2) & 0x3333333333333333u;
+    return (x | x << 1) & 0x5555555555555555u;
+}
+
+static uint64_t spread3(uint64_t x)
+{
+    x &= 0x1FFFFFu;
+    x = (x | x << 32) & 0x001F00000000FFFFu;
+    x = (x | x << 16) & 0x001F0000FF0000FFu;
+    x = (x | x << 8) & 0x100F00F00F00F00Fu;
+    x = (x | x << 4) & 0x10C30C30C30C30C3u;
+    return (x | x << 2) & 0x1249249249249249u;
+}
+
+/* the coordinates scaled to `bits` bits each, interleaved from the top bit down with
+   coordinate 0 first (key < 2^52: exact as a double) */
 static double morton_key(int D, const double *xq, const double *lo, const double *sc)
 {
     const int bits = D == 3 ? 17 : 26;
     const double top = (double)(((int64_t)1 << bits) - 1);
-    uint64_t key = 0, v[3] = {0, 0, 0};
-    int k, b;
+    uint64_t v[3] = {0, 0, 0};
+    int k;
     for (k = 0; k < D; k++) {
         double f = (xq[k] - lo[k]) * sc[k] * top;
         f = f > 0.0 ? (f < top ? f : top) : 0.0;
         v[k] = (uint64_t)f;
     }
-    for (b = bits - 1; b >= 0; b--) {
-        for (k = 0; k < D; k++) {
-            key = (key << 1) | ((v[k] >> b) & 1u);
-        }
+    if (D == 3) {
+        return (double)(spread3(v[0]) << 2 | spread3(v[1]) << 1 | spread3(v[2]));
     }
-    return (double)key;
+    return (double)(spread2(v[0]) << 1 | spread2(v[1]));
 }
 
 static int pair_less(const void *pa, const void *pb)
