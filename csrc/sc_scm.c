@@ -82,16 +82,17 @@ typedef struct {
     int used, overflow;
     int pv[2], vv[2]; /* first pose / velocity variable of each body (SC_SCM_NOVAR: frozen) */
     /* per owner O, shared by its samples p: the world lever arm r_O = L[O] p, L_O = R_O
-       Exp(dth_O) (full jets), and y = Q[O] p + y0[O] in the other body's frame (pose-only
-       jets; sample_geometry) */
+       Exp(dth_O) (full jets), and in the other body K's frame the lever arm q = Q[O] p =
+       M_K^T r_O (M_K = R_K Exp(dth_K)) and the position y = q + y0[O] (pose-only jets;
+       sample_geometry) */
     double *L[2][3][3], *Q[2][3][3], *y0[2][3];
 } scm_t;
 
 static double *jalloc(scm_t *S)
 {
     /* 164 persistent jets in 3D (the soft minimum, its reference sample's Phi, A, B, their
-     * accumulators with the moments, the per-owner kinematics with L, N, Q and y0) + 11 D +
-     * 6 per sample = 203 at most.  Past the arena (a bug), every request gets the sink slot
+     * accumulators with the moments, the per-owner kinematics with L, N, Q and y0) + 8 D +
+     * 6 per sample = 194 at most.  Past the arena (a bug), every request gets the sink slot
      * and sc_contact reports SC_ENOMEM instead of writing out of bounds. */
     if (S->used >= SC_SCM_NJETS) {
         S->overflow = 1;
@@ -167,11 +168,29 @@ static void mat_apply(const scm_t *S, int na, double **out, const double *M, int
     }
 }
 
+/* mat_apply on values (order 0): the products and sums of sc_jet_lin and sc_jet_axpy on
+ * the jets' first entries, in the same order; rot_apply's value is the identity (1.0 x) */
+static void mat_apply0(int D, double **out, const double *M, int trans, double *const *in)
+{
+    int a, j;
+    for (a = 0; a < D; a++) {
+        double v = (trans ? M[a] : M[a * D]) * in[0][0];
+        for (j = 1; j < D; j++) {
+            v += (trans ? M[j * D + a] : M[a * D + j]) * in[j][0];
+        }
+        out[a][0] = v;
+    }
+}
+
 /* out = R_X Exp(dth_X) in (body X's frame to the world) and out = Exp(-dth_X) R_X^T in (the
  * world to X's frame); tmp: D scratch jets (none of them aliases out or in) */
 static void to_world(const scm_t *S, int na, double **out, double *const *in, int X,
                      double **tmp)
 {
+    if (S->c.order == 0) {
+        mat_apply0(S->D, out, S->R[X], 0, in); /* the same value arithmetic, no calls */
+        return;
+    }
     rot_apply(S, na, tmp, in, X, 1.0);
     mat_apply(S, na, out, S->R[X], 0, tmp);
 }
@@ -179,6 +198,10 @@ static void to_world(const scm_t *S, int na, double **out, double *const *in, in
 static void to_body(const scm_t *S, int na, double **out, double *const *in, int X,
                     double **tmp)
 {
+    if (S->c.order == 0) {
+        mat_apply0(S->D, out, S->R[X], 1, in);
+        return;
+    }
     mat_apply(S, na, tmp, S->R[X], 1, in);
     rot_apply(S, na, out, tmp, X, -1.0);
 }
@@ -247,7 +270,12 @@ static void compose(const scm_t *S, int na, double *out, double f0, const double
  * sample of owner O acts on O with torque r_O x f, r_O = x - t_O = L_O p the world lever
  * arm (p the sample's body-frame position, a constant; L_O = R_O Exp(dth_O) the same for
  * all of O's samples).
- *   2D: r_O x f is added to T[O] per sample (two jet products).
+ *   The sample pass works in the other body K's frame: a sample's force is f = M_K f_K
+ *   (M_K = R_K Exp(dth_K); f_K from K's SSDF gradient, which is in K's frame), so F[O]
+ *   and the 3D moments P[O] sum the f_K, and M_K is applied once per owner after the pass
+ *   (wacc_to_world) instead of to every sample's gradient.
+ *   2D: r_O x f = q x f_K (q = M_K^T r_O = Q_O p: a 2D rotation keeps cross products) is
+ *   added to T[O] per sample (two jet products).
  *   3D: the first moments P[X][b][j] = sum p_b f_j are accumulated instead (nine scalars
  *   times a jet, cheaper than six jet products in 12 or 24 variables), and T[O] =
  *   sum_b L_O e_b x P[O][b] is formed once at the end (wacc_torques).  In 2D, with 6 or 12
@@ -279,8 +307,8 @@ static void wacc_init(scm_t *S, int na, wacc_t *w)
     }
 }
 
-/* add the force F (D jets) on the owner O at its sample p (body frame; 2D: world lever arm
- * rO) */
+/* add the force F (D jets, K's frame) on the owner O at its sample p (body frame; 2D: the
+ * lever arm in K's frame, rO = q) */
 static void wacc_add(const scm_t *S, int na, wacc_t *w, double *const *F, int O, const double *p,
                      double *const *rO)
 {
@@ -298,6 +326,23 @@ static void wacc_add(const scm_t *S, int na, wacc_t *w, double *const *F, int O,
     for (b = 0; b < 3; b++) {
         for (a = 0; a < 3; a++) {
             sc_jet_axpy(c, na, w->P[O][b][a], p[b], F[a]);
+        }
+    }
+}
+
+/* after the sample pass: F[O] (and the 3D moments P[O][b]) from K's frame to the world,
+ * M_K = R_K Exp(dth_K), K = 1 - O; tmp: 2 D scratch jets.  (2D torques are invariant.) */
+static void wacc_to_world(const scm_t *S, int na, wacc_t *w, double **tmp)
+{
+    const int D = S->D;
+    int O, b, a;
+    for (O = 0; O < 2; O++) {
+        for (b = 0; b < (D == 3 ? 4 : 1); b++) {
+            double **v = b == 0 ? w->F[O] : w->P[O][b - 1];
+            to_world(S, na, tmp + D, v, 1 - O, tmp);
+            for (a = 0; a < D; a++) {
+                sc_jet_lin(&S->c, na, v[a], 1.0, tmp[D + a], 0.0, NULL);
+            }
         }
     }
 }
@@ -365,8 +410,8 @@ static void wacc_finish(const scm_t *S, int na, wacc_t *w, double *(*d)[3], doub
     }
 }
 
-/* the sample's geometry as pose-only jets: y (K frame), Phi, and in 2D rO (world lever arm;
- * 3D needs none: the moments and N p replace it) */
+/* the sample's geometry as pose-only jets: q = Q_O p (the lever arm in K's frame), y = q +
+ * y0_O (its position there) and Phi */
 static void sample_geometry(scm_t *S, ptrdiff_t k, double *p, double **rO, double **y,
                             double *Phi)
 {
@@ -379,20 +424,15 @@ static void sample_geometry(scm_t *S, ptrdiff_t k, double *p, double **rO, doubl
     for (a = 0; a < D; a++) {
         p[a] = own->data[a * own->npad + kk];
     }
-    if (D == 2) {
-        /* rO = L_O p: its values are R_O p, as in sample_forces0 */
-        for (a = 0; a < 2; a++) {
-            sc_jet_lin(c, na, rO[a], p[0], S->L[O][a][0], 0.0, NULL);
-            sc_jet_axpy(c, na, rO[a], p[1], S->L[O][a][1]);
-        }
-    }
-    /* y = y0_O + Q_O p; its value is replaced by the one the SSDF saw (equal up to
-     * rounding) so that Phi and grad phi are evaluated exactly there */
+    /* q = Q_O p: its values as in sample_forces0; y = q + y0_O, whose value is replaced by
+     * the one the SSDF saw (equal up to rounding) so that Phi and grad phi are evaluated
+     * exactly there */
     for (a = 0; a < D; a++) {
-        sc_jet_lin(c, na, y[a], 1.0, S->y0[O][a], 0.0, NULL);
-        for (b = 0; b < D; b++) {
-            sc_jet_axpy(c, na, y[a], p[b], S->Q[O][a][b]);
+        sc_jet_lin(c, na, rO[a], p[0], S->Q[O][a][0], 0.0, NULL);
+        for (b = 1; b < D; b++) {
+            sc_jet_axpy(c, na, rO[a], p[b], S->Q[O][a][b]);
         }
+        sc_jet_lin(c, na, y[a], 1.0, rO[a], 1.0, S->y0[O][a]);
         y[a][0] = S->y[k * D + a];
     }
     compose(S, na, Phi, S->phi[k], S->g + k * D, S->h + k * D * D, y);
@@ -403,11 +443,12 @@ typedef struct {
     double *mj;           /* the soft minimum's jet (pose variables) */
     double *A[12];        /* sum wrench(pi G): pose-only jets */
     double *B[12];        /* sum wrench(pi t / |t|_s): full jets */
-    wacc_t wa, wb;        /* their accumulators */
+    wacc_t wa, wb;        /* their accumulators (forces and moments in K's frame during
+                             the sample pass, see wacc_t) */
     double *d[2][3];      /* d_O = t_O + dt_O - t_K - dt_K, per owner (full, linear) */
     double *Om[2][3];     /* w_O - w_K, world angular velocities (full; 2D: [0]) */
-    double *cv[2][3];     /* v_O - v_K - w_K x d_O (full) */
-    double *N[2][3][3];   /* 3D: (Om_O x) L_O, u = cv_O + N_O p (full; with friction) */
+    double *cv[2][3];     /* M_K^T (v_O - v_K - w_K x d_O), in K's frame (full; friction) */
+    double *N[2][3][3];   /* 3D: M_K^T (Om_O x) L_O, u_K = cv_O + N_O p (full; friction) */
 } acc_t;
 
 /* The pair's cut (docs/method.md, "Exact pruning"): a pair whose soft minimum m exceeds
@@ -553,10 +594,26 @@ static void wacc_add0(const wacc_t *w, int D, int O, const double *p, const doub
     }
 }
 
+/* world value of a K-frame vector (the jets' values of to_world at s = 0, the same
+ * products in the same order) */
+static void world_value(const scm_t *S, int K, const double *v, double *out)
+{
+    const int D = S->D;
+    const double *RK = S->R[K];
+    int a, j;
+    for (a = 0; a < D; a++) {
+        out[a] = RK[a * D] * v[0];
+        for (j = 1; j < D; j++) {
+            out[a] += RK[a * D + j] * v[j];
+        }
+    }
+}
+
 /* The per-sample pass at order 0 for sample k: the same operations as the jet path's values, in the
  * same order (so values are bitwise those of orders 1 and 2), on plain doubles: the
- * force pi_k G_k and, with friction, pi_k t_k / sqrt(|t_k|^2 + v_s^2), accumulated into
- * the order-0 wrench jets.  Writes pf (and forces) of sample k. */
+ * force pi_k G_k and, with friction, pi_k t_k / sqrt(|t_k|^2 + v_s^2), in K's frame,
+ * accumulated into the order-0 wrench jets.  Writes pf and forces (world) of sample k when
+ * forces are asked for. */
 static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, int need_fric,
                            double vs2, double *pf, double *forces)
 {
@@ -564,39 +621,36 @@ static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, int need
     const int D = S->D, O = k < S->I ? 0 : 1, K = 1 - O;
     const ptrdiff_t kk = O == 0 ? k : k - S->I;
     const sc_packed_cloud *own = S->cl[O];
-    const double *RO = S->R[O], *RK = S->R[K], *gk = S->g + k * D, pik = S->pi[k];
-    double p[3] = {0.0, 0.0, 0.0}, rO[3] = {0.0, 0.0, 0.0}, G[3] = {0.0, 0.0, 0.0};
+    const double *gk = S->g + k * D, pik = S->pi[k];
+    double p[3] = {0.0, 0.0, 0.0}, q[3] = {0.0, 0.0, 0.0}, G[3] = {0.0, 0.0, 0.0};
     double F[3] = {0.0, 0.0, 0.0};
     int a, j;
     for (a = 0; a < D; a++) {
         p[a] = own->data[a * own->npad + kk];
     }
+    /* the lever arm in K's frame, q = Q_O p (sample_geometry) */
     for (a = 0; a < D; a++) {
-        G[a] = RK[a * D] * gk[0];
+        q[a] = p[0] * S->Q[O][a][0][0];
         for (j = 1; j < D; j++) {
-            G[a] += RK[a * D + j] * gk[j];
-        }
-    }
-    if (D == 2) {
-        /* the world lever arm (3D: the moments need none) */
-        for (a = 0; a < 2; a++) {
-            rO[a] = RO[a * 2] * p[0];
-            rO[a] += RO[a * 2 + 1] * p[1];
+            q[a] += p[j] * S->Q[O][a][j][0];
         }
     }
     for (a = 0; a < D; a++) {
-        F[a] = pik * G[a];
-        if (forces) {
-            forces[k * D + a] = F[a];
+        F[a] = pik * gk[a];
+    }
+    if (forces) {
+        world_value(S, K, gk, G);
+        for (a = 0; a < D; a++) {
+            forces[k * D + a] = pik * G[a];
         }
     }
-    wacc_add0(wa, D, O, p, rO, F);
+    wacc_add0(wa, D, O, p, q, F);
     if (need_fric) {
         double u[3] = {0.0, 0.0, 0.0}, nu[3] = {0.0, 0.0, 0.0}, tg[3] = {0.0, 0.0, 0.0};
         double gg, nuu, tt, iq;
         if (D == 2) {
-            u[0] = Z->cv[O][0][0] + -Z->Om[O][0][0] * rO[1];
-            u[1] = Z->cv[O][1][0] + Z->Om[O][0][0] * rO[0];
+            u[0] = Z->cv[O][0][0] + -Z->Om[O][0][0] * q[1];
+            u[1] = Z->cv[O][1][0] + Z->Om[O][0][0] * q[0];
         } else {
             for (a = 0; a < 3; a++) {
                 u[a] = Z->cv[O][a][0];
@@ -605,13 +659,13 @@ static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, int need
                 }
             }
         }
-        gg = G[0] * G[0];
+        gg = gk[0] * gk[0];
         for (a = 1; a < D; a++) {
-            gg += G[a] * G[a];
+            gg += gk[a] * gk[a];
         }
         iq = 1.0 / sqrt(gg + SC_CONTACT_TINY);
         for (a = 0; a < D; a++) {
-            nu[a] = iq * G[a];
+            nu[a] = iq * gk[a];
         }
         nuu = nu[0] * u[0];
         for (a = 1; a < D; a++) {
@@ -628,10 +682,12 @@ static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, int need
         iq = iq * pik;
         for (a = 0; a < D; a++) {
             F[a] = iq * tg[a];
-            pf[k * D + a] = F[a];
         }
-        wacc_add0(wb, D, O, p, rO, F);
-    } else {
+        if (forces) {
+            world_value(S, K, F, pf + k * D);
+        }
+        wacc_add0(wb, D, O, p, q, F);
+    } else if (forces) {
         for (a = 0; a < D; a++) {
             pf[k * D + a] = 0.0;
         }
@@ -973,11 +1029,11 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
                 }
             }
         }
-        /* L_O, whose column b is R_O Exp(dth_O) e_b (3D: also at order 0, for N and the
-           torques), 3D: N_O = (Om_O x) L_O (friction), and the samples' positions in K's
-           frame, y = Exp(-dth_K) R_K^T (L_O p + d_O) = Q_O p + y0_O (for the jets only: the
-           values of y are the SSDF's) */
-        for (O = 0; O < 2 && (D == 3 || order >= 1); O++) {
+        /* L_O, whose column b is R_O Exp(dth_O) e_b, 3D: N_O = (Om_O x) L_O (friction), and
+           in K's frame the samples' lever arms q = M_K^T L_O p = Q_O p and positions y =
+           Exp(-dth_K) R_K^T (L_O p + d_O) = Q_O p + y0_O (y0 for the jets only: the values
+           of y are the SSDF's) */
+        for (O = 0; O < 2; O++) {
             const int K = 1 - O;
             int cb;
             if (order >= 1) {
@@ -990,15 +1046,24 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
                     sc_jet_const(c, ns, tmp[3 + aa], aa == cb ? 1.0 : 0.0);
                 }
                 to_world(&S, ns, col, tmp + 3, O, tmp);
-                if (order >= 1) {
-                    to_body(&S, nq, qcol, col, K, tmp);
-                }
+                to_body(&S, nq, qcol, col, K, tmp);
                 for (aa = 0; D == 3 && need_fric && aa < 3; aa++) {
                     const int i1 = (aa + 1) % 3, i2 = (aa + 2) % 3;
                     double *nab = Z.N[O][aa][cb];
                     sc_jet_const(c, ns, nab, 0.0);
                     sc_jet_madd(c, ns, nab, 1.0, Z.Om[O][i1], S.L[O][i2][cb]);
                     sc_jet_madd(c, ns, nab, -1.0, Z.Om[O][i2], S.L[O][i1][cb]);
+                }
+            }
+            /* friction works in K's frame: cv_O and N_O's columns times M_K^T (w is free) */
+            for (cb = 0; need_fric && cb < (D == 3 ? 4 : 1); cb++) {
+                double *v[3];
+                for (aa = 0; aa < D; aa++) {
+                    v[aa] = cb == 0 ? Z.cv[O][aa] : Z.N[O][aa][cb - 1];
+                }
+                to_body(&S, ns, w[0], v, K, tmp);
+                for (aa = 0; aa < D; aa++) {
+                    sc_jet_lin(c, ns, v[aa], 1.0, w[0][aa], 0.0, NULL);
                 }
             }
         }
@@ -1033,7 +1098,7 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
     }
     for (k = 0; k < n; k++) {
         const int O = k < I ? 0 : 1, K = 1 - O;
-        double p[3], *rO[3], *yy[3], *Phi, *gj[3], *G[3], *pij, *piG[3], *tmp[6];
+        double p[3], *rO[3], *yy[3], *Phi, *gj[3], *pij, *piG[3], Gv[3];
         int aa;
         if (mark[k] == 0.0) {
             for (aa = 0; aa < D; aa++) {
@@ -1050,13 +1115,10 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
         }
         S.used = base;
         for (aa = 0; aa < D; aa++) {
-            rO[aa] = jalloc(&S);
+            rO[aa] = jalloc(&S); /* q: the lever arm in K's frame */
             yy[aa] = jalloc(&S);
             gj[aa] = jalloc(&S);
-            G[aa] = jalloc(&S);
             piG[aa] = jalloc(&S);
-            tmp[aa] = jalloc(&S);
-            tmp[D + aa] = jalloc(&S);
         }
         Phi = jalloc(&S);
         pij = jalloc(&S);
@@ -1072,19 +1134,22 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
                 mh[r] += pi[k] * Phi[1 + c->n + r];
             }
         }
-        /* world gradient G = R_K Exp(dth_K) grad phi_K(y) */
+        /* the gradient grad phi_K(y) in K's frame (the world's G = M_K gj is formed for the
+           sums only, after the pass: wacc_to_world) */
         for (aa = 0; aa < D; aa++) {
             compose(&S, nq, gj[aa], g[k * D + aa], h + (k * D + aa) * D,
                     t3 + (k * D + aa) * D * D, yy);
         }
-        to_world(&S, nq, G, gj, K, tmp);
         /* pi_k(0) E(dR - dPhi_k) (the factor E(dm - dR) is applied to the sums below) */
         sc_jet_lin(c, nq, pij, 1.0 / eps_c, PhiR, -1.0 / eps_c, Phi);
         sc_jet_func(c, nq, pij, pij, pi[k], pi[k], pi[k]);
         for (aa = 0; aa < D; aa++) {
-            sc_jet_mul(c, nq, piG[aa], pij, G[aa]);
-            if (forces) {
-                forces[k * D + aa] = piG[aa][0];
+            sc_jet_mul(c, nq, piG[aa], pij, gj[aa]);
+        }
+        if (forces) {
+            world_value(&S, K, g + k * D, Gv);
+            for (aa = 0; aa < D; aa++) {
+                forces[k * D + aa] = pi[k] * Gv[aa];
             }
         }
         wacc_add(&S, nq, &Z.wa, piG, O, p, rO);
@@ -1103,8 +1168,9 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
             tt = jalloc(&S);
             ct = jalloc(&S);
             sc_jet_promote(c, nq, ns, pij);
-            /* u = v_O + w_O x rO - v_K - w_K x (rO + d_O) = cv_O + Om_O x rO (3D: = cv_O + N_O
-               p, scalars times jets) */
+            /* in K's frame, u = M_K^T (v_O + w_O x r_O - v_K - w_K x (r_O + d_O)) = cv_O +
+               Om_O x q (2D; a 2D rotation commutes with the cross product by Om_O), 3D:
+               cv_O + N_O p, scalars times jets (cv_O and N_O are in K's frame) */
             if (D == 2) {
                 sc_jet_promote(c, nq, ns, rO[0]);
                 sc_jet_promote(c, nq, ns, rO[1]);
@@ -1120,17 +1186,17 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
                     }
                 }
             }
-            /* nu = G / sqrt(|G|^2 + tiny) (pose-only) */
-            sc_jet_mul(c, nq, gg, G[0], G[0]);
+            /* nu = G / sqrt(|G|^2 + tiny) (pose-only; |G| = |gj|) */
+            sc_jet_mul(c, nq, gg, gj[0], gj[0]);
             for (aa = 1; aa < D; aa++) {
-                sc_jet_madd(c, nq, gg, 1.0, G[aa], G[aa]);
+                sc_jet_madd(c, nq, gg, 1.0, gj[aa], gj[aa]);
             }
             {
                 double q0 = gg[0] + SC_CONTACT_TINY, iq = 1.0 / sqrt(q0);
                 sc_jet_func(c, nq, gg, gg, iq, -0.5 * iq / q0, 0.75 * iq / (q0 * q0));
             }
             for (aa = 0; aa < D; aa++) {
-                sc_jet_mul(c, nq, nu[aa], gg, G[aa]);
+                sc_jet_mul(c, nq, nu[aa], gg, gj[aa]);
                 sc_jet_promote(c, nq, ns, nu[aa]);
             }
             /* t = u - (nu . u) nu */
@@ -1154,17 +1220,33 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
             sc_jet_mul(c, ns, ct, tt, pij);
             for (aa = 0; aa < D; aa++) {
                 sc_jet_mul(c, ns, F[aa], ct, tg[aa]);
-                pf[k * D + aa] = F[aa][0];
+                Gv[aa] = F[aa][0];
+            }
+            if (forces) {
+                world_value(&S, K, Gv, pf + k * D);
             }
             wacc_add(&S, ns, &Z.wb, F, O, p, rO);
-        } else {
+        } else if (forces) {
             for (aa = 0; aa < D; aa++) {
                 pf[k * D + aa] = 0.0;
             }
         }
     }
 
-    /* the owners' torques from the moments (wacc_torques) */
+    /* the sums to the world (wacc_to_world), then the owners' torques from the moments
+       (wacc_torques) */
+    S.used = base;
+    {
+        double *tmp[6];
+        int aa;
+        for (aa = 0; aa < 6; aa++) {
+            tmp[aa] = jalloc(&S);
+        }
+        wacc_to_world(&S, nq, &Z.wa, tmp);
+        if (need_fric) {
+            wacc_to_world(&S, ns, &Z.wb, tmp);
+        }
+    }
     wacc_torques(&S, nq, &Z.wa, S.L);
     if (need_fric) {
         wacc_torques(&S, ns, &Z.wb, S.L);
