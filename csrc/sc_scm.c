@@ -1099,6 +1099,8 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
     for (k = 0; k < n; k++) {
         const int O = k < I ? 0 : 1, K = 1 - O;
         double p[3], *rO[3], *yy[3], *Phi, *gj[3], *pij, *piG[3], Gv[3];
+        /* K a half-space: its SSDF gradient gj is a constant (compose adds nothing to it) */
+        const int flat = S.cl[K]->n == 1;
         int aa;
         if (mark[k] == 0.0) {
             for (aa = 0; aa < D; aa++) {
@@ -1144,7 +1146,11 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
         sc_jet_lin(c, nq, pij, 1.0 / eps_c, PhiR, -1.0 / eps_c, Phi);
         sc_jet_func(c, nq, pij, pij, pi[k], pi[k], pi[k]);
         for (aa = 0; aa < D; aa++) {
-            sc_jet_mul(c, nq, piG[aa], pij, gj[aa]);
+            if (flat) {
+                sc_jet_lin(c, nq, piG[aa], g[k * D + aa], pij, 0.0, NULL);
+            } else {
+                sc_jet_mul(c, nq, piG[aa], pij, gj[aa]);
+            }
         }
         if (forces) {
             world_value(&S, K, g + k * D, Gv);
@@ -1186,27 +1192,47 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
                     }
                 }
             }
-            /* nu = G / sqrt(|G|^2 + tiny) (pose-only; |G| = |gj|) */
-            sc_jet_mul(c, nq, gg, gj[0], gj[0]);
-            for (aa = 1; aa < D; aa++) {
-                sc_jet_madd(c, nq, gg, 1.0, gj[aa], gj[aa]);
-            }
-            {
-                double q0 = gg[0] + SC_CONTACT_TINY, iq = 1.0 / sqrt(q0);
-                sc_jet_func(c, nq, gg, gg, iq, -0.5 * iq / q0, 0.75 * iq / (q0 * q0));
-            }
-            for (aa = 0; aa < D; aa++) {
-                sc_jet_mul(c, nq, nu[aa], gg, gj[aa]);
-                sc_jet_promote(c, nq, ns, nu[aa]);
-            }
-            /* t = u - (nu . u) nu */
-            sc_jet_mul(c, ns, nuu, nu[0], u[0]);
-            for (aa = 1; aa < D; aa++) {
-                sc_jet_madd(c, ns, nuu, 1.0, nu[aa], u[aa]);
-            }
-            for (aa = 0; aa < D; aa++) {
-                sc_jet_mul(c, ns, tg[aa], nuu, nu[aa]);
-                sc_jet_lin(c, ns, tg[aa], 1.0, u[aa], -1.0, tg[aa]);
+            if (flat) {
+                /* a plane: nu is a constant (the values of the general path: the same
+                   products, so the same bits), and t = u - (nu . u) nu is linear in u */
+                double q0 = g[k * D] * g[k * D], iq, nv0[3];
+                for (aa = 1; aa < D; aa++) {
+                    q0 += g[k * D + aa] * g[k * D + aa];
+                }
+                iq = 1.0 / sqrt(q0 + SC_CONTACT_TINY);
+                for (aa = 0; aa < D; aa++) {
+                    nv0[aa] = iq * g[k * D + aa];
+                }
+                sc_jet_lin(c, ns, nuu, nv0[0], u[0], 0.0, NULL);
+                for (aa = 1; aa < D; aa++) {
+                    sc_jet_axpy(c, ns, nuu, nv0[aa], u[aa]);
+                }
+                for (aa = 0; aa < D; aa++) {
+                    sc_jet_lin(c, ns, tg[aa], 1.0, u[aa], -nv0[aa], nuu);
+                }
+            } else {
+                /* nu = G / sqrt(|G|^2 + tiny) (pose-only; |G| = |gj|) */
+                sc_jet_mul(c, nq, gg, gj[0], gj[0]);
+                for (aa = 1; aa < D; aa++) {
+                    sc_jet_madd(c, nq, gg, 1.0, gj[aa], gj[aa]);
+                }
+                {
+                    double q0 = gg[0] + SC_CONTACT_TINY, iq = 1.0 / sqrt(q0);
+                    sc_jet_func(c, nq, gg, gg, iq, -0.5 * iq / q0, 0.75 * iq / (q0 * q0));
+                }
+                for (aa = 0; aa < D; aa++) {
+                    sc_jet_mul(c, nq, nu[aa], gg, gj[aa]);
+                    sc_jet_promote(c, nq, ns, nu[aa]);
+                }
+                /* t = u - (nu . u) nu */
+                sc_jet_mul(c, ns, nuu, nu[0], u[0]);
+                for (aa = 1; aa < D; aa++) {
+                    sc_jet_madd(c, ns, nuu, 1.0, nu[aa], u[aa]);
+                }
+                for (aa = 0; aa < D; aa++) {
+                    sc_jet_mul(c, ns, tg[aa], nuu, nu[aa]);
+                    sc_jet_lin(c, ns, tg[aa], 1.0, u[aa], -1.0, tg[aa]);
+                }
             }
             /* F = pi t / sqrt(|t|^2 + v_s^2) */
             sc_jet_mul(c, ns, tt, tg[0], tg[0]);
