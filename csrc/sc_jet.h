@@ -133,6 +133,61 @@ SC_JET_KERNEL void sc__jet_axpy(const sc_jet_ctx *c, int na, double *out, double
     }
 }
 
+/* out = ((c0 a0 + c1 a1) + c2 a2) (+ c3 a3 when a3 is not NULL): entry by entry the
+ * operations of sc_jet_lin followed by sc_jet_axpy calls, in one pass (same bits); out must
+ * not alias an operand */
+SC_JET_KERNEL void sc__jet_lin34(const sc_jet_ctx *c, int na, double *restrict out,
+                                 const double *cf, const double *a0, const double *a1,
+                                 const double *a2, const double *a3)
+{
+    const double c0 = cf[0], c1 = cf[1], c2 = cf[2], c3 = a3 ? cf[3] : 0.0; /* cf: 3 or 4 */
+    int k, m = c->order >= 1 ? 1 + na : 1, h0 = 1 + c->n, h1 = 1 + c->n + sc_jet_nh(c, na);
+    if (a3 == NULL) {
+        for (k = 0; k < m; k++) {
+            double v = c0 * a0[k];
+            v += c1 * a1[k];
+            out[k] = v + c2 * a2[k];
+        }
+        for (k = h0; k < h1; k++) {
+            double v = c0 * a0[k];
+            v += c1 * a1[k];
+            out[k] = v + c2 * a2[k];
+        }
+        return;
+    }
+    for (k = 0; k < m; k++) {
+        double v = c0 * a0[k];
+        v += c1 * a1[k];
+        v += c2 * a2[k];
+        out[k] = v + c3 * a3[k];
+    }
+    for (k = h0; k < h1; k++) {
+        double v = c0 * a0[k];
+        v += c1 * a1[k];
+        v += c2 * a2[k];
+        out[k] = v + c3 * a3[k];
+    }
+}
+
+/* out_i += c_i a for i = 0, 1, 2 (the 3D moments: one pass over a, the same operations as
+ * three sc_jet_axpy calls); the outs must not alias a or each other */
+SC_JET_KERNEL void sc__jet_axpy3(const sc_jet_ctx *c, int na, double *restrict o0,
+                                 double *restrict o1, double *restrict o2, double c0, double c1,
+                                 double c2, const double *restrict a)
+{
+    int k, m = c->order >= 1 ? 1 + na : 1;
+    for (k = 0; k < m; k++) {
+        o0[k] += c0 * a[k];
+        o1[k] += c1 * a[k];
+        o2[k] += c2 * a[k];
+    }
+    for (k = 1 + c->n; k < 1 + c->n + sc_jet_nh(c, na); k++) {
+        o0[k] += c0 * a[k];
+        o1[k] += c1 * a[k];
+        o2[k] += c2 * a[k];
+    }
+}
+
 /* each entry is written after its last read, so out may alias a or b */
 SC_JET_KERNEL void sc__jet_mul(const sc_jet_ctx *c, int na, double *out, const double *a,
                                const double *b)
@@ -220,6 +275,23 @@ static inline void sc_jet_lin(const sc_jet_ctx *c, int na, double *out, double c
 static inline void sc_jet_axpy(const sc_jet_ctx *c, int na, double *out, double ca, const double *a)
 {
     SC_JET_SPECIALIZE(sc__jet_axpy, c, na, out, ca, a)
+}
+
+/* out = c[0] a0 + c[1] a1 + c[2] a2 (+ c[3] a3; a3 may be NULL, and then cf holds 3
+ * coefficients), summed left to right as
+ * sc_jet_lin + sc_jet_axpy would (out must not alias an operand) */
+static inline void sc_jet_lin34(const sc_jet_ctx *c, int na, double *out, const double *cf,
+                                const double *a0, const double *a1, const double *a2,
+                                const double *a3)
+{
+    SC_JET_SPECIALIZE(sc__jet_lin34, c, na, out, cf, a0, a1, a2, a3)
+}
+
+/* out_i += c_i a, i = 0, 1, 2 (no aliasing) */
+static inline void sc_jet_axpy3(const sc_jet_ctx *c, int na, double *o0, double *o1, double *o2,
+                                double c0, double c1, double c2, const double *a)
+{
+    SC_JET_SPECIALIZE(sc__jet_axpy3, c, na, o0, o1, o2, c0, c1, c2, a)
 }
 
 /* out = a b (out may alias a or b) */

@@ -314,7 +314,7 @@ static void wacc_add(const scm_t *S, int na, wacc_t *w, double *const *F, int O,
 {
     const sc_jet_ctx *c = &S->c;
     const int D = S->D;
-    int a, b;
+    int a;
     for (a = 0; a < D; a++) {
         sc_jet_axpy(c, na, w->F[O][a], 1.0, F[a]);
     }
@@ -323,10 +323,8 @@ static void wacc_add(const scm_t *S, int na, wacc_t *w, double *const *F, int O,
         sc_jet_madd(c, na, w->T[O][0], -1.0, rO[1], F[0]);
         return;
     }
-    for (b = 0; b < 3; b++) {
-        for (a = 0; a < 3; a++) {
-            sc_jet_axpy(c, na, w->P[O][b][a], p[b], F[a]);
-        }
+    for (a = 0; a < 3; a++) {
+        sc_jet_axpy3(c, na, w->P[O][0][a], w->P[O][1][a], w->P[O][2][a], p[0], p[1], p[2], F[a]);
     }
 }
 
@@ -420,7 +418,7 @@ static void sample_geometry(scm_t *S, ptrdiff_t k, double *p, double **rO, doubl
     const int O = k < S->I ? 0 : 1;
     const ptrdiff_t kk = O == 0 ? k : k - S->I;
     const sc_packed_cloud *own = S->cl[O];
-    int a, b;
+    int a;
     for (a = 0; a < D; a++) {
         p[a] = own->data[a * own->npad + kk];
     }
@@ -428,9 +426,10 @@ static void sample_geometry(scm_t *S, ptrdiff_t k, double *p, double **rO, doubl
      * the one the SSDF saw (equal up to rounding) so that Phi and grad phi are evaluated
      * exactly there */
     for (a = 0; a < D; a++) {
-        sc_jet_lin(c, na, rO[a], p[0], S->Q[O][a][0], 0.0, NULL);
-        for (b = 1; b < D; b++) {
-            sc_jet_axpy(c, na, rO[a], p[b], S->Q[O][a][b]);
+        if (D == 2) {
+            sc_jet_lin(c, na, rO[a], p[0], S->Q[O][a][0], p[1], S->Q[O][a][1]);
+        } else {
+            sc_jet_lin34(c, na, rO[a], p, S->Q[O][a][0], S->Q[O][a][1], S->Q[O][a][2], NULL);
         }
         sc_jet_lin(c, na, y[a], 1.0, rO[a], 1.0, S->y0[O][a]);
         y[a][0] = S->y[k * D + a];
@@ -1185,11 +1184,10 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
                 sc_jet_madd(c, ns, u[0], -1.0, Z.Om[O][0], rO[1]);
                 sc_jet_madd(c, ns, u[1], 1.0, Z.Om[O][0], rO[0]);
             } else {
+                const double cf[4] = {1.0, p[0], p[1], p[2]};
                 for (aa = 0; aa < 3; aa++) {
-                    sc_jet_lin(c, ns, u[aa], 1.0, Z.cv[O][aa], 0.0, NULL);
-                    for (j = 0; j < 3; j++) {
-                        sc_jet_axpy(c, ns, u[aa], p[j], Z.N[O][aa][j]);
-                    }
+                    sc_jet_lin34(c, ns, u[aa], cf, Z.cv[O][aa], Z.N[O][aa][0], Z.N[O][aa][1],
+                                 Z.N[O][aa][2]);
                 }
             }
             if (flat) {
