@@ -1128,16 +1128,19 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
             /* the soft minimum: dm = sum pi dPhi, d2m = sum pi d2Phi - (centred, below) */
             double *mg = Z.mj + 1, *mh = Z.mj + 1 + c->n;
             for (r = 0; r < nq; r++) {
-                dphi[k * nq + r] = Phi[1 + r];
                 mg[r] += pi[k] * Phi[1 + r];
+            }
+            for (r = 0; order >= 2 && r < nq; r++) {
+                dphi[k * nq + r] = Phi[1 + r]; /* for the centred term (order 2) */
             }
             for (r = 0; r < sc_jet_nh(c, nq); r++) {
                 mh[r] += pi[k] * Phi[1 + c->n + r];
             }
         }
         /* the gradient grad phi_K(y) in K's frame (the world's G = M_K gj is formed for the
-           sums only, after the pass: wacc_to_world) */
-        for (aa = 0; aa < D; aa++) {
+           sums only, after the pass: wacc_to_world); a half-space's is its constant normal,
+           used as the numbers g below */
+        for (aa = 0; !flat && aa < D; aa++) {
             compose(&S, nq, gj[aa], g[k * D + aa], h + (k * D + aa) * D,
                     t3 + (k * D + aa) * D * D, yy);
         }
