@@ -754,8 +754,6 @@ static int query_finite(int D, const double *xq)
     return isfinite(xq[0]) && isfinite(xq[1]) && (D == 2 || isfinite(xq[2]));
 }
 
-/* 3 x 17 or 2 x 26 bits of the position in the box [lo, lo + 1 / sc), interleaved: a
-   Morton key, exact in a double */
 /* bit i of x (i < 32) to bit 2 i, and (i < 21) to bit 3 i: the usual shift-and-mask
    spreads (the bit-by-bit loop they replace took ~400 instructions per query) */
 static uint64_t spread2(uint64_t x)
@@ -778,8 +776,8 @@ static uint64_t spread3(uint64_t x)
     return (x | x << 2) & 0x1249249249249249u;
 }
 
-/* the coordinates scaled to `bits` bits each, interleaved from the top bit down with
-   coordinate 0 first (key < 2^52: exact as a double) */
+/* 3 x 17 or 2 x 26 bits of the position in the box [lo, lo + 1 / sc), interleaved from
+   the top bit down with coordinate 0 first: a Morton key, exact in a double (< 2^52) */
 static double morton_key(int D, const double *xq, const double *lo, const double *sc)
 {
     const int bits = D == 3 ? 17 : 26;
