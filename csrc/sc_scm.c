@@ -168,17 +168,31 @@ static void mat_apply(const scm_t *S, int na, double **out, const double *M, int
     }
 }
 
-/* mat_apply on values (order 0): the products and sums of sc_jet_lin and sc_jet_axpy on
- * the jets' first entries, in the same order; rot_apply's value is the identity (1.0 x) */
-static void mat_apply0(int D, double **out, const double *M, int trans, double *const *in)
+/* out = M v (trans = 0) or M^T v (trans = 1) on numbers: the products and sums that
+ * mat_apply's sc_jet_lin and sc_jet_axpy do on the jets' values, in the same order (so the
+ * same bits); out must not alias v */
+static void mat_value(int D, const double *M, int trans, const double *v, double *out)
 {
     int a, j;
     for (a = 0; a < D; a++) {
-        double v = (trans ? M[a] : M[a * D]) * in[0][0];
+        out[a] = (trans ? M[a] : M[a * D]) * v[0];
         for (j = 1; j < D; j++) {
-            v += (trans ? M[j * D + a] : M[a * D + j]) * in[j][0];
+            out[a] += (trans ? M[j * D + a] : M[a * D + j]) * v[j];
         }
-        out[a][0] = v;
+    }
+}
+
+/* mat_apply at order 0 (rot_apply's value is the identity, 1.0 x) without jet calls */
+static void mat_apply0(int D, double **out, const double *M, int trans, double *const *in)
+{
+    double v[3] = {0.0, 0.0, 0.0}, r[3] = {0.0, 0.0, 0.0};
+    int a;
+    for (a = 0; a < D; a++) {
+        v[a] = in[a][0];
+    }
+    mat_value(D, M, trans, v, r);
+    for (a = 0; a < D; a++) {
+        out[a][0] = r[a];
     }
 }
 
@@ -593,18 +607,18 @@ static void wacc_add0(const wacc_t *w, int D, int O, const double *p, const doub
     }
 }
 
-/* world value of a K-frame vector (the jets' values of to_world at s = 0, the same
- * products in the same order) */
-static void world_value(const scm_t *S, int K, const double *v, double *out)
+/* nu = g / sqrt(|g|^2 + tiny) on numbers: the values of the jet path's friction direction
+ * (the same products in the same order) */
+static void unit_value(int D, const double *g, double *nu)
 {
-    const int D = S->D;
-    const double *RK = S->R[K];
-    int a, j;
+    double gg = g[0] * g[0], iq;
+    int a;
+    for (a = 1; a < D; a++) {
+        gg += g[a] * g[a];
+    }
+    iq = 1.0 / sqrt(gg + SC_CONTACT_TINY);
     for (a = 0; a < D; a++) {
-        out[a] = RK[a * D] * v[0];
-        for (j = 1; j < D; j++) {
-            out[a] += RK[a * D + j] * v[j];
-        }
+        nu[a] = iq * g[a];
     }
 }
 
@@ -638,7 +652,7 @@ static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, int need
         F[a] = pik * gk[a];
     }
     if (forces) {
-        world_value(S, K, gk, G);
+        mat_value(D, S->R[K], 0, gk, G);
         for (a = 0; a < D; a++) {
             forces[k * D + a] = pik * G[a];
         }
@@ -646,7 +660,7 @@ static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, int need
     wacc_add0(wa, D, O, p, q, F);
     if (need_fric) {
         double u[3] = {0.0, 0.0, 0.0}, nu[3] = {0.0, 0.0, 0.0}, tg[3] = {0.0, 0.0, 0.0};
-        double gg, nuu, tt, iq;
+        double nuu, tt, iq;
         if (D == 2) {
             u[0] = Z->cv[O][0][0] + -Z->Om[O][0][0] * q[1];
             u[1] = Z->cv[O][1][0] + Z->Om[O][0][0] * q[0];
@@ -658,14 +672,7 @@ static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, int need
                 }
             }
         }
-        gg = gk[0] * gk[0];
-        for (a = 1; a < D; a++) {
-            gg += gk[a] * gk[a];
-        }
-        iq = 1.0 / sqrt(gg + SC_CONTACT_TINY);
-        for (a = 0; a < D; a++) {
-            nu[a] = iq * gk[a];
-        }
+        unit_value(D, gk, nu);
         nuu = nu[0] * u[0];
         for (a = 1; a < D; a++) {
             nuu += nu[a] * u[a];
@@ -683,7 +690,7 @@ static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, int need
             F[a] = iq * tg[a];
         }
         if (forces) {
-            world_value(S, K, F, pf + k * D);
+            mat_value(D, S->R[K], 0, F, pf + k * D);
         }
         wacc_add0(wb, D, O, p, q, F);
     } else if (forces) {
@@ -1097,16 +1104,14 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
     }
     for (k = 0; k < n; k++) {
         const int O = k < I ? 0 : 1, K = 1 - O;
-        double p[3], *rO[3], *yy[3], *Phi, *gj[3], *pij, *piG[3], Gv[3];
+        double p[3], *rO[3], *yy[3], *Phi, *gj[3], *pij, *piG[3], val[3];
         /* K a half-space: its SSDF gradient gj is a constant (compose adds nothing to it) */
         const int flat = S.cl[K]->n == 1;
         int aa;
         if (mark[k] == 0.0) {
-            for (aa = 0; aa < D; aa++) {
-                pf[k * D + aa] = 0.0;
-                if (forces) {
-                    forces[k * D + aa] = 0.0;
-                }
+            for (aa = 0; forces && aa < D; aa++) {
+                pf[k * D + aa] = 0.0; /* read only for forces */
+                forces[k * D + aa] = 0.0;
             }
             continue;
         }
@@ -1155,9 +1160,9 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
             }
         }
         if (forces) {
-            world_value(&S, K, g + k * D, Gv);
+            mat_value(D, S.R[K], 0, g + k * D, val);
             for (aa = 0; aa < D; aa++) {
-                forces[k * D + aa] = pi[k] * Gv[aa];
+                forces[k * D + aa] = pi[k] * val[aa];
             }
         }
         wacc_add(&S, nq, &Z.wa, piG, O, p, rO);
@@ -1194,16 +1199,10 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
                 }
             }
             if (flat) {
-                /* a plane: nu is a constant (the values of the general path: the same
-                   products, so the same bits), and t = u - (nu . u) nu is linear in u */
-                double q0 = g[k * D] * g[k * D], iq, nv0[3];
-                for (aa = 1; aa < D; aa++) {
-                    q0 += g[k * D + aa] * g[k * D + aa];
-                }
-                iq = 1.0 / sqrt(q0 + SC_CONTACT_TINY);
-                for (aa = 0; aa < D; aa++) {
-                    nv0[aa] = iq * g[k * D + aa];
-                }
+                /* a plane: nu is a constant (the values of the general path, so the same
+                   bits), and t = u - (nu . u) nu is linear in u */
+                double nv0[3];
+                unit_value(D, g + k * D, nv0);
                 sc_jet_lin(c, ns, nuu, nv0[0], u[0], 0.0, NULL);
                 for (aa = 1; aa < D; aa++) {
                     sc_jet_axpy(c, ns, nuu, nv0[aa], u[aa]);
@@ -1247,10 +1246,10 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
             sc_jet_mul(c, ns, ct, tt, pij);
             for (aa = 0; aa < D; aa++) {
                 sc_jet_mul(c, ns, F[aa], ct, tg[aa]);
-                Gv[aa] = F[aa][0];
+                val[aa] = F[aa][0];
             }
             if (forces) {
-                world_value(&S, K, Gv, pf + k * D);
+                mat_value(D, S.R[K], 0, val, pf + k * D);
             }
             wacc_add(&S, ns, &Z.wb, F, O, p, rO);
         } else if (forces) {

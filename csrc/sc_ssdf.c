@@ -388,7 +388,7 @@ typedef struct ssdf_job {
     double *work;
     ptrdiff_t wsize;
     double *phi, *g, *h, *t;
-    int dense; /* SC_DENSE asked for */
+    double qbase; /* a cloud without an index, pruned: the cut's constant part (else NaN) */
 } ssdf_job;
 
 /* the whole cloud as the kernel's one block; ptr[0] must outlive B */
@@ -403,10 +403,8 @@ static void whole_cloud(const sc_packed_cloud *pc, const double **ptr, sc__block
     B->qbase = NAN;
 }
 
-static double cut_base(const sc_packed_cloud *pc);
-
 /* Dense (SC_DENSE), or a cloud without an index (fewer than SC_TREE_MIN samples) pruned:
-   there the kernel gives each query a far cut (qbase; sc__blocks) and skips every group of
+   there the kernel gives each query a far cut (job qbase; sc__blocks) and skips every group of
    SC_PAD samples whose s_i all fall below s* - cut.  A small body near a large one (the
    push-T pusher, 32 samples, seen from the T's 170) keeps one or two of its four groups
    for most queries.  The cut depends on the query alone. */
@@ -417,9 +415,7 @@ static int ssdf_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
     const double *ptr[1];
     sc__blocks B;
     whole_cloud(j->pc, ptr, &B);
-    if (!j->dense) {
-        B.qbase = cut_base(j->pc);
-    }
+    B.qbase = j->qbase;
     return j->fn(&B, (int)D, j->eps, end - begin, j->x + begin * D, j->work + tid * j->wsize,
                  j->phi ? j->phi + begin : NULL, j->g ? j->g + begin * D : NULL,
                  j->h ? j->h + begin * D * D : NULL, j->t ? j->t + begin * D * D * D : NULL);
@@ -1013,7 +1009,7 @@ int sc_ssdf(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
             nthreads = want < 1.0 ? 1 : (int)want;
         }
     }
-    job.dense = dense;
+    job.qbase = dense ? NAN : cut_base(pc);
     if (dense || tree_leaves(pc->n) == 0) {
         return sc_parallel_for(m, nthreads, ssdf_range, &job);
     }

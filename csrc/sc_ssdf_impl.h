@@ -559,7 +559,7 @@ SC_VFN void rows(const sc__blocks *B, double eps, ptrdiff_t m, const double *x, 
             }
             continue;
         }
-        v = value_pass(B, D, order >= 1, ie, B->qbase == B->qbase ? small_cut(B, D, ie, xq) : B->tcut,
+        v = value_pass(B, D, order >= 1, ie, isnan(B->qbase) ? B->tcut : small_cut(B, D, ie, xq),
                        xq, work, pbar, nbar, &inv, &hstar, &dphi);
         if (phi) {
             phi[r] = v;
