@@ -222,11 +222,9 @@ static void to_body(const scm_t *S, int na, double **out, double *const *in, int
 
 /* out = f0 + f1 . (y - y0) + (y - y0)^T f2 (y - y0) / 2 as a jet of the jets y (compose:
  * na dispatched as in sc_jet.h) */
-SC_JET_KERNEL void compose_k(const scm_t *S, int na, double *out, double f0, const double *f1,
-                             const double *f2, double *const *y)
+SC_JET_KERNEL void compose_k(const sc_jet_ctx *c, int na, int D, double *out, double f0,
+                             const double *f1, const double *f2, double *const *y)
 {
-    const sc_jet_ctx *c = &S->c;
-    const int D = S->D;
     int a, b, r, s, curved = 0;
     sc_jet_const(c, na, out, f0);
     if (c->order < 1) {
@@ -273,12 +271,6 @@ SC_JET_KERNEL void compose_k(const scm_t *S, int na, double *out, double f0, con
     }
 }
 
-static void compose(const scm_t *S, int na, double *out, double f0, const double *f1,
-                    const double *f2, double *const *y)
-{
-    SC_JET_SPECIALIZE(compose_k, S, na, out, f0, f1, f2, y)
-}
-
 /* Wrench accumulator: the sample forces summed by owner, F[X], and the world torques of
  * each owner's own sample forces about its origin, T[X] (2D: T[X][0]).  A force f at a
  * sample of owner O acts on O with torque r_O x f, r_O = x - t_O = L_O p the world lever
@@ -323,22 +315,21 @@ static void wacc_init(scm_t *S, int na, wacc_t *w)
 
 /* add the force F (D jets, K's frame) on the owner O at its sample p (body frame; 2D: the
  * lever arm in K's frame, rO = q) */
-static void wacc_add(const scm_t *S, int na, wacc_t *w, double *const *F, int O, const double *p,
-                     double *const *rO)
+SC_JET_KERNEL void wacc_add(const sc_jet_ctx *c, int D, int na, wacc_t *w, double *const *F,
+                            int O, const double *p, double *const *rO)
 {
-    const sc_jet_ctx *c = &S->c;
-    const int D = S->D;
     int a;
     for (a = 0; a < D; a++) {
-        sc_jet_axpy(c, na, w->F[O][a], 1.0, F[a]);
+        sc__jet_axpy(c, na, w->F[O][a], 1.0, F[a]);
     }
     if (D == 2) {
-        sc_jet_madd(c, na, w->T[O][0], 1.0, rO[0], F[1]);
-        sc_jet_madd(c, na, w->T[O][0], -1.0, rO[1], F[0]);
+        sc__jet_madd(c, na, w->T[O][0], 1.0, rO[0], F[1]);
+        sc__jet_madd(c, na, w->T[O][0], -1.0, rO[1], F[0]);
         return;
     }
     for (a = 0; a < 3; a++) {
-        sc_jet_axpy3(c, na, w->P[O][0][a], w->P[O][1][a], w->P[O][2][a], p[0], p[1], p[2], F[a]);
+        sc__jet_axpy3(c, na, w->P[O][0][a], w->P[O][1][a], w->P[O][2][a], p[0], p[1], p[2],
+                      F[a]);
     }
 }
 
@@ -424,11 +415,9 @@ static void wacc_finish(const scm_t *S, int na, wacc_t *w, double *(*d)[3], doub
 
 /* the sample's geometry as pose-only jets: q = Q_O p (the lever arm in K's frame), y = q +
  * y0_O (its position there) and Phi */
-static void sample_geometry(scm_t *S, ptrdiff_t k, double *p, double **rO, double **y,
-                            double *Phi)
+SC_JET_KERNEL void sample_geometry(const scm_t *S, const sc_jet_ctx *c, int D, int na,
+                                   ptrdiff_t k, double *p, double **rO, double **y, double *Phi)
 {
-    const sc_jet_ctx *c = &S->c;
-    const int D = S->D, na = S->nq;
     const int O = k < S->I ? 0 : 1;
     const ptrdiff_t kk = O == 0 ? k : k - S->I;
     const sc_packed_cloud *own = S->cl[O];
@@ -441,14 +430,14 @@ static void sample_geometry(scm_t *S, ptrdiff_t k, double *p, double **rO, doubl
      * exactly there */
     for (a = 0; a < D; a++) {
         if (D == 2) {
-            sc_jet_lin(c, na, rO[a], p[0], S->Q[O][a][0], p[1], S->Q[O][a][1]);
+            sc__jet_lin(c, na, rO[a], p[0], S->Q[O][a][0], p[1], S->Q[O][a][1]);
         } else {
-            sc_jet_lin34(c, na, rO[a], p, S->Q[O][a][0], S->Q[O][a][1], S->Q[O][a][2], NULL);
+            sc__jet_lin34(c, na, rO[a], p, S->Q[O][a][0], S->Q[O][a][1], S->Q[O][a][2], NULL);
         }
-        sc_jet_lin(c, na, y[a], 1.0, rO[a], 1.0, S->y0[O][a]);
+        sc__jet_lin(c, na, y[a], 1.0, rO[a], 1.0, S->y0[O][a]);
         y[a][0] = S->y[k * D + a];
     }
-    compose(S, na, Phi, S->phi[k], S->g + k * D, S->h + k * D * D, y);
+    compose_k(c, na, D, Phi, S->phi[k], S->g + k * D, S->h + k * D * D, y);
 }
 
 /* the assembled model: the soft minimum, A and B (and their accumulators) */
@@ -696,6 +685,180 @@ static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, int need
     } else if (forces) {
         for (a = 0; a < D; a++) {
             pf[k * D + a] = 0.0;
+        }
+    }
+}
+
+/* Pass 2 at orders 1 and 2 (SC_SCM_CONTACT): per marked sample, the soft minimum's jet
+ * sums and the forces' jets.  Always inlined with ord, D, nq and ns constants (the common
+ * cases, see its call) and a local copy of the jet context, so that the jet kernels are
+ * inlined with their order tests and loop bounds folded and no call per jet operation
+ * (first-order box step: 808k -> 544k instructions).  The operations, and so the bits,
+ * are the same in every copy.  The sample jets sit at the same arena slots for every
+ * sample, so they are allocated once. */
+SC_JET_KERNEL void sample_pass(scm_t *S, acc_t *Z, const int ord, const int D, const int nq,
+                               const int ns, const double *mark, const double *PhiR,
+                               const double *t3, double *dphi, int need_fric, double vs2,
+                               double *pf, double *forces)
+{
+    sc_jet_ctx cx;
+    const sc_jet_ctx *c = &cx;
+    const ptrdiff_t n = S->I + S->cl[1]->n, I = S->I;
+    const double *g = S->g, *h = S->h, *pi = S->pi, eps_c = S->eps_c;
+    double *rO[3], *yy[3], *Phi, *gj[3], *pij, *piG[3];
+    double *u[3], *nu[3], *gg = NULL, *nuu = NULL, *tt = NULL, *tg[3], *ct = NULL, *F[3];
+    ptrdiff_t k;
+    int r, aa;
+    sc_jet_ctx_init(&cx, ns, ord);
+    for (aa = 0; aa < D; aa++) {
+        rO[aa] = jalloc(S); /* q: the lever arm in K's frame */
+        yy[aa] = jalloc(S);
+        gj[aa] = jalloc(S);
+        piG[aa] = jalloc(S);
+    }
+    Phi = jalloc(S);
+    pij = jalloc(S);
+    for (aa = 0; need_fric && aa < D; aa++) {
+        u[aa] = jalloc(S);
+        nu[aa] = jalloc(S);
+        tg[aa] = jalloc(S);
+        F[aa] = jalloc(S);
+    }
+    if (need_fric) {
+        gg = jalloc(S);
+        nuu = jalloc(S);
+        tt = jalloc(S);
+        ct = jalloc(S);
+    }
+    for (k = 0; k < n; k++) {
+        const int O = k < I ? 0 : 1, K = 1 - O;
+        double p[3], val[3];
+        /* K a half-space: its SSDF gradient gj is a constant (compose adds nothing to it) */
+        const int flat = S->cl[K]->n == 1;
+        if (mark[k] == 0.0) {
+            for (aa = 0; forces && aa < D; aa++) {
+                pf[k * D + aa] = 0.0; /* read only for forces */
+                forces[k * D + aa] = 0.0;
+            }
+            continue;
+        }
+        sample_geometry(S, c, D, nq, k, p, rO, yy, Phi);
+        {
+            /* the soft minimum: dm = sum pi dPhi, d2m = sum pi d2Phi - (centred, below) */
+            double *mg = Z->mj + 1, *mh = Z->mj + 1 + c->n;
+            for (r = 0; r < nq; r++) {
+                mg[r] += pi[k] * Phi[1 + r];
+            }
+            for (r = 0; ord >= 2 && r < nq; r++) {
+                dphi[k * nq + r] = Phi[1 + r]; /* for the centred term (order 2) */
+            }
+            for (r = 0; r < sc_jet_nh(c, nq); r++) {
+                mh[r] += pi[k] * Phi[1 + c->n + r];
+            }
+        }
+        /* the gradient grad phi_K(y) in K's frame (the world's G = M_K gj is formed for the
+           sums only, after the pass: wacc_to_world); a half-space's is its constant normal,
+           used as the numbers g below */
+        for (aa = 0; !flat && aa < D; aa++) {
+            compose_k(c, nq, D, gj[aa], g[k * D + aa], h + (k * D + aa) * D,
+                      t3 + (k * D + aa) * D * D, yy);
+        }
+        /* pi_k(0) E(dR - dPhi_k) (the factor E(dm - dR) is applied to the sums below) */
+        sc__jet_lin(c, nq, pij, 1.0 / eps_c, PhiR, -1.0 / eps_c, Phi);
+        sc__jet_func(c, nq, pij, pij, pi[k], pi[k], pi[k]);
+        for (aa = 0; aa < D; aa++) {
+            if (flat) {
+                sc__jet_lin(c, nq, piG[aa], g[k * D + aa], pij, 0.0, NULL);
+            } else {
+                sc__jet_mul(c, nq, piG[aa], pij, gj[aa]);
+            }
+        }
+        if (forces) {
+            mat_value(D, S->R[K], 0, g + k * D, val);
+            for (aa = 0; aa < D; aa++) {
+                forces[k * D + aa] = pi[k] * val[aa];
+            }
+        }
+        wacc_add(c, D, nq, &Z->wa, piG, O, p, rO);
+
+        if (need_fric) {
+            /* friction: full jets (pose and velocity variables) */
+            sc_jet_promote(c, nq, ns, pij);
+            /* in K's frame, u = M_K^T (v_O + w_O x r_O - v_K - w_K x (r_O + d_O)) = cv_O +
+               Om_O x q (2D; a 2D rotation commutes with the cross product by Om_O), 3D:
+               cv_O + N_O p, scalars times jets (cv_O and N_O are in K's frame) */
+            if (D == 2) {
+                sc_jet_promote(c, nq, ns, rO[0]);
+                sc_jet_promote(c, nq, ns, rO[1]);
+                sc__jet_lin(c, ns, u[0], 1.0, Z->cv[O][0], 0.0, NULL);
+                sc__jet_lin(c, ns, u[1], 1.0, Z->cv[O][1], 0.0, NULL);
+                sc__jet_madd(c, ns, u[0], -1.0, Z->Om[O][0], rO[1]);
+                sc__jet_madd(c, ns, u[1], 1.0, Z->Om[O][0], rO[0]);
+            } else {
+                const double cf[4] = {1.0, p[0], p[1], p[2]};
+                for (aa = 0; aa < 3; aa++) {
+                    sc__jet_lin34(c, ns, u[aa], cf, Z->cv[O][aa], Z->N[O][aa][0],
+                                  Z->N[O][aa][1], Z->N[O][aa][2]);
+                }
+            }
+            if (flat) {
+                /* a plane: nu is a constant (the values of the general path, so the same
+                   bits), and t = u - (nu . u) nu is linear in u */
+                double nv0[3];
+                unit_value(D, g + k * D, nv0);
+                sc__jet_lin(c, ns, nuu, nv0[0], u[0], 0.0, NULL);
+                for (aa = 1; aa < D; aa++) {
+                    sc__jet_axpy(c, ns, nuu, nv0[aa], u[aa]);
+                }
+                for (aa = 0; aa < D; aa++) {
+                    sc__jet_lin(c, ns, tg[aa], 1.0, u[aa], -nv0[aa], nuu);
+                }
+            } else {
+                /* nu = G / sqrt(|G|^2 + tiny) (pose-only; |G| = |gj|) */
+                sc__jet_mul(c, nq, gg, gj[0], gj[0]);
+                for (aa = 1; aa < D; aa++) {
+                    sc__jet_madd(c, nq, gg, 1.0, gj[aa], gj[aa]);
+                }
+                {
+                    double q0 = gg[0] + SC_CONTACT_TINY, iq = 1.0 / sqrt(q0);
+                    sc__jet_func(c, nq, gg, gg, iq, -0.5 * iq / q0, 0.75 * iq / (q0 * q0));
+                }
+                for (aa = 0; aa < D; aa++) {
+                    sc__jet_mul(c, nq, nu[aa], gg, gj[aa]);
+                    sc_jet_promote(c, nq, ns, nu[aa]);
+                }
+                /* t = u - (nu . u) nu */
+                sc__jet_mul(c, ns, nuu, nu[0], u[0]);
+                for (aa = 1; aa < D; aa++) {
+                    sc__jet_madd(c, ns, nuu, 1.0, nu[aa], u[aa]);
+                }
+                for (aa = 0; aa < D; aa++) {
+                    sc__jet_mul(c, ns, tg[aa], nuu, nu[aa]);
+                    sc__jet_lin(c, ns, tg[aa], 1.0, u[aa], -1.0, tg[aa]);
+                }
+            }
+            /* F = pi t / sqrt(|t|^2 + v_s^2) */
+            sc__jet_mul(c, ns, tt, tg[0], tg[0]);
+            for (aa = 1; aa < D; aa++) {
+                sc__jet_madd(c, ns, tt, 1.0, tg[aa], tg[aa]);
+            }
+            {
+                double q0 = tt[0] + vs2, iq = 1.0 / sqrt(q0);
+                sc__jet_func(c, ns, tt, tt, iq, -0.5 * iq / q0, 0.75 * iq / (q0 * q0));
+            }
+            sc__jet_mul(c, ns, ct, tt, pij);
+            for (aa = 0; aa < D; aa++) {
+                sc__jet_mul(c, ns, F[aa], ct, tg[aa]);
+                val[aa] = F[aa][0];
+            }
+            if (forces) {
+                mat_value(D, S->R[K], 0, val, pf + k * D);
+            }
+            wacc_add(c, D, ns, &Z->wb, F, O, p, rO);
+        } else if (forces) {
+            for (aa = 0; aa < D; aa++) {
+                pf[k * D + aa] = 0.0;
+            }
         }
     }
 }
@@ -1099,163 +1262,37 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
             rO[aa] = jalloc(&S);
             yy[aa] = jalloc(&S);
         }
-        sample_geometry(&S, kr, p, rO, yy, PhiR);
+        sample_geometry(&S, c, D, nq, kr, p, rO, yy, PhiR);
         base++; /* PhiR stays */
     }
-    for (k = 0; k < n; k++) {
-        const int O = k < I ? 0 : 1, K = 1 - O;
-        double p[3], *rO[3], *yy[3], *Phi, *gj[3], *pij, *piG[3], val[3];
-        /* K a half-space: its SSDF gradient gj is a constant (compose adds nothing to it) */
-        const int flat = S.cl[K]->n == 1;
-        int aa;
-        if (mark[k] == 0.0) {
-            for (aa = 0; forces && aa < D; aa++) {
-                pf[k * D + aa] = 0.0; /* read only for forces */
-                forces[k * D + aa] = 0.0;
+    if (order == 0) {
+        for (k = 0; k < n; k++) {
+            int aa;
+            if (mark[k] == 0.0) {
+                for (aa = 0; forces && aa < D; aa++) {
+                    pf[k * D + aa] = 0.0; /* read only for forces */
+                    forces[k * D + aa] = 0.0;
+                }
+                continue;
             }
-            continue;
-        }
-        if (order == 0) {
             sample_forces0(&S, k, &Z, need_fric, vs2, pf, forces);
-            continue;
         }
+    } else {
+        /* the common cases as copies with constant sizes (one or two moving bodies) */
         S.used = base;
-        for (aa = 0; aa < D; aa++) {
-            rO[aa] = jalloc(&S); /* q: the lever arm in K's frame */
-            yy[aa] = jalloc(&S);
-            gj[aa] = jalloc(&S);
-            piG[aa] = jalloc(&S);
-        }
-        Phi = jalloc(&S);
-        pij = jalloc(&S);
-        sample_geometry(&S, k, p, rO, yy, Phi);
-        {
-            /* the soft minimum: dm = sum pi dPhi, d2m = sum pi d2Phi - (centred, below) */
-            double *mg = Z.mj + 1, *mh = Z.mj + 1 + c->n;
-            for (r = 0; r < nq; r++) {
-                mg[r] += pi[k] * Phi[1 + r];
-            }
-            for (r = 0; order >= 2 && r < nq; r++) {
-                dphi[k * nq + r] = Phi[1 + r]; /* for the centred term (order 2) */
-            }
-            for (r = 0; r < sc_jet_nh(c, nq); r++) {
-                mh[r] += pi[k] * Phi[1 + c->n + r];
-            }
-        }
-        /* the gradient grad phi_K(y) in K's frame (the world's G = M_K gj is formed for the
-           sums only, after the pass: wacc_to_world); a half-space's is its constant normal,
-           used as the numbers g below */
-        for (aa = 0; !flat && aa < D; aa++) {
-            compose(&S, nq, gj[aa], g[k * D + aa], h + (k * D + aa) * D,
-                    t3 + (k * D + aa) * D * D, yy);
-        }
-        /* pi_k(0) E(dR - dPhi_k) (the factor E(dm - dR) is applied to the sums below) */
-        sc_jet_lin(c, nq, pij, 1.0 / eps_c, PhiR, -1.0 / eps_c, Phi);
-        sc_jet_func(c, nq, pij, pij, pi[k], pi[k], pi[k]);
-        for (aa = 0; aa < D; aa++) {
-            if (flat) {
-                sc_jet_lin(c, nq, piG[aa], g[k * D + aa], pij, 0.0, NULL);
-            } else {
-                sc_jet_mul(c, nq, piG[aa], pij, gj[aa]);
-            }
-        }
-        if (forces) {
-            mat_value(D, S.R[K], 0, g + k * D, val);
-            for (aa = 0; aa < D; aa++) {
-                forces[k * D + aa] = pi[k] * val[aa];
-            }
-        }
-        wacc_add(&S, nq, &Z.wa, piG, O, p, rO);
-
-        if (need_fric) {
-            /* friction: full jets (pose and velocity variables) */
-            double *u[3], *nu[3], *gg, *nuu, *tt, *tg[3], *ct, *F[3];
-            for (aa = 0; aa < D; aa++) {
-                u[aa] = jalloc(&S);
-                nu[aa] = jalloc(&S);
-                tg[aa] = jalloc(&S);
-                F[aa] = jalloc(&S);
-            }
-            gg = jalloc(&S);
-            nuu = jalloc(&S);
-            tt = jalloc(&S);
-            ct = jalloc(&S);
-            sc_jet_promote(c, nq, ns, pij);
-            /* in K's frame, u = M_K^T (v_O + w_O x r_O - v_K - w_K x (r_O + d_O)) = cv_O +
-               Om_O x q (2D; a 2D rotation commutes with the cross product by Om_O), 3D:
-               cv_O + N_O p, scalars times jets (cv_O and N_O are in K's frame) */
-            if (D == 2) {
-                sc_jet_promote(c, nq, ns, rO[0]);
-                sc_jet_promote(c, nq, ns, rO[1]);
-                sc_jet_lin(c, ns, u[0], 1.0, Z.cv[O][0], 0.0, NULL);
-                sc_jet_lin(c, ns, u[1], 1.0, Z.cv[O][1], 0.0, NULL);
-                sc_jet_madd(c, ns, u[0], -1.0, Z.Om[O][0], rO[1]);
-                sc_jet_madd(c, ns, u[1], 1.0, Z.Om[O][0], rO[0]);
-            } else {
-                const double cf[4] = {1.0, p[0], p[1], p[2]};
-                for (aa = 0; aa < 3; aa++) {
-                    sc_jet_lin34(c, ns, u[aa], cf, Z.cv[O][aa], Z.N[O][aa][0], Z.N[O][aa][1],
-                                 Z.N[O][aa][2]);
-                }
-            }
-            if (flat) {
-                /* a plane: nu is a constant (the values of the general path, so the same
-                   bits), and t = u - (nu . u) nu is linear in u */
-                double nv0[3];
-                unit_value(D, g + k * D, nv0);
-                sc_jet_lin(c, ns, nuu, nv0[0], u[0], 0.0, NULL);
-                for (aa = 1; aa < D; aa++) {
-                    sc_jet_axpy(c, ns, nuu, nv0[aa], u[aa]);
-                }
-                for (aa = 0; aa < D; aa++) {
-                    sc_jet_lin(c, ns, tg[aa], 1.0, u[aa], -nv0[aa], nuu);
-                }
-            } else {
-                /* nu = G / sqrt(|G|^2 + tiny) (pose-only; |G| = |gj|) */
-                sc_jet_mul(c, nq, gg, gj[0], gj[0]);
-                for (aa = 1; aa < D; aa++) {
-                    sc_jet_madd(c, nq, gg, 1.0, gj[aa], gj[aa]);
-                }
-                {
-                    double q0 = gg[0] + SC_CONTACT_TINY, iq = 1.0 / sqrt(q0);
-                    sc_jet_func(c, nq, gg, gg, iq, -0.5 * iq / q0, 0.75 * iq / (q0 * q0));
-                }
-                for (aa = 0; aa < D; aa++) {
-                    sc_jet_mul(c, nq, nu[aa], gg, gj[aa]);
-                    sc_jet_promote(c, nq, ns, nu[aa]);
-                }
-                /* t = u - (nu . u) nu */
-                sc_jet_mul(c, ns, nuu, nu[0], u[0]);
-                for (aa = 1; aa < D; aa++) {
-                    sc_jet_madd(c, ns, nuu, 1.0, nu[aa], u[aa]);
-                }
-                for (aa = 0; aa < D; aa++) {
-                    sc_jet_mul(c, ns, tg[aa], nuu, nu[aa]);
-                    sc_jet_lin(c, ns, tg[aa], 1.0, u[aa], -1.0, tg[aa]);
-                }
-            }
-            /* F = pi t / sqrt(|t|^2 + v_s^2) */
-            sc_jet_mul(c, ns, tt, tg[0], tg[0]);
-            for (aa = 1; aa < D; aa++) {
-                sc_jet_madd(c, ns, tt, 1.0, tg[aa], tg[aa]);
-            }
-            {
-                double q0 = tt[0] + vs2, iq = 1.0 / sqrt(q0);
-                sc_jet_func(c, ns, tt, tt, iq, -0.5 * iq / q0, 0.75 * iq / (q0 * q0));
-            }
-            sc_jet_mul(c, ns, ct, tt, pij);
-            for (aa = 0; aa < D; aa++) {
-                sc_jet_mul(c, ns, F[aa], ct, tg[aa]);
-                val[aa] = F[aa][0];
-            }
-            if (forces) {
-                mat_value(D, S.R[K], 0, val, pf + k * D);
-            }
-            wacc_add(&S, ns, &Z.wb, F, O, p, rO);
-        } else if (forces) {
-            for (aa = 0; aa < D; aa++) {
-                pf[k * D + aa] = 0.0;
-            }
+        switch (order * 100 + D * 10 + nq / (D == 2 ? 3 : 6)) {
+#define SC_SCM_SAMPLE_PASS(ord, dim, nq_, ns_)                                                 \
+    sample_pass(&S, &Z, ord, dim, nq_, ns_, mark, PhiR, t3, dphi, need_fric, vs2, pf, forces)
+        case 121: SC_SCM_SAMPLE_PASS(1, 2, 3, 6); break;
+        case 122: SC_SCM_SAMPLE_PASS(1, 2, 6, 12); break;
+        case 131: SC_SCM_SAMPLE_PASS(1, 3, 6, 12); break;
+        case 132: SC_SCM_SAMPLE_PASS(1, 3, 12, 24); break;
+        case 221: SC_SCM_SAMPLE_PASS(2, 2, 3, 6); break;
+        case 222: SC_SCM_SAMPLE_PASS(2, 2, 6, 12); break;
+        case 231: SC_SCM_SAMPLE_PASS(2, 3, 6, 12); break;
+        case 232: SC_SCM_SAMPLE_PASS(2, 3, 12, 24); break;
+        default: SC_SCM_SAMPLE_PASS(order, D, nq, ns); break;
+#undef SC_SCM_SAMPLE_PASS
         }
     }
 
