@@ -50,6 +50,19 @@
 #define SC_SCM_JLEN (1 + SC_SCM_MAXV + SC_SCM_MAXV * (SC_SCM_MAXV + 1) / 2)
 #define SC_SCM_NOVAR 1000000 /* past every jet: a frozen body's variables are constants */
 
+/* a jet operation of the per-sample pass (sample_pass): the always-inline kernel in the
+ * copies with constant sizes (inl = 1), the sc_jet.h wrapper (a call, dispatched on the
+ * variable count) in the generic copy, whose inlined kernels would only add compile time.
+ * Both run the same kernel, so the bits do not depend on the copy. */
+#define SC_SCM_JOP(inl, op, ...)          \
+    do {                                  \
+        if (inl) {                        \
+            sc__jet_##op(__VA_ARGS__);    \
+        } else {                          \
+            sc_jet_##op(__VA_ARGS__);     \
+        }                                 \
+    } while (0)
+
 #ifndef SC_SCM_VARIANT
 ptrdiff_t sc_contact_workspace_size(const sc_packed_cloud *a, const sc_packed_cloud *b,
                                     int nthreads)
@@ -271,6 +284,21 @@ SC_JET_KERNEL void compose_k(const sc_jet_ctx *c, int na, int D, double *out, do
     }
 }
 
+static void compose(const sc_jet_ctx *c, int na, int D, double *out, double f0, const double *f1,
+                    const double *f2, double *const *y)
+{
+    SC_JET_SPECIALIZE(compose_k, c, na, D, out, f0, f1, f2, y)
+}
+
+#define SC_SCM_COMPOSE(inl, ...)    \
+    do {                            \
+        if (inl) {                  \
+            compose_k(__VA_ARGS__); \
+        } else {                    \
+            compose(__VA_ARGS__);   \
+        }                           \
+    } while (0)
+
 /* Wrench accumulator: the sample forces summed by owner, F[X], and the world torques of
  * each owner's own sample forces about its origin, T[X] (2D: T[X][0]).  A force f at a
  * sample of owner O acts on O with torque r_O x f, r_O = x - t_O = L_O p the world lever
@@ -315,20 +343,20 @@ static void wacc_init(scm_t *S, int na, wacc_t *w)
 
 /* add the force F (D jets, K's frame) on the owner O at its sample p (body frame; 2D: the
  * lever arm in K's frame, rO = q) */
-SC_JET_KERNEL void wacc_add(const sc_jet_ctx *c, int D, int na, wacc_t *w, double *const *F,
-                            int O, const double *p, double *const *rO)
+SC_JET_KERNEL void wacc_add(int inl, const sc_jet_ctx *c, int D, int na, wacc_t *w,
+                            double *const *F, int O, const double *p, double *const *rO)
 {
     int a;
     for (a = 0; a < D; a++) {
-        sc__jet_axpy(c, na, w->F[O][a], 1.0, F[a]);
+        SC_SCM_JOP(inl, axpy, c, na, w->F[O][a], 1.0, F[a]);
     }
     if (D == 2) {
-        sc__jet_madd(c, na, w->T[O][0], 1.0, rO[0], F[1]);
-        sc__jet_madd(c, na, w->T[O][0], -1.0, rO[1], F[0]);
+        SC_SCM_JOP(inl, madd, c, na, w->T[O][0], 1.0, rO[0], F[1]);
+        SC_SCM_JOP(inl, madd, c, na, w->T[O][0], -1.0, rO[1], F[0]);
         return;
     }
     for (a = 0; a < 3; a++) {
-        sc__jet_axpy3(c, na, w->P[O][0][a], w->P[O][1][a], w->P[O][2][a], p[0], p[1], p[2],
+        SC_SCM_JOP(inl, axpy3, c, na, w->P[O][0][a], w->P[O][1][a], w->P[O][2][a], p[0], p[1], p[2],
                       F[a]);
     }
 }
@@ -415,7 +443,7 @@ static void wacc_finish(const scm_t *S, int na, wacc_t *w, double *(*d)[3], doub
 
 /* the sample's geometry as pose-only jets: q = Q_O p (the lever arm in K's frame), y = q +
  * y0_O (its position there) and Phi */
-SC_JET_KERNEL void sample_geometry(const scm_t *S, const sc_jet_ctx *c, int D, int na,
+SC_JET_KERNEL void sample_geometry(int inl, const scm_t *S, const sc_jet_ctx *c, int D, int na,
                                    ptrdiff_t k, double *p, double **rO, double **y, double *Phi)
 {
     const int O = k < S->I ? 0 : 1;
@@ -430,14 +458,15 @@ SC_JET_KERNEL void sample_geometry(const scm_t *S, const sc_jet_ctx *c, int D, i
      * exactly there */
     for (a = 0; a < D; a++) {
         if (D == 2) {
-            sc__jet_lin(c, na, rO[a], p[0], S->Q[O][a][0], p[1], S->Q[O][a][1]);
+            SC_SCM_JOP(inl, lin, c, na, rO[a], p[0], S->Q[O][a][0], p[1], S->Q[O][a][1]);
         } else {
-            sc__jet_lin34(c, na, rO[a], p, S->Q[O][a][0], S->Q[O][a][1], S->Q[O][a][2], NULL);
+            SC_SCM_JOP(inl, lin34, c, na, rO[a], p, S->Q[O][a][0], S->Q[O][a][1], S->Q[O][a][2],
+                       NULL);
         }
-        sc__jet_lin(c, na, y[a], 1.0, rO[a], 1.0, S->y0[O][a]);
+        SC_SCM_JOP(inl, lin, c, na, y[a], 1.0, rO[a], 1.0, S->y0[O][a]);
         y[a][0] = S->y[k * D + a];
     }
-    compose_k(c, na, D, Phi, S->phi[k], S->g + k * D, S->h + k * D * D, y);
+    SC_SCM_COMPOSE(inl, c, na, D, Phi, S->phi[k], S->g + k * D, S->h + k * D * D, y);
 }
 
 /* the assembled model: the soft minimum, A and B (and their accumulators) */
@@ -690,13 +719,16 @@ static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, int need
 }
 
 /* Pass 2 at orders 1 and 2 (SC_SCM_CONTACT): per marked sample, the soft minimum's jet
- * sums and the forces' jets.  Always inlined with ord, D, nq and ns constants (the common
- * cases, see its call) and a local copy of the jet context, so that the jet kernels are
- * inlined with their order tests and loop bounds folded and no call per jet operation
- * (first-order box step: 808k -> 544k instructions).  The operations, and so the bits,
- * are the same in every copy.  The sample jets sit at the same arena slots for every
- * sample, so they are allocated once. */
-SC_JET_KERNEL void sample_pass(scm_t *S, acc_t *Z, const int ord, const int D, const int nq,
+ * sums and the forces' jets.  Written once and always inlined.  With inl = 1 and ord, D,
+ * nq and ns constants (the first-order copies sample_pass1_*), the jet kernels are inlined
+ * into it with a local copy of the jet context, so their order tests, loop bounds and
+ * offsets fold and no call is made per jet operation (first-order box step: 808k -> 511k
+ * instructions).  With inl = 0 (the generic copy: second order, other sizes) each jet
+ * operation calls its sc_jet.h wrapper.  The operations, and so the bits, are the same in
+ * every copy.  The sample jets sit at the same arena slots for every sample, so they are
+ * allocated once. */
+SC_JET_KERNEL void sample_pass(const int inl, scm_t *S, acc_t *Z, const int ord, const int D,
+                               const int nq,
                                const int ns, const double *mark, const double *PhiR,
                                const double *t3, double *dphi, int need_fric, double vs2,
                                double *pf, double *forces)
@@ -742,7 +774,7 @@ SC_JET_KERNEL void sample_pass(scm_t *S, acc_t *Z, const int ord, const int D, c
             }
             continue;
         }
-        sample_geometry(S, c, D, nq, k, p, rO, yy, Phi);
+        sample_geometry(inl, S, c, D, nq, k, p, rO, yy, Phi);
         {
             /* the soft minimum: dm = sum pi dPhi, d2m = sum pi d2Phi - (centred, below) */
             double *mg = Z->mj + 1, *mh = Z->mj + 1 + c->n;
@@ -760,17 +792,17 @@ SC_JET_KERNEL void sample_pass(scm_t *S, acc_t *Z, const int ord, const int D, c
            sums only, after the pass: wacc_to_world); a half-space's is its constant normal,
            used as the numbers g below */
         for (aa = 0; !flat && aa < D; aa++) {
-            compose_k(c, nq, D, gj[aa], g[k * D + aa], h + (k * D + aa) * D,
+            SC_SCM_COMPOSE(inl, c, nq, D, gj[aa], g[k * D + aa], h + (k * D + aa) * D,
                       t3 + (k * D + aa) * D * D, yy);
         }
         /* pi_k(0) E(dR - dPhi_k) (the factor E(dm - dR) is applied to the sums below) */
-        sc__jet_lin(c, nq, pij, 1.0 / eps_c, PhiR, -1.0 / eps_c, Phi);
-        sc__jet_func(c, nq, pij, pij, pi[k], pi[k], pi[k]);
+        SC_SCM_JOP(inl, lin, c, nq, pij, 1.0 / eps_c, PhiR, -1.0 / eps_c, Phi);
+        SC_SCM_JOP(inl, func, c, nq, pij, pij, pi[k], pi[k], pi[k]);
         for (aa = 0; aa < D; aa++) {
             if (flat) {
-                sc__jet_lin(c, nq, piG[aa], g[k * D + aa], pij, 0.0, NULL);
+                SC_SCM_JOP(inl, lin, c, nq, piG[aa], g[k * D + aa], pij, 0.0, NULL);
             } else {
-                sc__jet_mul(c, nq, piG[aa], pij, gj[aa]);
+                SC_SCM_JOP(inl, mul, c, nq, piG[aa], pij, gj[aa]);
             }
         }
         if (forces) {
@@ -779,7 +811,7 @@ SC_JET_KERNEL void sample_pass(scm_t *S, acc_t *Z, const int ord, const int D, c
                 forces[k * D + aa] = pi[k] * val[aa];
             }
         }
-        wacc_add(c, D, nq, &Z->wa, piG, O, p, rO);
+        wacc_add(inl, c, D, nq, &Z->wa, piG, O, p, rO);
 
         if (need_fric) {
             /* friction: full jets (pose and velocity variables) */
@@ -790,14 +822,14 @@ SC_JET_KERNEL void sample_pass(scm_t *S, acc_t *Z, const int ord, const int D, c
             if (D == 2) {
                 sc_jet_promote(c, nq, ns, rO[0]);
                 sc_jet_promote(c, nq, ns, rO[1]);
-                sc__jet_lin(c, ns, u[0], 1.0, Z->cv[O][0], 0.0, NULL);
-                sc__jet_lin(c, ns, u[1], 1.0, Z->cv[O][1], 0.0, NULL);
-                sc__jet_madd(c, ns, u[0], -1.0, Z->Om[O][0], rO[1]);
-                sc__jet_madd(c, ns, u[1], 1.0, Z->Om[O][0], rO[0]);
+                SC_SCM_JOP(inl, lin, c, ns, u[0], 1.0, Z->cv[O][0], 0.0, NULL);
+                SC_SCM_JOP(inl, lin, c, ns, u[1], 1.0, Z->cv[O][1], 0.0, NULL);
+                SC_SCM_JOP(inl, madd, c, ns, u[0], -1.0, Z->Om[O][0], rO[1]);
+                SC_SCM_JOP(inl, madd, c, ns, u[1], 1.0, Z->Om[O][0], rO[0]);
             } else {
                 const double cf[4] = {1.0, p[0], p[1], p[2]};
                 for (aa = 0; aa < 3; aa++) {
-                    sc__jet_lin34(c, ns, u[aa], cf, Z->cv[O][aa], Z->N[O][aa][0],
+                    SC_SCM_JOP(inl, lin34, c, ns, u[aa], cf, Z->cv[O][aa], Z->N[O][aa][0],
                                   Z->N[O][aa][1], Z->N[O][aa][2]);
                 }
             }
@@ -806,55 +838,55 @@ SC_JET_KERNEL void sample_pass(scm_t *S, acc_t *Z, const int ord, const int D, c
                    bits), and t = u - (nu . u) nu is linear in u */
                 double nv0[3];
                 unit_value(D, g + k * D, nv0);
-                sc__jet_lin(c, ns, nuu, nv0[0], u[0], 0.0, NULL);
+                SC_SCM_JOP(inl, lin, c, ns, nuu, nv0[0], u[0], 0.0, NULL);
                 for (aa = 1; aa < D; aa++) {
-                    sc__jet_axpy(c, ns, nuu, nv0[aa], u[aa]);
+                    SC_SCM_JOP(inl, axpy, c, ns, nuu, nv0[aa], u[aa]);
                 }
                 for (aa = 0; aa < D; aa++) {
-                    sc__jet_lin(c, ns, tg[aa], 1.0, u[aa], -nv0[aa], nuu);
+                    SC_SCM_JOP(inl, lin, c, ns, tg[aa], 1.0, u[aa], -nv0[aa], nuu);
                 }
             } else {
                 /* nu = G / sqrt(|G|^2 + tiny) (pose-only; |G| = |gj|) */
-                sc__jet_mul(c, nq, gg, gj[0], gj[0]);
+                SC_SCM_JOP(inl, mul, c, nq, gg, gj[0], gj[0]);
                 for (aa = 1; aa < D; aa++) {
-                    sc__jet_madd(c, nq, gg, 1.0, gj[aa], gj[aa]);
+                    SC_SCM_JOP(inl, madd, c, nq, gg, 1.0, gj[aa], gj[aa]);
                 }
                 {
                     double q0 = gg[0] + SC_CONTACT_TINY, iq = 1.0 / sqrt(q0);
-                    sc__jet_func(c, nq, gg, gg, iq, -0.5 * iq / q0, 0.75 * iq / (q0 * q0));
+                    SC_SCM_JOP(inl, func, c, nq, gg, gg, iq, -0.5 * iq / q0, 0.75 * iq / (q0 * q0));
                 }
                 for (aa = 0; aa < D; aa++) {
-                    sc__jet_mul(c, nq, nu[aa], gg, gj[aa]);
+                    SC_SCM_JOP(inl, mul, c, nq, nu[aa], gg, gj[aa]);
                     sc_jet_promote(c, nq, ns, nu[aa]);
                 }
                 /* t = u - (nu . u) nu */
-                sc__jet_mul(c, ns, nuu, nu[0], u[0]);
+                SC_SCM_JOP(inl, mul, c, ns, nuu, nu[0], u[0]);
                 for (aa = 1; aa < D; aa++) {
-                    sc__jet_madd(c, ns, nuu, 1.0, nu[aa], u[aa]);
+                    SC_SCM_JOP(inl, madd, c, ns, nuu, 1.0, nu[aa], u[aa]);
                 }
                 for (aa = 0; aa < D; aa++) {
-                    sc__jet_mul(c, ns, tg[aa], nuu, nu[aa]);
-                    sc__jet_lin(c, ns, tg[aa], 1.0, u[aa], -1.0, tg[aa]);
+                    SC_SCM_JOP(inl, mul, c, ns, tg[aa], nuu, nu[aa]);
+                    SC_SCM_JOP(inl, lin, c, ns, tg[aa], 1.0, u[aa], -1.0, tg[aa]);
                 }
             }
             /* F = pi t / sqrt(|t|^2 + v_s^2) */
-            sc__jet_mul(c, ns, tt, tg[0], tg[0]);
+            SC_SCM_JOP(inl, mul, c, ns, tt, tg[0], tg[0]);
             for (aa = 1; aa < D; aa++) {
-                sc__jet_madd(c, ns, tt, 1.0, tg[aa], tg[aa]);
+                SC_SCM_JOP(inl, madd, c, ns, tt, 1.0, tg[aa], tg[aa]);
             }
             {
                 double q0 = tt[0] + vs2, iq = 1.0 / sqrt(q0);
-                sc__jet_func(c, ns, tt, tt, iq, -0.5 * iq / q0, 0.75 * iq / (q0 * q0));
+                SC_SCM_JOP(inl, func, c, ns, tt, tt, iq, -0.5 * iq / q0, 0.75 * iq / (q0 * q0));
             }
-            sc__jet_mul(c, ns, ct, tt, pij);
+            SC_SCM_JOP(inl, mul, c, ns, ct, tt, pij);
             for (aa = 0; aa < D; aa++) {
-                sc__jet_mul(c, ns, F[aa], ct, tg[aa]);
+                SC_SCM_JOP(inl, mul, c, ns, F[aa], ct, tg[aa]);
                 val[aa] = F[aa][0];
             }
             if (forces) {
                 mat_value(D, S->R[K], 0, val, pf + k * D);
             }
-            wacc_add(c, D, ns, &Z->wb, F, O, p, rO);
+            wacc_add(inl, c, D, ns, &Z->wb, F, O, p, rO);
         } else if (forces) {
             for (aa = 0; aa < D; aa++) {
                 pf[k * D + aa] = 0.0;
@@ -862,6 +894,32 @@ SC_JET_KERNEL void sample_pass(scm_t *S, acc_t *Z, const int ord, const int D, c
         }
     }
 }
+
+/* The sample pass's copies with constant sizes, at first order (the Jacobians that
+ * optimizers ask for most): 2D or 3D, one moving body or two.  Each is a function of its
+ * own, not inlined into SC_SCM_CONTACT: one very large function costs the compiler
+ * superlinear time.  Second order runs the generic copy: constant-size copies measured
+ * 13-16 % fewer instructions per step there, but tripled this file's compile time under
+ * ASan (and doubled it at -O3). */
+#if defined(__GNUC__) || defined(__clang__)
+    #define SC_SCM_NOINLINE __attribute__((noinline))
+#else
+    #define SC_SCM_NOINLINE
+#endif
+#define SC_SCM_PASS1_COPY(D_, nq_, ns_)                                                       \
+    static SC_SCM_NOINLINE void sample_pass1_##D_##_##nq_(                                    \
+        scm_t *S, acc_t *Z, const double *mark, const double *PhiR, const double *t3,         \
+        double *dphi, int need_fric, double vs2, double *pf, double *forces)                 \
+    {                                                                                         \
+        sample_pass(1, S, Z, 1, D_, nq_, ns_, mark, PhiR, t3, dphi, need_fric, vs2, pf,       \
+                    forces);                                                                  \
+    }
+SC_SCM_PASS1_COPY(2, 3, 6)
+SC_SCM_PASS1_COPY(2, 6, 12)
+SC_SCM_PASS1_COPY(3, 6, 12)
+SC_SCM_PASS1_COPY(3, 12, 24)
+#undef SC_SCM_PASS1_COPY
+
 
 int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double *vel_a,
                    const sc_packed_cloud *b, const double *pose_b, const double *vel_b,
@@ -1262,7 +1320,7 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
             rO[aa] = jalloc(&S);
             yy[aa] = jalloc(&S);
         }
-        sample_geometry(&S, c, D, nq, kr, p, rO, yy, PhiR);
+        sample_geometry(0, &S, c, D, nq, kr, p, rO, yy, PhiR);
         base++; /* PhiR stays */
     }
     if (order == 0) {
@@ -1278,21 +1336,19 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
             sample_forces0(&S, k, &Z, need_fric, vs2, pf, forces);
         }
     } else {
-        /* the common cases as copies with constant sizes (one or two moving bodies) */
+        /* first order: the copies with constant sizes (one or two moving bodies) */
         S.used = base;
-        switch (order * 100 + D * 10 + nq / (D == 2 ? 3 : 6)) {
-#define SC_SCM_SAMPLE_PASS(ord, dim, nq_, ns_)                                                 \
-    sample_pass(&S, &Z, ord, dim, nq_, ns_, mark, PhiR, t3, dphi, need_fric, vs2, pf, forces)
-        case 121: SC_SCM_SAMPLE_PASS(1, 2, 3, 6); break;
-        case 122: SC_SCM_SAMPLE_PASS(1, 2, 6, 12); break;
-        case 131: SC_SCM_SAMPLE_PASS(1, 3, 6, 12); break;
-        case 132: SC_SCM_SAMPLE_PASS(1, 3, 12, 24); break;
-        case 221: SC_SCM_SAMPLE_PASS(2, 2, 3, 6); break;
-        case 222: SC_SCM_SAMPLE_PASS(2, 2, 6, 12); break;
-        case 231: SC_SCM_SAMPLE_PASS(2, 3, 6, 12); break;
-        case 232: SC_SCM_SAMPLE_PASS(2, 3, 12, 24); break;
-        default: SC_SCM_SAMPLE_PASS(order, D, nq, ns); break;
-#undef SC_SCM_SAMPLE_PASS
+        if (order == 1 && D == 2 && nq == 3) {
+            sample_pass1_2_3(&S, &Z, mark, PhiR, t3, dphi, need_fric, vs2, pf, forces);
+        } else if (order == 1 && D == 2 && nq == 6) {
+            sample_pass1_2_6(&S, &Z, mark, PhiR, t3, dphi, need_fric, vs2, pf, forces);
+        } else if (order == 1 && D == 3 && nq == 6) {
+            sample_pass1_3_6(&S, &Z, mark, PhiR, t3, dphi, need_fric, vs2, pf, forces);
+        } else if (order == 1 && D == 3 && nq == 12) {
+            sample_pass1_3_12(&S, &Z, mark, PhiR, t3, dphi, need_fric, vs2, pf, forces);
+        } else {
+            sample_pass(0, &S, &Z, order, D, nq, ns, mark, PhiR, t3, dphi, need_fric, vs2, pf,
+                        forces);
         }
     }
 
