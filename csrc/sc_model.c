@@ -382,21 +382,20 @@ static void half_angle_fns(double s, double C[3], double S[3])
 /* The planar support friction's sums over body b's points, as jets in the four local
  * variables (the angle perturbation, vx, vy, omega): acc = (f_x, f_y, torque) / coef
  * (step_pass).  Always inlined with ord a constant, so that the jet kernels' order tests
- * and loop bounds fold: ~3x fewer instructions per point at first order; the operations,
- * and so the bits, are those of the generic kernels. */
+ * and loop bounds fold and no call is made per jet operation (the push-T step: -5 %
+ * instructions at first order); the operations, and so the bits, are those of the
+ * generic kernels. */
 SC_JET_KERNEL void support_sums(const sc_body *b, const double *R, const double *vel, int ord,
                                 double acc[3][SC_JET4_LEN])
 {
     sc_jet_ctx c4;
-    double th[SC_JET4_LEN], r[2][SC_JET4_LEN], vpnt[2][SC_JET4_LEN], w[SC_JET4_LEN];
-    double f[2][SC_JET4_LEN];
+    double r[2][SC_JET4_LEN], vpnt[2][SC_JET4_LEN], w[SC_JET4_LEN], f[2][SC_JET4_LEN];
     ptrdiff_t l;
     int k;
     sc_jet_ctx_init(&c4, 4, ord);
     for (k = 0; k < 3; k++) {
         sc_jet_const(&c4, 4, acc[k], 0.0);
     }
-    sc_jet_var(&c4, 4, th, 0.0, 0);
     for (l = 0; l < b->nsupport; l++) {
         const double *sp = b->support_points + 2 * l;
         const double b0 = R[0] * sp[0] + R[1] * sp[1], b1 = R[2] * sp[0] + R[3] * sp[1];

@@ -793,7 +793,7 @@ SC_JET_KERNEL void sample_pass(const int inl, scm_t *S, acc_t *Z, const int ord,
            used as the numbers g below */
         for (aa = 0; !flat && aa < D; aa++) {
             SC_SCM_COMPOSE(inl, c, nq, D, gj[aa], g[k * D + aa], h + (k * D + aa) * D,
-                      t3 + (k * D + aa) * D * D, yy);
+                           t3 + (k * D + aa) * D * D, yy);
         }
         /* pi_k(0) E(dR - dPhi_k) (the factor E(dm - dR) is applied to the sums below) */
         SC_SCM_JOP(inl, lin, c, nq, pij, 1.0 / eps_c, PhiR, -1.0 / eps_c, Phi);
@@ -830,7 +830,7 @@ SC_JET_KERNEL void sample_pass(const int inl, scm_t *S, acc_t *Z, const int ord,
                 const double cf[4] = {1.0, p[0], p[1], p[2]};
                 for (aa = 0; aa < 3; aa++) {
                     SC_SCM_JOP(inl, lin34, c, ns, u[aa], cf, Z->cv[O][aa], Z->N[O][aa][0],
-                                  Z->N[O][aa][1], Z->N[O][aa][2]);
+                               Z->N[O][aa][1], Z->N[O][aa][2]);
                 }
             }
             if (flat) {
