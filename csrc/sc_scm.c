@@ -50,18 +50,19 @@
 #define SC_SCM_JLEN (1 + SC_SCM_MAXV + SC_SCM_MAXV * (SC_SCM_MAXV + 1) / 2)
 #define SC_SCM_NOVAR 1000000 /* past every jet: a frozen body's variables are constants */
 
-/* a jet operation of the per-sample pass (sample_pass): the always-inline kernel in the
- * copies with constant sizes (inl = 1), the sc_jet.h wrapper (a call, dispatched on the
- * variable count) in the generic copy, whose inlined kernels would only add compile time.
- * Both run the same kernel, so the bits do not depend on the copy. */
-#define SC_SCM_JOP(inl, op, ...)          \
-    do {                                  \
-        if (inl) {                        \
-            sc__jet_##op(__VA_ARGS__);    \
-        } else {                          \
-            sc_jet_##op(__VA_ARGS__);     \
-        }                                 \
+/* a call of the per-sample pass (sample_pass): the always-inline kernel in the copies with
+ * constant sizes (inl = 1), its wrapper (a call, dispatched on the variable count) in the
+ * generic copy, whose inlined kernels would only add compile time.  Both run the same
+ * kernel, so the bits do not depend on the copy.  SC_SCM_JOP: an sc_jet.h operation. */
+#define SC_SCM_CALL(inl, kernel, wrapper, ...) \
+    do {                                       \
+        if (inl) {                             \
+            kernel(__VA_ARGS__);               \
+        } else {                               \
+            wrapper(__VA_ARGS__);              \
+        }                                      \
     } while (0)
+#define SC_SCM_JOP(inl, op, ...) SC_SCM_CALL(inl, sc__jet_##op, sc_jet_##op, __VA_ARGS__)
 
 #ifndef SC_SCM_VARIANT
 ptrdiff_t sc_contact_workspace_size(const sc_packed_cloud *a, const sc_packed_cloud *b,
@@ -290,14 +291,7 @@ static void compose(const sc_jet_ctx *c, int na, int D, double *out, double f0, 
     SC_JET_SPECIALIZE(compose_k, c, na, D, out, f0, f1, f2, y)
 }
 
-#define SC_SCM_COMPOSE(inl, ...)    \
-    do {                            \
-        if (inl) {                  \
-            compose_k(__VA_ARGS__); \
-        } else {                    \
-            compose(__VA_ARGS__);   \
-        }                           \
-    } while (0)
+#define SC_SCM_COMPOSE(inl, ...) SC_SCM_CALL(inl, compose_k, compose, __VA_ARGS__)
 
 /* Wrench accumulator: the sample forces summed by owner, F[X], and the world torques of
  * each owner's own sample forces about its origin, T[X] (2D: T[X][0]).  A force f at a
@@ -768,11 +762,7 @@ SC_JET_KERNEL void sample_pass(const int inl, scm_t *S, acc_t *Z, const int ord,
         /* K a half-space: its SSDF gradient gj is a constant (compose adds nothing to it) */
         const int flat = S->cl[K]->n == 1;
         if (mark[k] == 0.0) {
-            for (aa = 0; forces && aa < D; aa++) {
-                pf[k * D + aa] = 0.0; /* read only for forces */
-                forces[k * D + aa] = 0.0;
-            }
-            continue;
+            continue; /* its outputs were zeroed before the pass */
         }
         sample_geometry(inl, S, c, D, nq, k, p, rO, yy, Phi);
         {
@@ -1323,17 +1313,18 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
         sample_geometry(0, &S, c, D, nq, kr, p, rO, yy, PhiR);
         base++; /* PhiR stays */
     }
+    /* the skipped samples' outputs (pf is read only for forces) */
+    for (k = 0; forces && k < n; k++) {
+        if (mark[k] == 0.0) {
+            memset(pf + k * D, 0, sizeof(double) * (size_t)D);
+            memset(forces + k * D, 0, sizeof(double) * (size_t)D);
+        }
+    }
     if (order == 0) {
         for (k = 0; k < n; k++) {
-            int aa;
-            if (mark[k] == 0.0) {
-                for (aa = 0; forces && aa < D; aa++) {
-                    pf[k * D + aa] = 0.0; /* read only for forces */
-                    forces[k * D + aa] = 0.0;
-                }
-                continue;
+            if (mark[k] != 0.0) {
+                sample_forces0(&S, k, &Z, need_fric, vs2, pf, forces);
             }
-            sample_forces0(&S, k, &Z, need_fric, vs2, pf, forces);
         }
     } else {
         /* first order: the copies with constant sizes (one or two moving bodies) */
