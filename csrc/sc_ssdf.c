@@ -921,10 +921,12 @@ static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
 
 /* a single-sample cloud is a half-space: phi = n.x - n.p, grad = n, no curvature (the
    softmax has one term of weight 1).  Closed form, exact for every finite x. */
-static void ssdf_halfspace(const sc_packed_cloud *pc, ptrdiff_t m, const double *x, double *phi,
-                           double *g, double *h, double *t)
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline void halfspace_rows(const int D, const sc_packed_cloud *pc, ptrdiff_t m,
+                                  const double *x, double *phi, double *g, double *h, double *t)
 {
-    const int D = pc->dim;
     const ptrdiff_t np = pc->npad;
     const double *nrm = pc->data + D * np, mm = pc->data[2 * D * np];
     ptrdiff_t r;
@@ -948,6 +950,17 @@ static void ssdf_halfspace(const sc_packed_cloud *pc, ptrdiff_t m, const double 
         for (k = 0; t && k < D * D * D; k++) {
             t[r * D * D * D + k] = ok ? 0.0 : NAN;
         }
+    }
+}
+
+/* D a constant in each copy: the loops unroll (the same operations) */
+static void ssdf_halfspace(const sc_packed_cloud *pc, ptrdiff_t m, const double *x, double *phi,
+                           double *g, double *h, double *t)
+{
+    if (pc->dim == 2) {
+        halfspace_rows(2, pc, m, x, phi, g, h, t);
+    } else {
+        halfspace_rows(3, pc, m, x, phi, g, h, t);
     }
 }
 
