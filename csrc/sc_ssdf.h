@@ -79,7 +79,7 @@ typedef struct sc_packed_cloud {
 
 /* Spatial index: clouds of at least SC_TREE_MIN samples get one; leaves hold at most
  * SC_TREE_LEAF samples (a multiple of SC_PAD). */
-#define SC_TREE_MIN 64
+#define SC_TREE_MIN 256
 /* far queries (beyond SC_SSDF_FAR cloud radii from the box centre) use q and |q|^2 */
 #define SC_SSDF_FAR 4.0
 #define SC_TREE_LEAF 16

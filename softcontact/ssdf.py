@@ -125,7 +125,7 @@ def ssdf(cloud, x, eps, order=0, num_threads=None, *, isa="auto", dense=False) -
         variable).  Variants agree to ~1e-15 relative.
     dense : bool, optional
         Evaluate every sample (keyword only; default False).  By default a cloud
-        of 64 samples or more is pruned through its spatial index: per query only
+        of 256 samples or more is pruned through its spatial index: per query only
         the samples whose weight can exceed ~1e-18 of the largest, once the
         polynomial factors of the derivatives are accounted for, are visited.
         Both agree to rounding (tested to 1e-13 relative at every order); see

@@ -32,7 +32,7 @@ def _check(pruned, dense, dense2, what):
 
 
 CLOUDS = {
-    "T (2D, 200)": lambda: sc.PointCloud.t_shape(spacing=0.0025),
+    "T (2D, 312)": lambda: sc.PointCloud.t_shape(spacing=0.0016),
     "disk (2D, 630)": lambda: sc.PointCloud.disk(0.1, 0.001),
     "box (3D, 294)": lambda: sc.PointCloud.box([0.05, 0.05, 0.05], 0.1 / 6),
     "sphere (3D, ~2000)": lambda: sc.PointCloud.sphere(0.05, 0.004),
@@ -43,7 +43,7 @@ CLOUDS = {
 @pytest.mark.parametrize("eps_rel", [1e-5, 1e-3, 1e-1, 10.0])
 def test_ssdf_pruned_equals_dense(rng, name, eps_rel):
     cloud = CLOUDS[name]()
-    assert len(cloud) >= 64  # the clouds carry a spatial index
+    assert len(cloud) >= 256  # the clouds carry a spatial index
     D, L = cloud.dim, cloud.size
     eps = eps_rel * L * L
     x = np.vstack([
@@ -67,6 +67,7 @@ def test_ssdf_pruned_equals_dense(rng, name, eps_rel):
 
 SMALL_CLOUDS = {
     "pusher disk (2D, 32)": lambda: sc.PointCloud.disk(0.015, 0.003),
+    "push-T's T (2D, 170)": lambda: sc.PointCloud.t_shape(spacing=0.003),
     "small box (3D, 54)": lambda: sc.PointCloud.box([0.04, 0.04, 0.04], 0.04),
     "weighted arc (2D, 40)": lambda: sc.PointCloud(
         np.c_[np.cos(np.linspace(0, 3, 40)), np.sin(np.linspace(0, 3, 40))] * 0.05,
@@ -78,10 +79,11 @@ SMALL_CLOUDS = {
 @pytest.mark.parametrize("name", list(SMALL_CLOUDS))
 @pytest.mark.parametrize("eps_rel", [1e-4, 1e-2, 1.0])
 def test_ssdf_small_cloud_pruned_equals_dense(rng, name, eps_rel):
-    """A cloud of fewer than 64 samples has no index: pruned, each query still skips the
-    groups of 8 samples below its far cut (the push-T pusher seen from the T)."""
+    """A cloud of fewer than 256 samples has no index: pruned, each query still skips the
+    groups of 8 samples below its far cut (the push-T pusher seen from the T, the T seen
+    from the pusher)."""
     cloud = SMALL_CLOUDS[name]()
-    assert 8 < len(cloud) < 64
+    assert 8 < len(cloud) < 256
     D, L = cloud.dim, cloud.size
     eps = eps_rel * L * L
     x = np.vstack([
