@@ -480,8 +480,10 @@ typedef struct {
  * beta Tp has forces and derivatives below 1e-18 of their scale.  Every force and
  * derivative carries e^(-m / beta) (damping; the spring e^(-2 m / beta)) times at most
  * (Lsc / beta)^2 (Lsc / eps_c)^2 and, for damping, c vrel / (k beta) against the spring's
- * scale k beta; *Lsc bounds the lever arms (1 m for translations, the bodies' radii about
- * their origins for rotations). */
+ * scale k beta, with displacements measured in the pair's own length *Lsc: the lever arms
+ * of its moving bodies (their radii about their origins; a frozen body, a wall or a floor,
+ * has no variables and adds none) plus beta + eps_c.  Measured in a fixed metre instead,
+ * the cut would change with the unit of length. */
 static double pair_cut(const scm_t *S, const sc_contact_params *prm, ptrdiff_t n, double *Lsc)
 {
     const int D = S->D, nv = S->nv;
@@ -498,10 +500,10 @@ static double pair_cut(const scm_t *S, const sc_contact_params *prm, ptrdiff_t n
         for (j = D; j < nv; j++) {
             w2 += S->v[X][j] * S->v[X][j];
         }
-        rad[X] = sqrt(c2) + hdr[D];
-        vrel += sqrt(v2) + sqrt(w2) * rad[X];
+        rad[X] = S->pv[X] == SC_SCM_NOVAR ? 0.0 : sqrt(c2) + hdr[D];
+        vrel += sqrt(v2) + sqrt(w2) * (sqrt(c2) + hdr[D]);
     }
-    *Lsc = 1.0 + rad[0] + rad[1];
+    *Lsc = rad[0] + rad[1] + prm->beta + prm->eps_c;
     return 41.45 + log((double)n) + 2.0 * log1p(*Lsc / prm->beta) +
            2.0 * log1p(*Lsc / prm->eps_c) +
            log1p(prm->damping * vrel * *Lsc / (prm->stiffness * prm->beta)) + 1.0;
@@ -566,15 +568,17 @@ static double likely_marked(const scm_t *S, ptrdiff_t n, const double *y, double
 
 /* A lower bound of the soft minimum of a pair of a half-space K (one sample) and a cloud
  * O, before any sample is posed: O's samples see K's exact plane distance, at least that
- * of O's bounding sphere's centre minus its radius; K's sample sees phi_O, one query
- * (value only, into sw); and m >= min_k Phi_k - eps_c ln n. */
+ * of O's bounding sphere's centre minus its radius or, when that alone would not reach
+ * `cut`, the smallest of their own plane distances (one dot product per sample, no pose
+ * written); K's sample sees phi_O, one query (value only, into sw); and
+ * m >= min_k Phi_k - eps_c ln n. */
 static int halfspace_bound(const scm_t *S, int K, const sc_contact_params *prm, ptrdiff_t n,
-                           int isa, double *sw, double *m_lb)
+                           int isa, double cut, double *sw, double *m_lb)
 {
     const int D = S->D, O = 1 - K;
     const sc_packed_cloud *ck = S->cl[K], *co = S->cl[O];
     const double *hdr = co->data + (3 * D + 3) * co->npad;
-    double cw[3], xk[3], nk[3], y[3], dist = 0.0, phik = 0.0;
+    double cw[3], xk[3], nk[3], y[3] = {0.0, 0.0, 0.0}, dist = 0.0, phik = 0.0;
     int a, j, st;
     for (a = 0; a < D; a++) {
         cw[a] = S->t[O][a];
@@ -595,6 +599,48 @@ static int halfspace_bound(const scm_t *S, int K, const sc_contact_params *prm, 
     }
     st = sc_ssdf(co, prm->eps, 1, y, isa, 1, sw, &phik, NULL, NULL, NULL);
     dist -= hdr[D];
+    if (dist - prm->eps_c * log((double)n) <= cut) {
+        /* the sphere is not enough (a long body, a T, along a wall): the samples' own plane
+           distances, less a rounding margin far above the posing's (u |x| per sample) */
+        const sc_packed_cloud *c = co;
+        double scale = hdr[D], dmin = INFINITY, off = 0.0;
+        ptrdiff_t k;
+        for (a = 0; a < D; a++) {
+            scale += fabs(S->t[O][a]) + fabs(xk[a]);
+            off += nk[a] * (S->t[O][a] - xk[a]);
+        }
+        double *dk = sw, sum = 0.0; /* >= npad_O doubles; the query above is done with it */
+        ptrdiff_t nfar = 0;
+        for (k = 0; k < c->n; k++) {
+            double d = off;
+            for (a = 0; a < D; a++) {
+                double xa = 0.0;
+                for (j = 0; j < D; j++) {
+                    xa += S->R[O][a * D + j] * c->data[j * c->npad + k];
+                }
+                d += nk[a] * xa;
+            }
+            dk[k] = d;
+            dmin = d < dmin ? d : dmin;
+        }
+        /* m >= min(Phi) - eps_c ln sum_k e^(-(Phi_k - min Phi) / eps_c), the sum over O's
+           samples and K's (Phi_K >= dmin or phik itself is the smaller): samples beyond
+           10 eps_c count e^-10 each, K's sample 1 */
+        for (k = 0; k < c->n; k++) {
+            const double z = (dk[k] - dmin) / prm->eps_c;
+            if (z < 10.0) {
+                sum += exp(-z);
+            } else {
+                nfar++;
+            }
+        }
+        sum = (sum + (double)nfar * 4.6e-5 + 1.0) * (1.0 + 1e-12);
+        dmin -= 1e-12 * scale;
+        if (phik >= dmin) {
+            *m_lb = dmin - prm->eps_c * log(sum);
+            return st;
+        }
+    }
     *m_lb = (phik < dist ? phik : dist) - prm->eps_c * log((double)n);
     return st;
 }
@@ -1035,7 +1081,7 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
     /* a half-space pair beyond the contact range is skipped before its samples are posed */
     if (!dense && wrench_only && (I == 1) != (J == 1)) {
         double m_lb;
-        st = halfspace_bound(&S, I == 1 ? 0 : 1, prm, n, isa, sw, &m_lb);
+        st = halfspace_bound(&S, I == 1 ? 0 : 1, prm, n, isa, prm->beta * Tp, sw, &m_lb);
         if (st != SC_OK) {
             return st;
         }
