@@ -384,3 +384,70 @@ def test_dense_must_be_a_bool():
         sc.ssdf(c, [[0.0, 0.0]], 1e-5, dense="yes")
     with pytest.raises(TypeError, match="dense"):
         sc.separation(c, [0, 0, 0], c, [0.1, 0, 0], 1e-5, dense=1)
+
+
+def test_step_halfspace_sample_bound_skips_only_negligible_pairs(rng):
+    """The half-space skip's second bound (from the body's own plane distances, when its
+    bounding sphere alone cannot skip: a T whose sphere reaches ~2.3 cm nearer the wall than
+    its nearest sample).  The T is swept through the range where the step starts skipping
+    the wall pair, turned at random: whenever the step skips it (the step equals, bit for
+    bit, the step of the scene without that pair), the pair's own contact -- which never
+    skips -- has a wrench and first derivatives below 1e-18 of the spring's scale k beta
+    and a soft depth above the pair cut beta Tp (docs/method.md section 10, recomputed
+    here), and whenever it keeps the pair the depth is below the cut: the bound skips
+    exactly the pairs the cut would skip after their value pass.  The sweep crosses
+    from kept to skipped."""
+    from softcontact.tasks import push_t
+
+    task = push_t.make(seed=3)
+    p = task.params
+    prm = sc.ContactParams(eps=p["eps"], eps_c=p["eps_c"], beta=p["beta"],
+                           stiffness=p["stiffness"], damping=p["damping"],
+                           slip_velocity=p["contact_slip_velocity"],
+                           friction=p["wall_friction"])
+    models = []
+    for with_pair in (True, False):
+        scene = sc.Scene(dim=2)
+        scene.add_body(task.cloud, mass=p["mass"], name="T")
+        scene.add_body(sc.PointCloud.halfspace([0.0, 0.0], [1.0, 0.0]), kind="static",
+                       name="wall")
+        if with_pair:
+            scene.add_contact("T", "wall", prm)
+        models.append(scene.build(p["dt"]))
+    m, free = models
+    wall = sc.PointCloud.halfspace([0.0, 0.0], [1.0, 0.0])
+    scale = p["stiffness"] * p["beta"]
+    pts = np.asarray(task.cloud.points)
+    c0 = 0.5 * (pts.min(axis=0) + pts.max(axis=0))  # the packed header's centre and radius
+    rad = np.linalg.norm(c0) + np.linalg.norm(pts - c0, axis=1).max()
+    beta, eps_c = p["beta"], p["eps_c"]
+    L = rad + beta + eps_c
+
+    def pair_cut(v):
+        vrel = np.hypot(v[0], v[1]) + abs(v[2]) * rad
+        return beta * (41.45 + np.log(len(pts) + 1) + 2 * np.log1p(L / beta)
+                       + 2 * np.log1p(L / eps_c)
+                       + np.log1p(p["damping"] * vrel * L / (p["stiffness"] * beta)) + 1.0)
+
+    kept = skipped = 0
+    for gap in np.linspace(0.055, 0.075, 21):
+        th = rng.uniform(0.0, 2.0 * np.pi)
+        c, s = np.cos(th), np.sin(th)
+        xmin = (np.asarray(task.cloud.points) @ np.array([c, -s])).min()
+        x = np.array([gap - xmin, 0.25, th, *(0.05 * rng.normal(size=3))])
+        r = m.step(x, None, order=1)
+        rf = free.step(x, None, order=1)
+        ct = sc.contact(task.cloud, x[:3], x[3:], wall, [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], prm,
+                        order=1)
+        cut = pair_cut(x[3:])
+        if abs(ct.depth - cut) < 1e-9:
+            continue  # at the cut itself: either is right
+        if not all(np.array_equal(getattr(r, f), getattr(rf, f)) for f in ("x_next", "dx_dx")):
+            kept += 1
+            assert ct.depth < cut, (gap, ct.depth, cut)
+            continue
+        skipped += 1
+        assert ct.depth > cut, (gap, ct.depth, cut)
+        assert np.abs(ct.wrench_a).max() < 1e-18 * scale, (gap, ct.wrench_a)
+        assert np.abs(ct.jacobian).max() < 1e-18 * scale, gap
+    assert kept >= 2 and skipped >= 2, (kept, skipped)
