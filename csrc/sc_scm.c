@@ -611,6 +611,7 @@ static int halfspace_bound(const scm_t *S, int K, const sc_contact_params *prm, 
         }
         double *dk = sw, sum = 0.0; /* >= npad_O doubles; the query above is done with it */
         ptrdiff_t nfar = 0;
+        int whole = 1; /* every sample beyond the cut (else no skip: stop early) */
         for (k = 0; k < c->n; k++) {
             double d = off;
             for (a = 0; a < D; a++) {
@@ -620,13 +621,17 @@ static int halfspace_bound(const scm_t *S, int K, const sc_contact_params *prm, 
                 }
                 d += nk[a] * xa;
             }
+            if (d <= cut) {
+                whole = 0; /* m <= min d <= cut: no skip (a body in contact) */
+                break;
+            }
             dk[k] = d;
             dmin = d < dmin ? d : dmin;
         }
         /* m >= min(Phi) - eps_c ln sum_k e^(-(Phi_k - min Phi) / eps_c), the sum over O's
            samples and K's (Phi_K >= dmin or phik itself is the smaller): samples beyond
            10 eps_c count e^-10 each, K's sample 1 */
-        for (k = 0; k < c->n; k++) {
+        for (k = 0; whole && k < c->n; k++) {
             const double z = (dk[k] - dmin) / prm->eps_c;
             if (z < 10.0) {
                 sum += exp(-z);
@@ -636,7 +641,7 @@ static int halfspace_bound(const scm_t *S, int K, const sc_contact_params *prm, 
         }
         sum = (sum + (double)nfar * 4.6e-5 + 1.0) * (1.0 + 1e-12);
         dmin -= 1e-12 * scale;
-        if (phik >= dmin) {
+        if (whole && phik >= dmin) {
             *m_lb = dmin - prm->eps_c * log(sum);
             return st;
         }
