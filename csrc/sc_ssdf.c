@@ -369,6 +369,9 @@ ptrdiff_t sc_ssdf_workspace_size(const sc_packed_cloud *pc)
         return 0;
     }
     w = pruned_workspace(pc->n);
+    if (w == 0) { /* no index: the query-lane kernel */
+        return pc->npad * SC_VW_MAX;
+    }
     return w > pc->npad ? w : pc->npad;
 }
 
@@ -401,6 +404,7 @@ static void whole_cloud(const sc_packed_cloud *pc, const double **ptr, sc__block
     B->hdr = pc->data + (3 * pc->dim + 3) * pc->npad;
     B->tcut = INFINITY;
     B->qbase = NAN;
+    B->lanes = 0;
 }
 
 /* Dense (SC_DENSE), or a cloud without an index (fewer than SC_TREE_MIN samples) pruned:
@@ -416,6 +420,7 @@ static int ssdf_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
     sc__blocks B;
     whole_cloud(j->pc, ptr, &B);
     B.qbase = j->qbase;
+    B.lanes = tree_leaves(j->pc->n) == 0;
     return j->fn(&B, (int)D, j->eps, end - begin, j->x + begin * D, j->work + tid * j->wsize,
                  j->phi ? j->phi + begin : NULL, j->g ? j->g + begin * D : NULL,
                  j->h ? j->h + begin * D * D : NULL, j->t ? j->t + begin * D * D * D : NULL);
@@ -733,6 +738,7 @@ static void query_blocks(const ssdf_job *job, double ie, double base, const doub
        from the kernel's own s*, >= best) are skipped too */
     B->tcut = Tq + slack;
     B->qbase = NAN;
+    B->lanes = 0;
 }
 
 /* the kernel on one query q (row q of the outputs) over the blocks B */

@@ -170,7 +170,7 @@ SC_API int sc_ssdf(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const dou
  * samples from n blocks of bs samples each (bs a multiple of SC_PAD), array a of block b
  * at ptr[b] + a as, in the packed layout's array order, and the header (c0, rho) at hdr:
  * a whole packed cloud is one block (bs = as = npad), a pruned query the leaves it keeps.
- * work: n bs doubles. */
+ * work: n bs doubles (lanes: bs SC_VW_MAX). */
 typedef struct sc__blocks {
     const double *const *ptr;
     ptrdiff_t n, bs, as;
@@ -181,7 +181,11 @@ typedef struct sc__blocks {
                      then each query's tcut is the far cut of sc_ssdf.c's query_cut, from
                      qbase, with its logarithm rounded up to a multiple of ln 2 (no libm
                      call per query) */
+    int lanes; /* 1: a whole cloud without an index (one block), evaluated VW queries at a
+                  time (the query-lane kernel, sc_ssdf_impl.h); work then npad SC_VW_MAX */
 } sc__blocks;
+/* the widest vector of any ISA, in doubles (AVX-512) */
+#define SC_VW_MAX 8
 typedef int (*sc__ssdf_rows_fn)(const sc__blocks *B, int dim, double eps, ptrdiff_t m,
                                 const double *x, double *work, double *phi, double *g,
                                 double *h, double *t);

@@ -6,6 +6,10 @@
  * Before including: include one sc_vec_*.h and define SC_SSDF_ROWS as the
  * name of the function to define.
  *
+ * Two forms of the same passes: below, samples in the VW lanes (a query at a time; the
+ * indexed clouds' leaves, dense large clouds); lanes_chunk, queries in the lanes (a
+ * whole cloud without an index, VW queries at a time; see there).
+ *
  * Algorithm for one query x (samples vectorized, VW lanes at a time):
  *   pass 1: d_i = |x - p_i|^2 stored; i* = argmax_i s_i, s_i = log a_i - d_i / eps.
  *           For a far query (|x - c0| > SC_SSDF_FAR rho) the term |x - c0|^2,
@@ -449,6 +453,318 @@ SC_VFN void deriv_pass(const sc__blocks *B, const int D, const int order, double
     }
 }
 
+/* ---- the query-lane kernel: a whole small cloud, VW queries at a time ---- */
+
+/* For a cloud without an index (B->lanes; fewer than SC_TREE_MIN samples, one block) the
+ * same three passes run with the lanes holding VW queries instead of VW samples: every
+ * sample's data is a broadcast, every per-query quantity (x, s*, d*, h*, p_bar, the
+ * sums) a vector, and nothing is reduced across lanes.  The per-(query, sample) numbers
+ * -- d_i, s_i, t_i, w_i, h_i - h*, H, P, N -- are the same operations on the same operands
+ * as the sample-lane kernel above (the same bits); i* is the same (first maximum); the
+ * group skip drops the same groups of SC_PAD samples for each query (a lane's own cut,
+ * per lane); the far form is chosen per lane.  Only the sums' order differs: each query's
+ * sums run over the samples in order instead of in VW interleaved partial sums, so a
+ * result may differ from the other kernel's in its last bits (never within this kernel:
+ * lanes never mix, so a query's result does not depend on its neighbours, the batch or
+ * the threads, and the value is the same instruction sequence at every order).
+ * Why: a small cloud's query is mostly fixed cost in the sample-lane kernel (lane
+ * reductions, the argmax across lanes, scalar bookkeeping per query): the push-T pusher
+ * (32 samples) at the T's 170 samples, and the T at the pusher's 32.
+ * work: npad VW doubles (d_i, then w_i, of each lane). */
+SC_VFN void lanes_chunk(const sc__blocks *B, const int D, const int order, double eps,
+                        const double *xq, const double *ncut, double *work, double *out_phi,
+                        double *out_g, double *out_h, double *out_t)
+{
+    const double ie = 1.0 / eps, c = 2.0 / eps; /* as rows */
+    const double *P0 = B->ptr[0], *P1 = P0 + B->as, *P2 = P0 + 2 * B->as;
+    const double *N0 = P0 + D * B->as, *N1 = N0 + B->as, *N2 = N1 + B->as;
+    const double *M = P0 + 2 * D * B->as, *LA = M + B->as;
+    const double *Q0 = LA + B->as, *Q1 = Q0 + B->as, *Q2 = Q1 + B->as, *QQ = Q0 + D * B->as;
+    const double *hdr = B->hdr;
+    const ptrdiff_t bs = B->bs;
+    const int means = order >= 1;
+    const double c2 = c * c, c3 = c2 * c;
+    const vd NIE = vset1(-ie), ZERO = vset1(0.0), NCUT = vload(ncut);
+    double lx[3][VW], lfar[VW], lidx[VW], tmp[VW];
+    vd X[3], vmx = vset1(-INFINITY), vidx = ZERO, DS, LS, HS, PS[3], NS[3], FAR;
+    vd sw = ZERO, sh = ZERO, sp[3], sn[3], S, INV, DPHI, PB[3], NB[3];
+    int nfar = 0, a, b, k, l;
+    ptrdiff_t i;
+
+    for (l = 0; l < VW; l++) {
+        double r2 = 0.0;
+        for (a = 0; a < D; a++) {
+            lx[a][l] = xq[l * D + a];
+            r2 += (xq[l * D + a] - hdr[a]) * (xq[l * D + a] - hdr[a]);
+        }
+        /* the same test as value_pass, per query */
+        lfar[l] = r2 <= SC_SSDF_FAR * SC_SSDF_FAR * hdr[D] * hdr[D] ? 0.0 : 1.0;
+        nfar += lfar[l] != 0.0;
+    }
+    for (a = 0; a < D; a++) {
+        X[a] = vload(lx[a]);
+        sp[a] = sn[a] = ZERO;
+    }
+    for (a = D; a < 3; a++) {
+        X[a] = sp[a] = sn[a] = ZERO;
+    }
+    FAR = vload(lfar);
+
+    /* pass 1: d_i (near or far form, per lane) stored, s_i and the first argmax */
+    {
+        vd Y[3];
+        for (a = 0; a < 3; a++) {
+            Y[a] = a < D ? vmul(vset1(-2.0), vsub(X[a], vset1(hdr[a]))) : ZERO;
+        }
+        for (i = 0; i < bs; i++) {
+            vd d = ZERO, dfar, e, s;
+            if (nfar < VW) {
+                e = vsub(X[0], vset1(P0[i]));
+                d = vmul(e, e);
+                e = vsub(X[1], vset1(P1[i]));
+                d = vfma(e, e, d);
+                if (D == 3) {
+                    e = vsub(X[2], vset1(P2[i]));
+                    d = vfma(e, e, d);
+                }
+            }
+            if (nfar > 0) {
+                /* -2 y is exact, so fma(q, -2 y, |q|^2) is value_pass's far form */
+                dfar = vfma(vset1(Q0[i]), Y[0], vset1(QQ[i]));
+                dfar = vfma(vset1(Q1[i]), Y[1], dfar);
+                if (D == 3) {
+                    dfar = vfma(vset1(Q2[i]), Y[2], dfar);
+                }
+                d = nfar == VW ? dfar : vselect_gt(FAR, vset1(0.5), dfar, d);
+            }
+            s = vfma(d, NIE, vset1(LA[i]));
+            vstore(work + i * VW, d);
+            vidx = vselect_gt(s, vmx, vset1((double)i), vidx);
+            vmx = vmax(vmx, s);
+        }
+    }
+    /* the per-lane sample of largest weight */
+    vstore(lidx, vidx);
+    {
+        double ds[VW], ls[VW], ps[3][VW], ns[3][VW], ms[VW];
+        for (l = 0; l < VW; l++) {
+            const ptrdiff_t is = (ptrdiff_t)lidx[l];
+            ds[l] = work[is * VW + l];
+            ls[l] = LA[is];
+            ms[l] = M[is];
+            for (a = 0; a < D; a++) {
+                ps[a][l] = P0[a * B->as + is];
+                ns[a][l] = N0[a * B->as + is];
+            }
+        }
+        DS = vload(ds);
+        LS = vload(ls);
+        for (a = 0; a < 3; a++) {
+            PS[a] = a < D ? vload(ps[a]) : ZERO;
+            NS[a] = a < D ? vload(ns[a]) : ZERO;
+        }
+        /* h* = n*.x - m*, as value_pass (n*_0 x_0, then fma) */
+        HS = vmul(NS[0], X[0]);
+        HS = vfma(NS[1], X[1], HS);
+        if (D == 3) {
+            HS = vfma(NS[2], X[2], HS);
+        }
+        HS = vsub(HS, vload(ms));
+    }
+
+    /* pass 2: w_i = exp(t_i) by groups of SC_PAD, a group dropped for a lane whose t_i
+       are all below its cut */
+    for (i = 0; i < bs; i += SC_PAD) {
+        vd tg[SC_PAD], tmx = vset1(-INFINITY);
+        int u;
+        for (u = 0; u < SC_PAD; u++) {
+            const ptrdiff_t iu = i + u;
+            tg[u] = vfma(vsub(vload(work + iu * VW), DS), NIE, vsub(vset1(LA[iu]), LS));
+            tmx = vmax(tmx, tg[u]);
+        }
+        if (vall_lt(tmx, NCUT)) {
+            for (u = 0; means && u < SC_PAD; u++) {
+                vstore(work + (i + u) * VW, ZERO);
+            }
+            continue;
+        }
+        for (u = 0; u < SC_PAD; u++) {
+            const ptrdiff_t iu = i + u;
+            const vd w = vselect_gt(NCUT, tmx, ZERO, vexp_neg(tg[u]));
+            const vd n0 = vset1(N0[iu]), n1 = vset1(N1[iu]);
+            vd nx = vmul(n0, X[0]);
+            nx = vfma(n1, X[1], nx);
+            if (D == 3) {
+                nx = vfma(vset1(N2[iu]), X[2], nx);
+            }
+            sw = vadd(sw, w);
+            sh = vfma(w, vsub(vsub(nx, vset1(M[iu])), HS), sh);
+            if (means) {
+                vstore(work + iu * VW, w);
+                sp[0] = vfma(w, vsub(vset1(P0[iu]), PS[0]), sp[0]);
+                sp[1] = vfma(w, vsub(vset1(P1[iu]), PS[1]), sp[1]);
+                sn[0] = vfma(w, n0, sn[0]);
+                sn[1] = vfma(w, n1, sn[1]);
+                if (D == 3) {
+                    sp[2] = vfma(w, vsub(vset1(P2[iu]), PS[2]), sp[2]);
+                    sn[2] = vfma(w, vset1(N2[iu]), sn[2]);
+                }
+            }
+        }
+    }
+    S = sw;
+    DPHI = vdiv(sh, S); /* phi - h* */
+    vstore(out_phi, vadd(HS, DPHI));
+    if (!means) {
+        return;
+    }
+    INV = vdiv(vset1(1.0), S);
+    for (a = 0; a < 3; a++) {
+        PB[a] = a < D ? vadd(PS[a], vmul(sp[a], INV)) : ZERO;
+        NB[a] = a < D ? vmul(sn[a], INV) : ZERO;
+    }
+
+    /* pass 3: the centred moments (sweep's arithmetic, per lane) */
+    {
+        vd ahp[3], anp[3][3], ahpp[6], app[6], anpp[3][6], ahppp[3][6];
+        vd ehp[3], enp[3][3], ehpp[6], epp[6], enpp[3][6], ehppp[3][6];
+        int sweep_no;
+        for (a = 0; a < 3; a++) {
+            ahp[a] = ZERO;
+            for (b = 0; b < 3; b++) {
+                anp[a][b] = ZERO;
+            }
+            for (k = 0; k < 6; k++) {
+                anpp[a][k] = ahppp[a][k] = ZERO;
+            }
+        }
+        for (k = 0; k < 6; k++) {
+            ahpp[k] = app[k] = ZERO;
+        }
+        /* order 3: two sweeps, (a) the order-1/2 sums, (b) the order-3 sums */
+        for (sweep_no = 0; sweep_no < (order >= 3 ? 2 : 1); sweep_no++) {
+            const int low = sweep_no == 0, high = sweep_no == 1;
+            for (i = 0; i < bs; i++) {
+                const vd w = vload(work + i * VW);
+                vd Pc[3], Nc[3], wP[3], wHP[3], nx, wH;
+                if (vall_zero(w)) {
+                    continue;
+                }
+                nx = vmul(vset1(N0[i]), X[0]);
+                nx = vfma(vset1(N1[i]), X[1], nx);
+                if (D == 3) {
+                    nx = vfma(vset1(N2[i]), X[2], nx);
+                }
+                wH = vmul(w, vsub(vsub(vsub(nx, vset1(M[i])), HS), DPHI));
+                for (a = 0; a < D; a++) {
+                    Pc[a] = vsub(vset1(P0[a * B->as + i]), PB[a]);
+                    if (low) {
+                        ahp[a] = vfma(wH, Pc[a], ahp[a]);
+                    }
+                }
+                if (order >= 2) {
+                    for (a = 0; a < D; a++) {
+                        Nc[a] = vsub(vset1(N0[a * B->as + i]), NB[a]);
+                        wP[a] = vmul(w, Pc[a]);
+                        wHP[a] = vmul(wH, Pc[a]);
+                    }
+                }
+                if (order >= 2 && low) {
+                    for (a = 0; a < D; a++) {
+                        for (b = 0; b < D; b++) {
+                            anp[a][b] = vfma(Nc[a], wP[b], anp[a][b]);
+                            if (b >= a) {
+                                ahpp[SYM2(D, a, b)] = vfma(wHP[a], Pc[b], ahpp[SYM2(D, a, b)]);
+                            }
+                        }
+                    }
+                }
+                if (high) {
+                    for (a = 0; a < D; a++) {
+                        for (b = a; b < D; b++) {
+                            const vd wPP = vmul(wP[a], Pc[b]), wHPP = vmul(wHP[a], Pc[b]);
+                            const int ab = SYM2(D, a, b);
+                            int cc;
+                            app[ab] = vadd(app[ab], wPP);
+                            for (cc = 0; cc < D; cc++) {
+                                anpp[cc][ab] = vfma(Nc[cc], wPP, anpp[cc][ab]);
+                            }
+                            for (cc = b; cc < D; cc++) {
+                                ahppp[a][SYM2(D, b, cc)] =
+                                    vfma(wHPP, Pc[cc], ahppp[a][SYM2(D, b, cc)]);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        /* E[.] = sum / S; the outputs of deriv_pass, per lane */
+        for (a = 0; a < D; a++) {
+            ehp[a] = vmul(ahp[a], INV);
+            vstore(tmp, vadd(NB[a], vmul(vset1(c), ehp[a])));
+            for (l = 0; l < VW; l++) {
+                out_g[l * D + a] = tmp[l];
+            }
+        }
+        if (order < 2) {
+            return;
+        }
+        for (a = 0; a < D; a++) {
+            for (b = 0; b < D; b++) {
+                enp[a][b] = vmul(anp[a][b], INV);
+                if (b >= a) {
+                    ehpp[SYM2(D, a, b)] = vmul(ahpp[SYM2(D, a, b)], INV);
+                }
+            }
+        }
+        for (a = 0; a < D; a++) {
+            for (b = a; b < D; b++) {
+                vstore(tmp, vadd(vmul(vset1(c), vadd(enp[a][b], enp[b][a])),
+                                 vmul(vset1(c2), ehpp[SYM2(D, a, b)])));
+                for (l = 0; l < VW; l++) {
+                    out_h[l * D * D + a * D + b] = out_h[l * D * D + b * D + a] = tmp[l];
+                }
+            }
+        }
+        if (order < 3) {
+            return;
+        }
+        for (a = 0; a < D; a++) {
+            for (b = a; b < D; b++) {
+                const int ab = SYM2(D, a, b);
+                int cc;
+                epp[ab] = vmul(app[ab], INV);
+                for (cc = 0; cc < D; cc++) {
+                    enpp[cc][ab] = vmul(anpp[cc][ab], INV);
+                }
+                for (cc = b; cc < D; cc++) {
+                    ehppp[a][SYM2(D, b, cc)] = vmul(ahppp[a][SYM2(D, b, cc)], INV);
+                }
+            }
+        }
+        for (a = 0; a < D; a++) {
+            for (b = a; b < D; b++) {
+                int cc;
+                for (cc = b; cc < D; cc++) {
+                    const int ab = SYM2(D, a, b), ac = SYM2(D, a, cc), bc = SYM2(D, b, cc);
+                    const vd kap = vsub(vsub(vsub(ehppp[a][bc], vmul(ehp[a], epp[bc])),
+                                             vmul(ehp[b], epp[ac])),
+                                        vmul(ehp[cc], epp[ab]));
+                    vstore(tmp, vadd(vmul(vset1(c2), vadd(vadd(enpp[a][bc], enpp[b][ac]),
+                                                           enpp[cc][ab])),
+                                     vmul(vset1(c3), kap)));
+                    for (l = 0; l < VW; l++) {
+                        double *t3 = out_t + l * D * D * D, v = tmp[l];
+                        t3[(a * D + b) * D + cc] = t3[(a * D + cc) * D + b] = v;
+                        t3[(b * D + a) * D + cc] = t3[(b * D + cc) * D + a] = v;
+                        t3[(cc * D + a) * D + b] = t3[(cc * D + b) * D + a] = v;
+                    }
+                }
+            }
+        }
+    }
+}
+
 /* ---- pruned gather helpers (declared in sc_ssdf.h) ---- */
 
 SC_VFN double vmax_lanes(vd v)
@@ -535,12 +851,60 @@ SC_VFN double small_cut(const sc__blocks *B, const int D, double ie, const doubl
     return B->qbase + (double)e * 0.6931471805599453 + 1.0 + 1e-13 * r * r * ie;
 }
 
+/* rows through lanes_chunk, VW queries at a time (the last chunk padded with copies of
+   its first query, whose results are dropped); a non-finite query computes at the origin
+   in its lane and gets NaN rows */
+SC_VFN void rows_lanes(const sc__blocks *B, double eps, ptrdiff_t m, const double *x,
+                       double *work, const int D, const int order, double *phi, double *g,
+                       double *hs, double *t3)
+{
+    const double ie = 1.0 / eps;
+    double xq[VW * 3], ncut[VW], o_phi[VW];
+    double o_g[VW * 3] = {0.0}, o_h[VW * 9] = {0.0}, o_t[VW * 27] = {0.0}; /* once per call */
+    int bad[VW];
+    ptrdiff_t r0;
+    for (r0 = 0; r0 < m; r0 += VW) {
+        const int nl = m - r0 < VW ? (int)(m - r0) : VW;
+        int l, k;
+        for (l = 0; l < VW; l++) {
+            const double *q = x + (r0 + (l < nl ? l : 0)) * D;
+            const int ok = isfinite(q[0]) && isfinite(q[1]) && (D == 2 || isfinite(q[2]));
+            bad[l] = !ok;
+            for (k = 0; k < D; k++) {
+                xq[l * D + k] = ok ? q[k] : 0.0;
+            }
+            ncut[l] = -(isnan(B->qbase) ? B->tcut : small_cut(B, D, ie, xq + l * D));
+        }
+        lanes_chunk(B, D, order, eps, xq, ncut, work, o_phi, o_g, o_h, o_t);
+        for (l = 0; l < nl; l++) {
+            const ptrdiff_t r = r0 + l;
+            const double nan = NAN;
+            if (phi) {
+                phi[r] = bad[l] ? nan : o_phi[l];
+            }
+            for (k = 0; order >= 1 && g && k < D; k++) {
+                g[r * D + k] = bad[l] ? nan : o_g[l * D + k];
+            }
+            for (k = 0; order >= 2 && hs && k < D * D; k++) {
+                hs[r * D * D + k] = bad[l] ? nan : o_h[l * D * D + k];
+            }
+            for (k = 0; order >= 3 && t3 && k < D * D * D; k++) {
+                t3[r * D * D * D + k] = bad[l] ? nan : o_t[l * D * D * D + k];
+            }
+        }
+    }
+}
+
 SC_VFN void rows(const sc__blocks *B, double eps, ptrdiff_t m, const double *x, double *work,
                  const int D, const int order, double *phi, double *g, double *hs, double *t3)
 {
     const double ie = 1.0 / eps, c = 2.0 / eps;
     ptrdiff_t r;
     int k;
+    if (B->lanes) {
+        rows_lanes(B, eps, m, x, work, D, order, phi, g, hs, t3);
+        return;
+    }
     for (r = 0; r < m; r++) {
         const double *xq = x + r * D;
         double pbar[3], nbar[3], inv = 0.0, hstar = 0.0, dphi = 0.0, v;

@@ -4,7 +4,7 @@
  * target (see sc_ssdf_avx2.c).
  *
  * Contract shared by every sc_vec_*.h: type vd, width VW, vset1, vload/vstore
- * (unaligned), vadd, vsub, vmul, vfma(a, b, c) = a*b + c, vmax (never given
+ * (unaligned), vadd, vsub, vmul, vdiv, vfma(a, b, c) = a*b + c, vmax (never given
  * NaN), vselect_gt, vexp_neg (sc_exp.h algorithm, t <= 0).
  */
 #ifndef SC_VEC_AVX2_H
@@ -41,6 +41,10 @@ SC_VFN vd vsub(vd a, vd b)
 SC_VFN vd vmul(vd a, vd b)
 {
     return _mm256_mul_pd(a, b);
+}
+SC_VFN vd vdiv(vd a, vd b)
+{
+    return _mm256_div_pd(a, b);
 }
 SC_VFN vd vfma(vd a, vd b, vd c)
 {

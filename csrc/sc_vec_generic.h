@@ -44,6 +44,10 @@ SC_VFN vd vmul(vd a, vd b)
 {
     return a * b;
 }
+SC_VFN vd vdiv(vd a, vd b)
+{
+    return a / b;
+}
 /* a * b + c */
 SC_VFN vd vfma(vd a, vd b, vd c)
 {

@@ -269,10 +269,13 @@ static void test_ssdf_values(int dim)
     enum { N = 61, M = 23 };
     cloud_data c;
     double x[M * 3], phi[M], g[M * 3], h[M * 9], t[M * 27], phi0[M], phi1[M];
-    double *work = malloc(sizeof(double) * 4 * (size_t)(N + SC_PAD));
+    double *work;
     static const double epss[] = {1e-6, 1e-3, 1e-1, 1.0, 100.0};
     int e, i, k, isa, D = dim;
     make_cloud(&c, dim, N);
+    /* the documented size (a cloud without an index: npad SC_VW_MAX, the query-lane
+       kernel's d_i and w_i per lane) */
+    work = malloc(sizeof(double) * (size_t)sc_ssdf_workspace_size(&c.pc));
     for (i = 0; i < M * D; i++) {
         x[i] = 3.0 * urand() - 1.5;
     }
