@@ -39,6 +39,8 @@
  * exactly symmetric.
  */
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "sc_ssdf.h"
 
@@ -836,18 +838,25 @@ double SC_SSDF_LEAFMAX(const double *blk, int dim, const double *xq, double ie)
 /* A finite query's cut on a cloud without an index (B->qbase set; sc_ssdf.c, "Pruned
  * queries"): T_f = qbase + ln(1 + r rho^3 / eps^2), r = |x - c0| + rho, plus the slack
  * 1 + 1e-13 r^2 / eps, with the logarithm replaced by the upper bound e ln 2 (1 + z =
- * f 2^e, f in [0.5, 1)): a cut at most ln 2 looser than query_cut's, for a frexp instead
- * of a log1p.  Scalar arithmetic, the same on every ISA. */
+ * f 2^e, f in [0.5, 1)): a cut at most ln 2 looser than query_cut's, for the exponent
+ * bits instead of a log1p.  e is frexp's for every finite 1 + z >= 1 (a normal number:
+ * biased exponent - 1022), read from the bits without the libm call (~25 instructions
+ * per query); 1025 if 1 + z overflows, a cut above 708, where every weight it could drop
+ * flushes to zero anyway (frexp leaves e unspecified there).  Scalar arithmetic, the same
+ * on every ISA. */
 SC_VFN double small_cut(const sc__blocks *B, const int D, double ie, const double *xq)
 {
     const double *hdr = B->hdr, rho = hdr[D];
-    double r = 0.0;
+    double r = 0.0, v;
+    uint64_t bits;
     int e, k;
     for (k = 0; k < D; k++) {
         r += (xq[k] - hdr[k]) * (xq[k] - hdr[k]);
     }
     r = sqrt(r) + rho;
-    (void)frexp(1.0 + r * rho * rho * rho * ie * ie, &e);
+    v = 1.0 + r * rho * rho * rho * ie * ie;
+    memcpy(&bits, &v, sizeof bits);
+    e = (int)((bits >> 52) & 0x7FF) - 1022;
     return B->qbase + (double)e * 0.6931471805599453 + 1.0 + 1e-13 * r * r * ie;
 }
 
