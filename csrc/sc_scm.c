@@ -651,7 +651,7 @@ static int halfspace_bound(const scm_t *S, int K, const sc_contact_params *prm, 
 }
 
 /* wacc_add on the values alone (order 0): the same operations on the jets' first entries */
-static void wacc_add0(const wacc_t *w, int D, int O, const double *p, const double *rO,
+SC_JET_KERNEL void wacc_add0(const wacc_t *w, int D, int O, const double *p, const double *rO,
                       const double *F)
 {
     int a, b;
@@ -672,7 +672,7 @@ static void wacc_add0(const wacc_t *w, int D, int O, const double *p, const doub
 
 /* nu = g / sqrt(|g|^2 + tiny) on numbers: the values of the jet path's friction direction
  * (the same products in the same order) */
-static void unit_value(int D, const double *g, double *nu)
+SC_JET_KERNEL void unit_value(int D, const double *g, double *nu)
 {
     double gg = g[0] * g[0], iq;
     int a;
@@ -690,11 +690,11 @@ static void unit_value(int D, const double *g, double *nu)
  * force pi_k G_k and, with friction, pi_k t_k / sqrt(|t_k|^2 + v_s^2), in K's frame,
  * accumulated into the order-0 wrench jets.  Writes pf and forces (world) of sample k when
  * forces are asked for. */
-static void sample_forces0(const scm_t *S, ptrdiff_t k, const acc_t *Z, int need_fric,
-                           double vs2, double *pf, double *forces)
+SC_JET_KERNEL void sample_forces0(const int D, const scm_t *S, ptrdiff_t k, const acc_t *Z,
+                                  int need_fric, double vs2, double *pf, double *forces)
 {
     const wacc_t *wa = &Z->wa, *wb = &Z->wb;
-    const int D = S->D, O = k < S->I ? 0 : 1, K = 1 - O;
+    const int O = k < S->I ? 0 : 1, K = 1 - O;
     const ptrdiff_t kk = O == 0 ? k : k - S->I;
     const sc_packed_cloud *own = S->cl[O];
     const double *gk = S->g + k * D, pik = S->pi[k];
@@ -1372,9 +1372,15 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
         }
     }
     if (order == 0) {
-        for (k = 0; k < n; k++) {
+        /* D a constant in each loop (the helpers inlined): the same operations */
+        for (k = 0; D == 2 && k < n; k++) {
             if (mark[k] != 0.0) {
-                sample_forces0(&S, k, &Z, need_fric, vs2, pf, forces);
+                sample_forces0(2, &S, k, &Z, need_fric, vs2, pf, forces);
+            }
+        }
+        for (k = 0; D == 3 && k < n; k++) {
+            if (mark[k] != 0.0) {
+                sample_forces0(3, &S, k, &Z, need_fric, vs2, pf, forces);
             }
         }
     } else {
