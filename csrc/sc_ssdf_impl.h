@@ -490,8 +490,8 @@ SC_VFN void lanes_chunk(const sc__blocks *B, const int D, const int order, doubl
     double lx[3][VW], lfar[VW], lidx[VW], tmp[VW];
     vd X[3], vmx = vset1(-INFINITY), vidx = ZERO, DS, LS, HS, PS[3], NS[3], FAR;
     vd sw = ZERO, sh = ZERO, sp[3], sn[3], S, INV, DPHI, PB[3], NB[3];
-    int nfar = 0, a, b, k, l;
-    ptrdiff_t i;
+    int nfar = 0, nkept, a, b, k, l;
+    ptrdiff_t i, kept[SC_TREE_MIN / SC_PAD];
 
     for (l = 0; l < VW; l++) {
         double r2 = 0.0;
@@ -575,7 +575,8 @@ SC_VFN void lanes_chunk(const sc__blocks *B, const int D, const int order, doubl
     }
 
     /* pass 2: w_i = exp(t_i) by groups of SC_PAD, a group dropped for a lane whose t_i
-       are all below its cut */
+       are all below its cut; the groups some lane keeps are listed for pass 3 */
+    nkept = 0;
     for (i = 0; i < bs; i += SC_PAD) {
         vd tg[SC_PAD], tmx = vset1(-INFINITY);
         int u;
@@ -585,11 +586,9 @@ SC_VFN void lanes_chunk(const sc__blocks *B, const int D, const int order, doubl
             tmx = vmax(tmx, tg[u]);
         }
         if (vall_lt(tmx, NCUT)) {
-            for (u = 0; means && u < SC_PAD; u++) {
-                vstore(work + (i + u) * VW, ZERO);
-            }
-            continue;
+            continue; /* pass 3 reads the listed groups only */
         }
+        kept[nkept++] = i;
         for (u = 0; u < SC_PAD; u++) {
             const ptrdiff_t iu = i + u;
             const vd w = vselect_gt(NCUT, tmx, ZERO, vexp_neg(tg[u]));
@@ -646,7 +645,9 @@ SC_VFN void lanes_chunk(const sc__blocks *B, const int D, const int order, doubl
         /* order 3: two sweeps, (a) the order-1/2 sums, (b) the order-3 sums */
         for (sweep_no = 0; sweep_no < (order >= 3 ? 2 : 1); sweep_no++) {
             const int low = sweep_no == 0, high = sweep_no == 1;
-            for (i = 0; i < bs; i++) {
+            int gi;
+            for (gi = 0; gi < nkept; gi++) {
+            for (i = kept[gi]; i < kept[gi] + SC_PAD; i++) {
                 const vd w = vload(work + i * VW);
                 vd Pc[3], Nc[3], wP[3], wHP[3], nx, wH;
                 if (vall_zero(w)) {
@@ -698,6 +699,7 @@ SC_VFN void lanes_chunk(const sc__blocks *B, const int D, const int order, doubl
                         }
                     }
                 }
+            }
             }
         }
         /* E[.] = sum / S; the outputs of deriv_pass, per lane */
