@@ -606,20 +606,23 @@ static int halfspace_bound(const scm_t *S, int K, const sc_contact_params *prm, 
         double scale = hdr[D], dmin = INFINITY, off = 0.0;
         ptrdiff_t k;
         for (a = 0; a < D; a++) {
-            scale += fabs(S->t[O][a]) + fabs(xk[a]);
+            scale += fabs(S->t[O][a]) + fabs(xk[a]) + fabs(hdr[a]); /* |p_k| <= |c0| + rho */
             off += nk[a] * (S->t[O][a] - xk[a]);
         }
         double *dk = sw, sum = 0.0; /* >= npad_O doubles; the query above is done with it */
         ptrdiff_t nfar = 0;
         int whole = 1; /* every sample beyond the cut (else no skip: stop early) */
+        /* d_k = off + n_K . (R_O p_k) = off + (R_O^T n_K) . p_k: the rotated normal once */
+        double nb[3] = {0.0, 0.0, 0.0};
+        for (a = 0; a < D; a++) {
+            for (j = 0; j < D; j++) {
+                nb[j] += nk[a] * S->R[O][a * D + j];
+            }
+        }
         for (k = 0; k < c->n; k++) {
-            double d = off;
-            for (a = 0; a < D; a++) {
-                double xa = 0.0;
-                for (j = 0; j < D; j++) {
-                    xa += S->R[O][a * D + j] * c->data[j * c->npad + k];
-                }
-                d += nk[a] * xa;
+            double d = off + nb[0] * c->data[k] + nb[1] * c->data[c->npad + k];
+            if (D == 3) {
+                d += nb[2] * c->data[2 * c->npad + k];
             }
             if (d <= cut) {
                 whole = 0; /* m <= min d <= cut: no skip (a body in contact) */

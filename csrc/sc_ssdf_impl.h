@@ -514,11 +514,12 @@ SC_VFN void lanes_chunk(const sc__blocks *B, const int D, const int order, doubl
 
     /* pass 1: d_i (near or far form, per lane) stored, s_i and the first argmax */
     {
-        vd Y[3];
+        vd Y[3], CUR = ZERO;
+        const vd ONE = vset1(1.0);
         for (a = 0; a < 3; a++) {
             Y[a] = a < D ? vmul(vset1(-2.0), vsub(X[a], vset1(hdr[a]))) : ZERO;
         }
-        for (i = 0; i < bs; i++) {
+        for (i = 0; i < bs; i++, CUR = vadd(CUR, ONE)) {
             vd d = ZERO, dfar, e, s;
             if (nfar < VW) {
                 e = vsub(X[0], vset1(P0[i]));
@@ -541,7 +542,7 @@ SC_VFN void lanes_chunk(const sc__blocks *B, const int D, const int order, doubl
             }
             s = vfma(d, NIE, vset1(LA[i]));
             vstore(work + i * VW, d);
-            vidx = vselect_gt(s, vmx, vset1((double)i), vidx);
+            vidx = vselect_gt(s, vmx, CUR, vidx); /* CUR = i, exactly */
             vmx = vmax(vmx, s);
         }
     }
