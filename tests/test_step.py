@@ -812,3 +812,40 @@ def test_kinematic_body_follows_its_control(rng, dim):
         np.testing.assert_array_equal(r.d2x_du2[prow], 0.0)
     # while the pushed body's next state depends on the pusher's pose (contact)
     assert np.abs(r.dx_dx[others][:, prow]).max() > 1.0
+
+
+def test_2d_step_fast_path_equals_full_checks_and_keeps_messages():
+    """Model.step's fast path (a 2D state and control as float64 arrays of the right
+    shape, plain int order and num_threads, default isa and dense: finiteness checked in
+    C) gives the bits of the fully checked call (lists, NumPy integers) and the same
+    errors naming the argument; inputs are not modified."""
+    from softcontact.tasks import push_t
+
+    m = push_t.make(seed=1).model
+    rng = np.random.default_rng(5)
+    x = m.initial_state()
+    x[m.nq:] = 0.05 * rng.normal(size=m.nv)
+    u = 0.1 * rng.normal(size=m.nu)
+    x0, u0 = x.copy(), u.copy()
+    for order in (0, 1, 2):
+        fast = m.step(x, u, order=order, num_threads=1)
+        full = m.step(list(x), list(u), order=np.int64(order), num_threads=np.int32(1))
+        for f in fast._fields:
+            a, b = getattr(fast, f), getattr(full, f)
+            assert (a is None) == (b is None), f
+            if a is not None:
+                np.testing.assert_array_equal(a, b)
+        assert type(fast) is sc.StepResult
+    np.testing.assert_array_equal(x, x0)
+    np.testing.assert_array_equal(u, u0)
+    for which, k, v in (("x", 0, np.nan), ("x", m.nq + 1, np.inf), ("u", 1, -np.inf)):
+        xb, ub = x.copy(), u.copy()
+        (xb if which == "x" else ub)[k] = v
+        with pytest.raises(ValueError, match=f"^{which} must be finite"):
+            m.step(xb, ub)
+    with pytest.raises(ValueError, match="num_threads"):
+        m.step(x, u, num_threads=0)
+    with pytest.raises(TypeError, match="num_threads"):
+        m.step(x, u, num_threads=True)
+    with pytest.raises(ValueError, match="u must have shape"):
+        m.step(x, u[:2])
