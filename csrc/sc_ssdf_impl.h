@@ -474,8 +474,8 @@ SC_VFN void deriv_pass(const sc__blocks *B, const int D, const int order, double
  * (32 samples) at the T's 170 samples, and the T at the pusher's 32.
  * work: npad VW doubles (d_i, then w_i, of each lane). */
 SC_VFN void lanes_chunk(const sc__blocks *B, const int D, const int order, double eps,
-                        const double *xq, const double *ncut, double *work, double *out_phi,
-                        double *out_g, double *out_h, double *out_t)
+                        const double *xq, const double *ncut, const double *grp, double *work,
+                        double *out_phi, double *out_g, double *out_h, double *out_t)
 {
     const double ie = 1.0 / eps, c = 2.0 / eps; /* as rows */
     const double *P0 = B->ptr[0], *P1 = P0 + B->as, *P2 = P0 + 2 * B->as;
@@ -490,11 +490,12 @@ SC_VFN void lanes_chunk(const sc__blocks *B, const int D, const int order, doubl
     double lx[3][VW], lfar[VW], lidx[VW], tmp[VW];
     vd X[3], vmx = vset1(-INFINITY), vidx = ZERO, DS, LS, HS, PS[3], NS[3], FAR;
     vd sw = ZERO, sh = ZERO, sp[3], sn[3], S, INV, DPHI, PB[3], NB[3];
-    int nfar = 0, nkept, a, b, k, l;
-    ptrdiff_t i, kept[SC_TREE_MIN / SC_PAD];
+    int nfar = 0, nkept, nlive, a, b, k, l;
+    ptrdiff_t i, kept[SC_TREE_MIN / SC_PAD], live[SC_TREE_MIN / SC_PAD];
+    double lslack[VW];
 
     for (l = 0; l < VW; l++) {
-        double r2 = 0.0;
+        double r2 = 0.0, r;
         for (a = 0; a < D; a++) {
             lx[a][l] = xq[l * D + a];
             r2 += (xq[l * D + a] - hdr[a]) * (xq[l * D + a] - hdr[a]);
@@ -502,6 +503,8 @@ SC_VFN void lanes_chunk(const sc__blocks *B, const int D, const int order, doubl
         /* the same test as value_pass, per query */
         lfar[l] = r2 <= SC_SSDF_FAR * SC_SSDF_FAR * hdr[D] * hdr[D] ? 0.0 : 1.0;
         nfar += lfar[l] != 0.0;
+        r = sqrt(r2) + hdr[D];
+        lslack[l] = 1.0 + 1e-12 * r * r * ie; /* rounding of s_i, t_i and the bounds */
     }
     for (a = 0; a < D; a++) {
         X[a] = vload(lx[a]);
@@ -512,14 +515,51 @@ SC_VFN void lanes_chunk(const sc__blocks *B, const int D, const int order, doubl
     }
     FAR = vload(lfar);
 
+    /* the groups of SC_PAD samples that some lane may keep.  From each group's box and
+       its largest and smallest log a (grp, rows_lanes): every s_i of group g is at most
+       ub_g = max log a - dist^2(x, box) / eps and at least lb_g = min log a -
+       (farthest box point)^2 / eps, so s* >= best = max_g lb_g.  A group with ub_g below
+       best - cut - slack in every lane has every t_i = s_i - s* below -cut there: pass 2
+       would skip it for every lane, and none of its samples can be i*.  So it is left
+       out of pass 1 too, and the results are the same bits (the slack, 1 + 1e-12 r^2 /
+       eps, covers the rounding of s_i, t_i and the bounds).  Dense (cut +inf): all live. */
+    {
+        vd ub[SC_TREE_MIN / SC_PAD], best = vset1(-INFINITY), thr;
+        const ptrdiff_t ng = bs / SC_PAD;
+        ptrdiff_t gg;
+        for (gg = 0; gg < ng; gg++) {
+            const double *gb = grp + gg * 8; /* lo[3], hi[3], max log a, min log a */
+            vd dl = ZERO, du = ZERO;
+            for (a = 0; a < D; a++) {
+                const vd lo = vset1(gb[a]), hi = vset1(gb[3 + a]);
+                const vd e = vmax(vmax(vsub(lo, X[a]), vsub(X[a], hi)), ZERO);
+                const vd f = vmax(vsub(X[a], lo), vsub(hi, X[a]));
+                dl = vfma(e, e, dl);
+                du = vfma(f, f, du);
+            }
+            ub[gg] = vfma(dl, NIE, vset1(gb[6]));
+            best = vmax(best, vfma(du, NIE, vset1(gb[7])));
+        }
+        thr = vsub(vadd(best, NCUT), vload(lslack));
+        nlive = 0;
+        for (gg = 0; gg < ng; gg++) {
+            if (!vall_lt(ub[gg], thr)) {
+                live[nlive++] = gg * SC_PAD;
+            }
+        }
+    }
+
     /* pass 1: d_i (near or far form, per lane) stored, s_i and the first argmax */
     {
-        vd Y[3], CUR = ZERO;
-        const vd ONE = vset1(1.0);
+        vd Y[3];
+        int gi;
         for (a = 0; a < 3; a++) {
             Y[a] = a < D ? vmul(vset1(-2.0), vsub(X[a], vset1(hdr[a]))) : ZERO;
         }
-        for (i = 0; i < bs; i++, CUR = vadd(CUR, ONE)) {
+        for (gi = 0; gi < nlive; gi++) {
+        vd CUR = vset1((double)live[gi]);
+        const vd ONE = vset1(1.0);
+        for (i = live[gi]; i < live[gi] + SC_PAD; i++, CUR = vadd(CUR, ONE)) {
             vd d = ZERO, dfar, e, s;
             if (nfar < VW) {
                 e = vsub(X[0], vset1(P0[i]));
@@ -544,6 +584,7 @@ SC_VFN void lanes_chunk(const sc__blocks *B, const int D, const int order, doubl
             vstore(work + i * VW, d);
             vidx = vselect_gt(s, vmx, CUR, vidx); /* CUR = i, exactly */
             vmx = vmax(vmx, s);
+        }
         }
     }
     /* the per-lane sample of largest weight */
@@ -578,9 +619,10 @@ SC_VFN void lanes_chunk(const sc__blocks *B, const int D, const int order, doubl
     /* pass 2: w_i = exp(t_i) by groups of SC_PAD, a group dropped for a lane whose t_i
        are all below its cut; the groups some lane keeps are listed for pass 3 */
     nkept = 0;
-    for (i = 0; i < bs; i += SC_PAD) {
+    for (k = 0; k < nlive; k++) {
         vd tg[SC_PAD], tmx = vset1(-INFINITY);
         int u;
+        i = live[k];
         for (u = 0; u < SC_PAD; u++) {
             const ptrdiff_t iu = i + u;
             tg[u] = vfma(vsub(vload(work + iu * VW), DS), NIE, vsub(vset1(LA[iu]), LS));
@@ -873,8 +915,41 @@ SC_VFN void rows_lanes(const sc__blocks *B, double eps, ptrdiff_t m, const doubl
     const double ie = 1.0 / eps;
     double xq[VW * 3], ncut[VW], o_phi[VW];
     double o_g[VW * 3] = {0.0}, o_h[VW * 9] = {0.0}, o_t[VW * 27] = {0.0}; /* once per call */
+    double grp[SC_TREE_MIN / SC_PAD * 8];
     int bad[VW];
-    ptrdiff_t r0;
+    ptrdiff_t r0, gg;
+    /* each group's box, largest and smallest log a, over its samples (not the padding,
+       whose log a is -inf): lanes_chunk's bounds */
+    for (gg = 0; gg < B->bs / SC_PAD; gg++) {
+        const double *P[3] = {B->ptr[0], B->ptr[0] + B->as, B->ptr[0] + 2 * B->as};
+        const double *LA = B->ptr[0] + (2 * D + 1) * B->as;
+        double *gb = grp + gg * 8;
+        ptrdiff_t i;
+        int a;
+        for (a = 0; a < 3; a++) {
+            gb[a] = INFINITY;
+            gb[3 + a] = -INFINITY;
+        }
+        gb[6] = -INFINITY;
+        gb[7] = INFINITY;
+        for (i = gg * SC_PAD; i < (gg + 1) * SC_PAD; i++) {
+            if (LA[i] == -INFINITY) {
+                continue;
+            }
+            for (a = 0; a < D; a++) {
+                gb[a] = P[a][i] < gb[a] ? P[a][i] : gb[a];
+                gb[3 + a] = P[a][i] > gb[3 + a] ? P[a][i] : gb[3 + a];
+            }
+            gb[6] = LA[i] > gb[6] ? LA[i] : gb[6];
+            gb[7] = LA[i] < gb[7] ? LA[i] : gb[7];
+        }
+        if (gb[6] == -INFINITY) { /* padding only (not in a packed cloud): never kept */
+            for (a = 0; a < 3; a++) {
+                gb[a] = gb[3 + a] = 0.0;
+            }
+            gb[7] = -INFINITY;
+        }
+    }
     for (r0 = 0; r0 < m; r0 += VW) {
         const int nl = m - r0 < VW ? (int)(m - r0) : VW;
         int l, k;
@@ -887,7 +962,7 @@ SC_VFN void rows_lanes(const sc__blocks *B, double eps, ptrdiff_t m, const doubl
             }
             ncut[l] = -(isnan(B->qbase) ? B->tcut : small_cut(B, D, ie, xq + l * D));
         }
-        lanes_chunk(B, D, order, eps, xq, ncut, work, o_phi, o_g, o_h, o_t);
+        lanes_chunk(B, D, order, eps, xq, ncut, grp, work, o_phi, o_g, o_h, o_t);
         for (l = 0; l < nl; l++) {
             const ptrdiff_t r = r0 + l;
             const double nan = NAN;
