@@ -515,30 +515,32 @@ SC_VFN void lanes_chunk(const sc__blocks *B, const int D, const int order, doubl
     }
     FAR = vload(lfar);
 
-    /* the groups of SC_PAD samples that some lane may keep.  From each group's box and
-       its largest and smallest log a (grp, rows_lanes): every s_i of group g is at most
-       ub_g = max log a - dist^2(x, box) / eps and at least lb_g = min log a -
-       (farthest box point)^2 / eps, so s* >= best = max_g lb_g.  A group with ub_g below
-       best - cut - slack in every lane has every t_i = s_i - s* below -cut there: pass 2
-       would skip it for every lane, and none of its samples can be i*.  So it is left
-       out of pass 1 too, and the results are the same bits (the slack, 1 + 1e-12 r^2 /
-       eps, covers the rounding of s_i, t_i and the bounds).  Dense (cut +inf): all live. */
+    /* the groups of SC_PAD samples that some lane may keep.  Every s_i of group g is at
+       most ub_g = max log a - dist^2(x, box_g) / eps (its box and largest log a: grp,
+       rows_lanes), and s* >= best, the largest s_i of the groups' first samples.  A group
+       with ub_g below best - cut - slack in every lane has every t_i = s_i - s* below
+       -cut there: pass 2 would skip it for every lane, and none of its samples can be
+       i*.  So it is left out of pass 1 too, and the results are the same bits (the
+       slack, 1 + 1e-12 r^2 / eps, covers the rounding of s_i, t_i and the bounds).  A far
+       query's cut is a fraction of a millimetre in distance: most groups drop out.
+       Dense (cut +inf): all live. */
     {
         vd ub[SC_TREE_MIN / SC_PAD], best = vset1(-INFINITY), thr;
         const ptrdiff_t ng = bs / SC_PAD;
         ptrdiff_t gg;
         for (gg = 0; gg < ng; gg++) {
-            const double *gb = grp + gg * 8; /* lo[3], hi[3], max log a, min log a */
-            vd dl = ZERO, du = ZERO;
+            const double *gb = grp + gg * 8; /* lo[3], hi[3], max log a, unused */
+            const ptrdiff_t i0 = gg * SC_PAD; /* a sample (the padding is at the end) */
+            vd dl = ZERO, d0 = ZERO;
             for (a = 0; a < D; a++) {
                 const vd lo = vset1(gb[a]), hi = vset1(gb[3 + a]);
                 const vd e = vmax(vmax(vsub(lo, X[a]), vsub(X[a], hi)), ZERO);
-                const vd f = vmax(vsub(X[a], lo), vsub(hi, X[a]));
+                const vd f = vsub(X[a], vset1(P0[a * B->as + i0]));
                 dl = vfma(e, e, dl);
-                du = vfma(f, f, du);
+                d0 = vfma(f, f, d0);
             }
             ub[gg] = vfma(dl, NIE, vset1(gb[6]));
-            best = vmax(best, vfma(du, NIE, vset1(gb[7])));
+            best = vmax(best, vfma(d0, NIE, vset1(LA[i0])));
         }
         thr = vsub(vadd(best, NCUT), vload(lslack));
         nlive = 0;
@@ -918,8 +920,8 @@ SC_VFN void rows_lanes(const sc__blocks *B, double eps, ptrdiff_t m, const doubl
     double grp[SC_TREE_MIN / SC_PAD * 8];
     int bad[VW];
     ptrdiff_t r0, gg;
-    /* each group's box, largest and smallest log a, over its samples (not the padding,
-       whose log a is -inf): lanes_chunk's bounds */
+    /* each group's box and largest log a, over its samples (not the padding, whose log a
+       is -inf): lanes_chunk's bounds */
     for (gg = 0; gg < B->bs / SC_PAD; gg++) {
         const double *P[3] = {B->ptr[0], B->ptr[0] + B->as, B->ptr[0] + 2 * B->as};
         const double *LA = B->ptr[0] + (2 * D + 1) * B->as;
@@ -931,7 +933,6 @@ SC_VFN void rows_lanes(const sc__blocks *B, double eps, ptrdiff_t m, const doubl
             gb[3 + a] = -INFINITY;
         }
         gb[6] = -INFINITY;
-        gb[7] = INFINITY;
         for (i = gg * SC_PAD; i < (gg + 1) * SC_PAD; i++) {
             if (LA[i] == -INFINITY) {
                 continue;
@@ -941,13 +942,11 @@ SC_VFN void rows_lanes(const sc__blocks *B, double eps, ptrdiff_t m, const doubl
                 gb[3 + a] = P[a][i] > gb[3 + a] ? P[a][i] : gb[3 + a];
             }
             gb[6] = LA[i] > gb[6] ? LA[i] : gb[6];
-            gb[7] = LA[i] < gb[7] ? LA[i] : gb[7];
         }
         if (gb[6] == -INFINITY) { /* padding only (not in a packed cloud): never kept */
             for (a = 0; a < 3; a++) {
                 gb[a] = gb[3 + a] = 0.0;
             }
-            gb[7] = -INFINITY;
         }
     }
     for (r0 = 0; r0 < m; r0 += VW) {
