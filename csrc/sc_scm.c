@@ -577,9 +577,9 @@ static int halfspace_bound(const scm_t *S, int K, const sc_contact_params *prm, 
 {
     const int D = S->D, O = 1 - K;
     const sc_packed_cloud *ck = S->cl[K], *co = S->cl[O];
-    const double *hdr = co->data + (3 * D + 3) * co->npad;
-    double cw[3], xk[3], nk[3], y[3] = {0.0, 0.0, 0.0}, dist = 0.0, phik = 0.0;
-    int a, j, st;
+    const double *hdr = co->data + (3 * D + 3) * co->npad, lnn = prm->eps_c * log((double)n);
+    double cw[3], xk[3], nk[3], y[3] = {0.0, 0.0, 0.0}, dist = 0.0, phik = 0.0, lb, lb_o;
+    int a, j, st, refined = 0;
     for (a = 0; a < D; a++) {
         cw[a] = S->t[O][a];
         xk[a] = S->t[K][a];
@@ -597,23 +597,21 @@ static int halfspace_bound(const scm_t *S, int K, const sc_contact_params *prm, 
             y[a] += S->R[O][j * D + a] * (xk[j] - S->t[O][j]);
         }
     }
-    st = sc_ssdf(co, prm->eps, 1, y, isa, 1, sw, &phik, NULL, NULL, NULL);
     dist -= hdr[D];
-    if (dist - prm->eps_c * log((double)n) <= cut) {
+    /* O's side first; K's sample (one SSDF query) only when O's side allows a skip */
+    lb_o = dist - lnn;
+    if (lb_o <= cut) {
         /* the sphere is not enough (a long body, a T, along a wall): the samples' own plane
            distances, less a rounding margin far above the posing's (u |x| per sample) */
         const sc_packed_cloud *c = co;
-        double scale = hdr[D], dmin = INFINITY, off = 0.0;
-        ptrdiff_t k;
+        double scale = hdr[D], dmin = INFINITY, off = 0.0, *dk = sw, sum = 0.0;
+        double nb[3] = {0.0, 0.0, 0.0};
+        ptrdiff_t k, nfar = 0;
         for (a = 0; a < D; a++) {
             scale += fabs(S->t[O][a]) + fabs(xk[a]) + fabs(hdr[a]); /* |p_k| <= |c0| + rho */
             off += nk[a] * (S->t[O][a] - xk[a]);
         }
-        double *dk = sw, sum = 0.0; /* >= npad_O doubles; the query above is done with it */
-        ptrdiff_t nfar = 0;
-        int whole = 1; /* every sample beyond the cut (else no skip: stop early) */
         /* d_k = off + n_K . (R_O p_k) = off + (R_O^T n_K) . p_k: the rotated normal once */
-        double nb[3] = {0.0, 0.0, 0.0};
         for (a = 0; a < D; a++) {
             for (j = 0; j < D; j++) {
                 nb[j] += nk[a] * S->R[O][a * D + j];
@@ -625,16 +623,17 @@ static int halfspace_bound(const scm_t *S, int K, const sc_contact_params *prm, 
                 d += nb[2] * c->data[2 * c->npad + k];
             }
             if (d <= cut) {
-                whole = 0; /* m <= min d <= cut: no skip (a body in contact) */
-                break;
+                /* m <= min d <= cut: no skip (a body in contact); no query needed */
+                *m_lb = -INFINITY;
+                return SC_OK;
             }
             dk[k] = d;
             dmin = d < dmin ? d : dmin;
         }
         /* m >= min(Phi) - eps_c ln sum_k e^(-(Phi_k - min Phi) / eps_c), the sum over O's
-           samples and K's (Phi_K >= dmin or phik itself is the smaller): samples beyond
+           samples and K's (when Phi_K >= dmin; else the bound below): samples beyond
            10 eps_c count e^-10 each, K's sample 1 */
-        for (k = 0; whole && k < c->n; k++) {
+        for (k = 0; k < c->n; k++) {
             const double z = (dk[k] - dmin) / prm->eps_c;
             if (z < 10.0) {
                 sum += exp(-z);
@@ -644,12 +643,20 @@ static int halfspace_bound(const scm_t *S, int K, const sc_contact_params *prm, 
         }
         sum = (sum + (double)nfar * 4.6e-5 + 1.0) * (1.0 + 1e-12);
         dmin -= 1e-12 * scale;
-        if (whole && phik >= dmin) {
-            *m_lb = dmin - prm->eps_c * log(sum);
-            return st;
+        lb = dmin - prm->eps_c * log(sum);
+        if (lb <= cut) {
+            *m_lb = lb; /* no skip, whatever K's sample */
+            return SC_OK;
         }
+        refined = 1;
+        dist = dmin; /* (the query below overwrites sw, done with dk) */
     }
-    *m_lb = (phik < dist ? phik : dist) - prm->eps_c * log((double)n);
+    st = sc_ssdf(co, prm->eps, 1, y, isa, 1, sw, &phik, NULL, NULL, NULL);
+    if (refined && phik >= dist) {
+        *m_lb = lb;
+        return st;
+    }
+    *m_lb = (phik < dist ? phik : dist) - lnn;
     return st;
 }
 
