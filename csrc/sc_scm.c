@@ -545,23 +545,44 @@ static double likely_marked(const scm_t *S, ptrdiff_t n, const double *y, double
 {
     const int D = S->D;
     double cnt = 0.0;
-    ptrdiff_t k;
-    int a;
-    for (k = 0; k < n; k++) {
-        const sc_packed_cloud *ck = S->cl[k < S->I ? 1 : 0];
-        const double *yk = y + k * D, *hdr = ck->data + (3 * D + 3) * ck->npad;
-        double d = 0.0;
+    int side;
+    /* each side's samples against the other cloud (its constants hoisted): its plane
+       (a half-space), or its bounding sphere, compared squared (no root per sample) */
+    for (side = 0; side < 2; side++) {
+        const sc_packed_cloud *ck = S->cl[1 - side];
+        const ptrdiff_t k0 = side == 0 ? 0 : S->I, k1 = side == 0 ? S->I : n;
+        const double *hdr = ck->data + (3 * D + 3) * ck->npad;
+        double c[3] = {0.0, 0.0, 0.0}, nr[3] = {0.0, 0.0, 0.0}, off = 0.0, r2 = 0.0;
+        ptrdiff_t k;
+        int a;
         if (ck->n == 1) {
             for (a = 0; a < D; a++) {
-                d += ck->data[(D + a) * ck->npad] * (yk[a] - ck->data[a * ck->npad]);
+                nr[a] = ck->data[(D + a) * ck->npad];
+                off += nr[a] * ck->data[a * ck->npad];
             }
-        } else {
-            for (a = 0; a < D; a++) {
-                d += (yk[a] - hdr[a]) * (yk[a] - hdr[a]);
+            for (k = k0; k < k1; k++) {
+                const double *yk = y + k * D;
+                double d = nr[0] * yk[0] + nr[1] * yk[1] - off;
+                if (D == 3) {
+                    d += nr[2] * yk[2];
+                }
+                cnt += d <= reach;
             }
-            d = sqrt(d) - hdr[D];
+            continue;
         }
-        cnt += d <= reach;
+        for (a = 0; a < D; a++) {
+            c[a] = hdr[a];
+        }
+        /* sqrt(d2) - rho <= reach  <=>  d2 <= (reach + rho)^2 (reach + rho >= 0) */
+        r2 = reach + hdr[D] >= 0.0 ? (reach + hdr[D]) * (reach + hdr[D]) : -1.0;
+        for (k = k0; k < k1; k++) {
+            const double *yk = y + k * D;
+            double d2 = (yk[0] - c[0]) * (yk[0] - c[0]) + (yk[1] - c[1]) * (yk[1] - c[1]);
+            if (D == 3) {
+                d2 += (yk[2] - c[2]) * (yk[2] - c[2]);
+            }
+            cnt += d2 <= r2;
+        }
     }
     return cnt / (double)n;
 }
