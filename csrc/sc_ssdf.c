@@ -42,10 +42,52 @@ static ptrdiff_t tree_leaves(ptrdiff_t n)
 /* doubles per leaf block: the 3 D + 3 arrays of SC_TREE_LEAF slots each */
 #define BLOCK(D) ((3 * (D) + 3) * SC_TREE_LEAF)
 
+/* after the header: the index, or for a cloud of 2 to SC_TREE_MIN - 1 samples its group
+   boxes (8 doubles per group of SC_PAD samples: npad in all) */
 static ptrdiff_t tree_size(int D, ptrdiff_t n)
 {
     const ptrdiff_t L = tree_leaves(n);
-    return L == 0 ? 0 : 2 * L * NODE(D) + (3 * D + 3) * L * SC_TREE_LEAF + SC_PAD;
+    if (L == 0) {
+        return n >= 2 ? padded(n) : 0;
+    }
+    return 2 * L * NODE(D) + (3 * D + 3) * L * SC_TREE_LEAF + SC_PAD;
+}
+
+/* each group of SC_PAD samples' box and largest log a over its samples (not the padding,
+   whose log a is -inf): lo[3], hi[3], max log a, 0 (2D: lo[2] = hi[2] = 0); a group of
+   padding only, none in a packed cloud, would get an empty box at 0 and -inf.  Read by
+   the query-lane kernel (sc_ssdf_impl.h, lanes_chunk) */
+static void group_boxes(int D, ptrdiff_t npad, double *buf)
+{
+    const double *LA = buf + (2 * D + 1) * npad;
+    double *grp = buf + (3 * D + 3) * npad + SC_PAD;
+    ptrdiff_t g, i;
+    int a;
+    for (g = 0; g < npad / SC_PAD; g++) {
+        double *gb = grp + g * 8;
+        for (a = 0; a < 3; a++) {
+            gb[a] = a < D ? INFINITY : 0.0;
+            gb[3 + a] = a < D ? -INFINITY : 0.0;
+        }
+        gb[6] = -INFINITY;
+        gb[7] = 0.0;
+        for (i = g * SC_PAD; i < (g + 1) * SC_PAD; i++) {
+            if (LA[i] == -INFINITY) {
+                continue;
+            }
+            for (a = 0; a < D; a++) {
+                const double p = buf[a * npad + i];
+                gb[a] = p < gb[a] ? p : gb[a];
+                gb[3 + a] = p > gb[3 + a] ? p : gb[3 + a];
+            }
+            gb[6] = LA[i] > gb[6] ? LA[i] : gb[6];
+        }
+        if (gb[6] == -INFINITY) {
+            for (a = 0; a < 6; a++) {
+                gb[a] = 0.0;
+            }
+        }
+    }
 }
 
 /* the index's parts: node array and the leaf-ordered packed cloud */
@@ -332,6 +374,8 @@ int sc_cloud_pack(const sc_cloud *c, double *buf, sc_packed_cloud *pc)
     }
     if (tree_leaves(c->n) > 0) {
         tree_build(c, buf, npad);
+    } else if (c->n >= 2) {
+        group_boxes(D, npad, buf);
     }
     if (pc) {
         pc->dim = D;
@@ -420,7 +464,7 @@ static int ssdf_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
     sc__blocks B;
     whole_cloud(j->pc, ptr, &B);
     B.qbase = j->qbase;
-    B.lanes = tree_leaves(j->pc->n) == 0;
+    B.lanes = tree_leaves(j->pc->n) == 0 && j->pc->n >= 2; /* group boxes packed */
     return j->fn(&B, (int)D, j->eps, end - begin, j->x + begin * D, j->work + tid * j->wsize,
                  j->phi ? j->phi + begin : NULL, j->g ? j->g + begin * D : NULL,
                  j->h ? j->h + begin * D * D : NULL, j->t ? j->t + begin * D * D * D : NULL);

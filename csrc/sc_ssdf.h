@@ -30,6 +30,9 @@ typedef struct sc_cloud {
  * Padding samples have p = n = m = q = 0 and log a = -inf, so they get
  * exactly zero weight.  q and |q|^2 serve far queries (see sc_ssdf_impl.h).
  *
+ * Clouds of 2 to SC_TREE_MIN - 1 samples carry after that header the boxes of their
+ * groups of SC_PAD samples: per group lo[3], hi[3] (over its samples, not the padding),
+ * the largest log a and 0, npad doubles in all (the query-lane kernel's group bounds).
  * Clouds of n >= SC_TREE_MIN samples carry a spatial index after that header
  * (built once by sc_cloud_pack, in the body frame): the samples split by
  * recursive cuts at the median of the longest axis into the leaves of a

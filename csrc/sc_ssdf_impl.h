@@ -517,7 +517,7 @@ SC_VFN void lanes_chunk(const sc__blocks *B, const int D, const int order, doubl
 
     /* the groups of SC_PAD samples that some lane may keep.  Every s_i of group g is at
        most ub_g = max log a - dist^2(x, box_g) / eps (its box and largest log a: grp,
-       rows_lanes), and s* >= best, the largest s_i of the groups' first samples.  A group
+       built by sc_cloud_pack), and s* >= best, the largest s_i of the groups' first samples.  A group
        with ub_g below best - cut - slack in every lane has every t_i = s_i - s* below
        -cut there: pass 2 would skip it for every lane, and none of its samples can be
        i*.  So it is left out of pass 1 too, and the results are the same bits (the
@@ -917,38 +917,9 @@ SC_VFN void rows_lanes(const sc__blocks *B, double eps, ptrdiff_t m, const doubl
     const double ie = 1.0 / eps;
     double xq[VW * 3], ncut[VW], o_phi[VW];
     double o_g[VW * 3] = {0.0}, o_h[VW * 9] = {0.0}, o_t[VW * 27] = {0.0}; /* once per call */
-    double grp[SC_TREE_MIN / SC_PAD * 8];
+    const double *grp = B->hdr + SC_PAD; /* the group boxes (sc_cloud_pack) */
     int bad[VW];
-    ptrdiff_t r0, gg;
-    /* each group's box and largest log a, over its samples (not the padding, whose log a
-       is -inf): lanes_chunk's bounds */
-    for (gg = 0; gg < B->bs / SC_PAD; gg++) {
-        const double *P[3] = {B->ptr[0], B->ptr[0] + B->as, B->ptr[0] + 2 * B->as};
-        const double *LA = B->ptr[0] + (2 * D + 1) * B->as;
-        double *gb = grp + gg * 8;
-        ptrdiff_t i;
-        int a;
-        for (a = 0; a < 3; a++) {
-            gb[a] = INFINITY;
-            gb[3 + a] = -INFINITY;
-        }
-        gb[6] = -INFINITY;
-        for (i = gg * SC_PAD; i < (gg + 1) * SC_PAD; i++) {
-            if (LA[i] == -INFINITY) {
-                continue;
-            }
-            for (a = 0; a < D; a++) {
-                gb[a] = P[a][i] < gb[a] ? P[a][i] : gb[a];
-                gb[3 + a] = P[a][i] > gb[3 + a] ? P[a][i] : gb[3 + a];
-            }
-            gb[6] = LA[i] > gb[6] ? LA[i] : gb[6];
-        }
-        if (gb[6] == -INFINITY) { /* padding only (not in a packed cloud): never kept */
-            for (a = 0; a < 3; a++) {
-                gb[a] = gb[3 + a] = 0.0;
-            }
-        }
-    }
+    ptrdiff_t r0;
     for (r0 = 0; r0 < m; r0 += VW) {
         const int nl = m - r0 < VW ? (int)(m - r0) : VW;
         int l, k;

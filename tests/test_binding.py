@@ -272,3 +272,30 @@ def test_core_separation_errors(cloud2):
         _core.separation(k, n, np.array([np.inf, 0, 0]), k, n, q, 1e-3)
     with pytest.raises(ValueError, match="isa must be -1"):
         _core.separation(k, n, q, k, n, q, 1e-3, 0, 1, 5)
+
+
+@pytest.mark.parametrize("cloud", [
+    sc.PointCloud.disk(0.015, 0.003),                       # 32 samples: full groups
+    sc.PointCloud.t_shape(spacing=0.003),                   # 170: a partial last group
+    sc.PointCloud.box([0.04, 0.04, 0.04], 0.04),            # 3D
+    sc.PointCloud(np.array([[0.0, 0.0], [1.0, 2.0], [-3.0, 0.5]]),
+                  np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]]), [1.0, 2.0, 0.5]),
+], ids=["disk32", "T170", "box3d", "three"])
+def test_packed_group_boxes_of_a_cloud_without_an_index(cloud):
+    """A cloud of 2 to 255 samples carries, after its header, the box and largest log
+    weight of each group of 8 samples (sc_ssdf.h): exactly the bounds of its own samples,
+    the padding left out.  The query-lane kernel skips groups by these boxes, so a box
+    that missed a sample could drop a group that matters."""
+    buf = _packed(cloud)
+    D, n = cloud.dim, len(cloud)
+    npad = -(-n // 8) * 8
+    assert buf.size == (3 * D + 3) * npad + 8 + npad
+    grp = buf[(3 * D + 3) * npad + 8:].reshape(npad // 8, 8)
+    pts, la = np.asarray(cloud.points), np.log(np.asarray(cloud.weights))
+    for g in range(npad // 8):
+        own = slice(8 * g, min(8 * g + 8, n))
+        np.testing.assert_array_equal(grp[g, :D], pts[own].min(axis=0))
+        np.testing.assert_array_equal(grp[g, 3:3 + D], pts[own].max(axis=0))
+        np.testing.assert_array_equal(grp[g, D:3], 0.0)
+        np.testing.assert_array_equal(grp[g, 3 + D:6], 0.0)
+        assert grp[g, 6] == la[own].max() and grp[g, 7] == 0.0
