@@ -500,8 +500,11 @@ static double pair_cut(const scm_t *S, const sc_contact_params *prm, ptrdiff_t n
         for (j = D; j < nv; j++) {
             w2 += S->v[X][j] * S->v[X][j];
         }
-        rad[X] = S->pv[X] == SC_SCM_NOVAR ? 0.0 : sqrt(c2) + hdr[D];
-        vrel += sqrt(v2) + sqrt(w2) * (sqrt(c2) + hdr[D]);
+        rad[X] = sqrt(c2) + hdr[D];
+        vrel += sqrt(v2) + sqrt(w2) * rad[X];
+        if (S->pv[X] == SC_SCM_NOVAR) {
+            rad[X] = 0.0; /* frozen: no lever arm among the variables */
+        }
     }
     *Lsc = rad[0] + rad[1] + prm->beta + prm->eps_c;
     return 41.45 + log((double)n) + 2.0 * log1p(*Lsc / prm->beta) +
@@ -599,7 +602,7 @@ static int halfspace_bound(const scm_t *S, int K, const sc_contact_params *prm, 
     const int D = S->D, O = 1 - K;
     const sc_packed_cloud *ck = S->cl[K], *co = S->cl[O];
     const double *hdr = co->data + (3 * D + 3) * co->npad, lnn = prm->eps_c * log((double)n);
-    double cw[3], xk[3], nk[3], y[3] = {0.0, 0.0, 0.0}, dist = 0.0, phik = 0.0, lb, lb_o;
+    double cw[3], xk[3], nk[3], y[3] = {0.0, 0.0, 0.0}, dist = 0.0, phik = 0.0, lb = 0.0;
     int a, j, st, refined = 0;
     for (a = 0; a < D; a++) {
         cw[a] = S->t[O][a];
@@ -613,15 +616,10 @@ static int halfspace_bound(const scm_t *S, int K, const sc_contact_params *prm, 
     }
     for (a = 0; a < D; a++) {
         dist += nk[a] * (cw[a] - xk[a]);
-        y[a] = 0.0;
-        for (j = 0; j < D; j++) {
-            y[a] += S->R[O][j * D + a] * (xk[j] - S->t[O][j]);
-        }
     }
     dist -= hdr[D];
     /* O's side first; K's sample (one SSDF query) only when O's side allows a skip */
-    lb_o = dist - lnn;
-    if (lb_o <= cut) {
+    if (dist - lnn <= cut) {
         /* the sphere is not enough (a long body, a T, along a wall): the samples' own plane
            distances, less a rounding margin far above the posing's (u |x| per sample) */
         const sc_packed_cloud *c = co;
@@ -671,6 +669,12 @@ static int halfspace_bound(const scm_t *S, int K, const sc_contact_params *prm, 
         }
         refined = 1;
         dist = dmin; /* (the query below overwrites sw, done with dk) */
+    }
+    /* K's sample in O's frame, y = R_O^T (x_K - t_O) */
+    for (a = 0; a < D; a++) {
+        for (j = 0; j < D; j++) {
+            y[a] += S->R[O][j * D + a] * (xk[j] - S->t[O][j]);
+        }
     }
     st = sc_ssdf(co, prm->eps, 1, y, isa, 1, sw, &phik, NULL, NULL, NULL);
     if (refined && phik >= dist) {
@@ -1404,13 +1408,13 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
     }
     if (order == 0) {
         /* D a constant in each loop (the helpers inlined): the same operations */
-        for (k = 0; D == 2 && k < n; k++) {
-            if (mark[k] != 0.0) {
-                sample_forces0(2, &S, k, &Z, need_fric, vs2, pf, forces);
+        for (k = 0; k < n; k++) {
+            if (mark[k] == 0.0) {
+                continue;
             }
-        }
-        for (k = 0; D == 3 && k < n; k++) {
-            if (mark[k] != 0.0) {
+            if (D == 2) {
+                sample_forces0(2, &S, k, &Z, need_fric, vs2, pf, forces);
+            } else {
                 sample_forces0(3, &S, k, &Z, need_fric, vs2, pf, forces);
             }
         }

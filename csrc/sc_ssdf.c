@@ -42,13 +42,20 @@ static ptrdiff_t tree_leaves(ptrdiff_t n)
 /* doubles per leaf block: the 3 D + 3 arrays of SC_TREE_LEAF slots each */
 #define BLOCK(D) ((3 * (D) + 3) * SC_TREE_LEAF)
 
-/* after the header: the index, or for a cloud of 2 to SC_TREE_MIN - 1 samples its group
-   boxes (8 doubles per group of SC_PAD samples: npad in all) */
-static ptrdiff_t tree_size(int D, ptrdiff_t n)
+/* whether a cloud of n samples carries group boxes (no index; a single sample is a
+   half-space, evaluated in closed form): then the query-lane kernel evaluates it */
+static int group_boxed(ptrdiff_t n)
+{
+    return n >= 2 && tree_leaves(n) == 0;
+}
+
+/* after the header: the index, or the group boxes (8 doubles per group of SC_PAD
+   samples: npad in all) */
+static ptrdiff_t index_size(int D, ptrdiff_t n)
 {
     const ptrdiff_t L = tree_leaves(n);
     if (L == 0) {
-        return n >= 2 ? padded(n) : 0;
+        return group_boxed(n) ? padded(n) : 0;
     }
     return 2 * L * NODE(D) + (3 * D + 3) * L * SC_TREE_LEAF + SC_PAD;
 }
@@ -298,7 +305,7 @@ ptrdiff_t sc_cloud_packed_size(int dim, ptrdiff_t n)
     if ((dim != 2 && dim != 3) || n < 1 || n > PTRDIFF_MAX / 64 / (3 * dim + 4)) {
         return -1;
     }
-    return (3 * dim + 3) * padded(n) + SC_PAD + tree_size(dim, n);
+    return (3 * dim + 3) * padded(n) + SC_PAD + index_size(dim, n);
 }
 
 int sc_cloud_pack(const sc_cloud *c, double *buf, sc_packed_cloud *pc)
@@ -374,7 +381,7 @@ int sc_cloud_pack(const sc_cloud *c, double *buf, sc_packed_cloud *pc)
     }
     if (tree_leaves(c->n) > 0) {
         tree_build(c, buf, npad);
-    } else if (c->n >= 2) {
+    } else if (group_boxed(c->n)) {
         group_boxes(D, npad, buf);
     }
     if (pc) {
@@ -412,10 +419,10 @@ ptrdiff_t sc_ssdf_workspace_size(const sc_packed_cloud *pc)
     if (pc == NULL) {
         return 0;
     }
-    w = pruned_workspace(pc->n);
-    if (w == 0) { /* no index: the query-lane kernel */
+    if (group_boxed(pc->n)) { /* the query-lane kernel: d_i, then w_i, per lane */
         return pc->npad * SC_VW_MAX;
     }
+    w = pruned_workspace(pc->n);
     return w > pc->npad ? w : pc->npad;
 }
 
@@ -464,7 +471,7 @@ static int ssdf_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
     sc__blocks B;
     whole_cloud(j->pc, ptr, &B);
     B.qbase = j->qbase;
-    B.lanes = tree_leaves(j->pc->n) == 0 && j->pc->n >= 2; /* group boxes packed */
+    B.lanes = group_boxed(j->pc->n);
     return j->fn(&B, (int)D, j->eps, end - begin, j->x + begin * D, j->work + tid * j->wsize,
                  j->phi ? j->phi + begin : NULL, j->g ? j->g + begin * D : NULL,
                  j->h ? j->h + begin * D * D : NULL, j->t ? j->t + begin * D * D * D : NULL);

@@ -93,7 +93,6 @@ class StepResult(NamedTuple):
     dx_dp: np.ndarray | None
 
 
-
 def _step_result(t) -> StepResult:
     """The binding's 7-tuple as a StepResult (tuple.__new__: what the NamedTuple's own
     __new__ does, without its argument parsing)."""

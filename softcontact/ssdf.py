@@ -57,22 +57,19 @@ _ENV_ISA: list = [object(), None]
 
 
 # os.environ.get on an unset variable raises and catches a KeyError inside (~0.5 us, a
-# tenth of Python's share of a push-T Model.step): read CPython's backing mapping, which
-# os.environ's setters and putenv keep current, and fall back to os.environ where a
-# platform lacks it
-_ENV_DATA = getattr(os.environ, "_data", None)
-try:
-    _ENV_KEY = os.environ.encodekey("SOFTCONTACT_ISA")  # type: ignore[attr-defined]
-    _ENV_DECODE = os.environ.decodevalue  # type: ignore[attr-defined]
-except AttributeError:  # pragma: no cover - not CPython's os._Environ
-    _ENV_DATA = None
+# tenth of Python's share of a push-T Model.step): read the backing mapping of CPython's
+# os.environ (kept current by its setters), falling back to os.environ.get elsewhere
+_ENV_KEY = (os.environ.encodekey("SOFTCONTACT_ISA")  # type: ignore[attr-defined]
+            if type(os.environ) is os._Environ else None)
 
 
 def _env_isa_raw():
-    if _ENV_DATA is not None and os.environ.__class__ is os._Environ:
-        v = _ENV_DATA.get(_ENV_KEY)
-        return None if v is None else _ENV_DECODE(v)
-    return os.environ.get("SOFTCONTACT_ISA")  # pragma: no cover
+    env = os.environ
+    data = getattr(env, "_data", None)
+    if data is None or _ENV_KEY is None or type(env) is not os._Environ:  # pragma: no cover
+        return env.get("SOFTCONTACT_ISA")
+    v = data.get(_ENV_KEY)
+    return None if v is None else env.decodevalue(v)
 
 
 def _isa_from_env() -> int:
