@@ -153,6 +153,32 @@ def test_ssdf_pruned_query_order_changes_nothing(rng):
         _check(getattr(ref, f)[ok], getattr(dense, f)[ok], getattr(dense, f)[ok], f)
 
 
+def test_ssdf_pruned_sort_puts_nonfinite_rows_first(rng):
+    """The chunk's radix sort orders queries by the high bits of their Morton key: queries
+    at the lowest corner of the batch's box (key 0), tied with each other, and non-finite
+    rows before, among and after them must still come out right (a non-finite row sorts
+    strictly first; finite ties keep their order): each row as the query alone, and as
+    the dense computation."""
+    cloud = CLOUDS["sphere (3D, ~2000)"]()
+    corner = np.array([-0.12, -0.11, -0.1])
+    x = np.vstack([np.tile(corner, (12, 1)), corner + rng.uniform(0, 0.2, (40, 3))])
+    bad = [0, 5, 13, 51]
+    x[bad] = [np.nan, 0.0, 0.0]
+    x = np.vstack([x, corner])
+    a = sc.ssdf(cloud, x, 1e-5, order=2, num_threads=1)
+    ok = np.ones(len(x), bool)
+    ok[bad] = False
+    assert np.isnan(a.phi[bad]).all() and np.isnan(a.hess[bad]).all()
+    assert np.isfinite(a.hess[ok]).all()
+    for i in (1, 4, 6, 12, 14, 50, 52):
+        one = sc.ssdf(cloud, x[i:i + 1], 1e-5, order=2)
+        np.testing.assert_array_equal(one.hess[0], a.hess[i])
+        np.testing.assert_array_equal(one.phi[0], a.phi[i])
+    dense = sc.ssdf(cloud, x, 1e-5, order=2, dense=True)
+    for f in ("phi", "grad", "hess"):
+        _check(getattr(a, f)[ok], getattr(dense, f)[ok], getattr(dense, f)[ok], f)
+
+
 def test_ssdf_pruned_group_walk_changes_nothing(rng):
     """Queries consecutive in Morton order share one tree walk (up to 16 within a few
     smoothing lengths; a query alone walks by itself); what each keeps must not depend on
