@@ -851,13 +851,30 @@ static uint64_t morton_key(int D, const double *xq, const double *lo, const doub
 
 /* the nq (key, index) pairs of ka in increasing key order, by the key's bits 20 to 52
    (three stable passes of 11 bits; within a cell of the low 20 bits, ~7 of the 17 bits
-   per axis in 3D, 10 of 26 in 2D, the order is the input's); kb the second buffer;
+   per axis in 3D, 10 of 26 in 2D, the order is the input's; up to 32 pairs, by the
+   whole key); kb the second buffer;
    returns the sorted one.  The order only places neighbours together (results do not
    depend on it); this replaced a qsort that took ~5 % of a pruned separation field. */
 static uint64_t *radix_sort(uint64_t *ka, uint64_t *kb, ptrdiff_t nq)
 {
     uint32_t cnt[1 << 11];
     int pass;
+    if (nq <= 32) {
+        /* a few queries (a half-space's single sample against a box, a pusher's 32):
+           insertion sort by the whole key, stable, instead of three passes over 2^11
+           buckets each */
+        ptrdiff_t i, a;
+        for (i = 1; i < nq; i++) {
+            const uint64_t key = ka[2 * i], idx = ka[2 * i + 1];
+            for (a = i; a > 0 && ka[2 * (a - 1)] > key; a--) {
+                ka[2 * a] = ka[2 * (a - 1)];
+                ka[2 * a + 1] = ka[2 * (a - 1) + 1];
+            }
+            ka[2 * a] = key;
+            ka[2 * a + 1] = idx;
+        }
+        return ka;
+    }
     for (pass = 0; pass < 3; pass++) {
         const int sh = 20 + 11 * pass;
         uint32_t sum = 0;
