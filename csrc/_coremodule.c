@@ -12,6 +12,7 @@
 #include <Python.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
+#include <math.h>
 
 #include "softcontact.h"
 
@@ -805,6 +806,26 @@ static PyObject *model_status(int st, const char *func)
 PyDoc_STRVAR(step_doc, "step(model, x, u, order=0, params=0, num_threads=1, isa=-1) -> "
                        "(x_next, dx_dx, dx_du, d2x_dx2, d2x_dxdu, d2x_du2, dx_dp)");
 
+/* 3D: each moving body's quaternion (state entries 7 j + 3 .. 7 j + 6) of unit norm within
+ * 1e-9, computed as Model._as_state does (the same operations, so the same verdict); a
+ * non-finite one is left to sc_step (SC_ENONFINITE).  Model.step's fast path relies on it
+ * and reruns its own checks for the message naming the body. */
+static int unit_quaternions(const sc_model *m, const sc_model_sizes *s, const double *x)
+{
+    int j;
+    for (j = 0; m->dim == 3 && j + 7 <= s->nq; j += 7) {
+        const double *q = x + j + 3;
+        const double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+        if (isfinite(n) && !(fabs(n - 1.0) <= 1e-9)) {
+            PyErr_Format(PyExc_ValueError,
+                         "x: the quaternion of moving body %d is not unit (tolerance 1e-9)",
+                         j / 7);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static PyObject *py_step(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"model", "x", "u", "order", "params", "num_threads", "isa", NULL};
@@ -828,7 +849,8 @@ static PyObject *py_step(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kw
         return NULL;
     }
     shp[0] = s.nq + s.nv;
-    if ((x = shaped(xo, "x", 1, shp)) == NULL) {
+    if ((x = shaped(xo, "x", 1, shp)) == NULL ||
+        !unit_quaternions(m, &s, (const double *)PyArray_DATA(x))) {
         goto fail;
     }
     shp[0] = s.nu;

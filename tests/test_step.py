@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 
 import softcontact as sc
+from softcontact import _core
 from softcontact.spatial import quat_to_matrix
 from softcontact.testing import taylor_remainders, taylor_slopes
 
@@ -849,3 +850,48 @@ def test_2d_step_fast_path_equals_full_checks_and_keeps_messages():
         m.step(x, u, num_threads=True)
     with pytest.raises(ValueError, match="u must have shape"):
         m.step(x, u[:2])
+
+
+@pytest.mark.parametrize("name", ["actbox", "boxball"])
+def test_3d_step_fast_path_equals_full_checks_and_keeps_messages(name):
+    """The fast path in 3D: unit quaternions are checked in C with _as_state's test (norm
+    within 1e-9), so a float64 state gives the bits of the fully checked call, and a bad
+    quaternion, a non-finite entry or a wrong shape raise the full checks' messages
+    (naming the argument and the body); inputs are not modified."""
+    m, x, u = _setup(name)
+    rng = np.random.default_rng(7)
+    x[m.nq:] += 0.05 * rng.normal(size=m.nv)
+    u = u + 0.01 * rng.normal(size=m.nu)
+    x0, u0 = x.copy(), u.copy()
+    for order in (0, 1, 2):
+        fast = m.step(x, u, order=order, num_threads=1)
+        full = m.step(list(x), list(u), order=np.int64(order), num_threads=np.int32(1))
+        for f in fast._fields:
+            a, b = getattr(fast, f), getattr(full, f)
+            assert (a is None) == (b is None), f
+            if a is not None:
+                np.testing.assert_array_equal(a, b)
+        assert type(fast) is sc.StepResult
+    np.testing.assert_array_equal(x, x0)
+    np.testing.assert_array_equal(u, u0)
+    body = m.moving[-1]
+    j = 7 * (len(m.moving) - 1) + 3  # the last moving body's qw
+    for scale, ok in ((1 + 2e-9, False), (1 - 2e-9, False), (1 + 5e-10, True)):
+        xb = x.copy()
+        xb[j:j + 4] *= scale
+        if ok:
+            np.testing.assert_array_equal(m.step(xb, u).x_next, m.step(list(xb), list(u)).x_next)
+        else:
+            with pytest.raises(ValueError, match=f"^x: the quaternion of {body!r} is not unit"):
+                m.step(xb, u)
+            with pytest.raises(ValueError, match="not unit"):  # the C check alone
+                _core.step(m._cap, xb, u, 0, 0, 1, -1)
+    for k, v in ((0, np.nan), (j, np.inf), (m.nq + 1, -np.inf)):
+        xb = x.copy()
+        xb[k] = v
+        with pytest.raises(ValueError, match="^x must be finite"):
+            m.step(xb, u)
+    with pytest.raises(ValueError, match="x must have shape"):
+        m.step(x[:-1], u)
+    with pytest.raises(ValueError, match="num_threads"):
+        m.step(x, u, num_threads=0)
