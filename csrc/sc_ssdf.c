@@ -27,10 +27,9 @@ static ptrdiff_t padded(ptrdiff_t n)
    (clipped to n): full leaves first, then possibly one partial, then empty ones. */
 static ptrdiff_t tree_leaves(ptrdiff_t n)
 {
-    /* the smallest power of two >= m = ceil(n / SC_TREE_LEAF).  Called
-       several times per pruned query (the index's parts are located from it): one
-       count-leading-zeros instead of a loop of ~10 doublings (~660 instructions per
-       query in all) */
+    /* the smallest power of two >= m = ceil(n / SC_TREE_LEAF).  Called several times per
+       pruned query (the index's parts are located from it): one count-leading-zeros
+       instead of a loop of ~10 doublings (~660 instructions per query in all) */
     const ptrdiff_t m = (n + SC_TREE_LEAF - 1) / SC_TREE_LEAF;
     if (n < SC_TREE_MIN) {
         return 0;
@@ -813,12 +812,6 @@ static int query_rows(const ssdf_job *j, const sc__blocks *B, ptrdiff_t q, doubl
                  j->t ? j->t + q * D * D * D : NULL);
 }
 
-/* whether a query point's coordinates are all finite */
-static int query_finite(int D, const double *xq)
-{
-    return isfinite(xq[0]) && isfinite(xq[1]) && (D == 2 || isfinite(xq[2]));
-}
-
 /* bit i of x (i < 32) to bit 2 i, and (i < 21) to bit 3 i: the usual shift-and-mask
    spreads (the bit-by-bit loop they replace took ~400 instructions per query) */
 static uint64_t spread2(uint64_t x)
@@ -863,9 +856,9 @@ static uint64_t morton_key(int D, const double *xq, const double *lo, const doub
 /* the nq (key, index) pairs of ka in increasing key order, by the key's bits 20 to 52
    (three stable passes of 11 bits; within a cell of the low 20 bits, ~7 of the 17 bits
    per axis in 3D, 10 of 26 in 2D, the order is the input's; up to 32 pairs, by the
-   whole key); kb the second buffer;
-   returns the sorted one.  The order only places neighbours together (results do not
-   depend on it); this replaced a qsort that took ~5 % of a pruned separation field. */
+   whole key); kb the second buffer; returns the sorted one.  The order only places
+   neighbours together (results do not depend on it); this replaced a qsort that took
+   ~5 % of a pruned separation field. */
 static uint64_t *radix_sort(uint64_t *ka, uint64_t *kb, ptrdiff_t nq)
 {
     uint32_t cnt[1 << 11];
@@ -944,7 +937,7 @@ static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
         /* the finite queries' bounding box; a non-finite query is marked by key -1 */
         for (r = c0; r < c1; r++) {
             const double *xq = j->x + r * D;
-            const int ok = query_finite(D, xq);
+            const int ok = sc__finite_query(D, xq);
             for (k = 0; ok && k < D; k++) {
                 lo[k] = xq[k] < lo[k] ? xq[k] : lo[k];
                 hi[k] = xq[k] > hi[k] ? xq[k] : hi[k];
@@ -1048,7 +1041,7 @@ static inline void halfspace_rows(const int D, const sc_packed_cloud *pc, ptrdif
     int k;
     for (r = 0; r < m; r++) {
         const double *xq = x + r * D;
-        const int ok = query_finite(D, xq);
+        const int ok = sc__finite_query(D, xq);
         double v = 0.0;
         for (k = 0; k < D; k++) {
             v += nrm[k * np] * xq[k];

@@ -10,6 +10,8 @@
 #ifndef SC_SSDF_H
 #define SC_SSDF_H
 
+#include <math.h>
+
 #include "sc_common.h"
 
 /* Oriented point cloud as the caller holds it (non-owning view). */
@@ -226,5 +228,12 @@ double sc__ssdf_bounds_avx512(const sc__cands *C, int dim, const double *xq, dou
 double sc__ssdf_leafmax_generic(const double *blk, int dim, const double *xq, double ie);
 double sc__ssdf_leafmax_avx2(const double *blk, int dim, const double *xq, double ie);
 double sc__ssdf_leafmax_avx512(const double *blk, int dim, const double *xq, double ie);
+
+/* whether a query point's dim coordinates are all finite (else its rows are NaN): the one
+   test of the kernels (sc_ssdf_impl.h) and the pruned driver (sc_ssdf.c) */
+static inline int sc__finite_query(int dim, const double *q)
+{
+    return isfinite(q[0]) && isfinite(q[1]) && (dim == 2 || isfinite(q[2]));
+}
 
 #endif /* SC_SSDF_H */

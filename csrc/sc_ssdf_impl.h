@@ -907,12 +907,6 @@ SC_VFN double small_cut(const sc__blocks *B, const int D, double ie, const doubl
     return B->qbase + (double)e * 0.6931471805599453 + 1.0 + 1e-13 * r * r * ie;
 }
 
-/* whether a query point's coordinates are all finite (else its rows are NaN) */
-SC_VFN int finite_query(const int D, const double *q)
-{
-    return isfinite(q[0]) && isfinite(q[1]) && (D == 2 || isfinite(q[2]));
-}
-
 /* rows through lanes_chunk, VW queries at a time (the last chunk padded with copies of
    its first query, whose results are dropped); a non-finite query computes at the origin
    in its lane and gets NaN rows */
@@ -931,7 +925,7 @@ SC_VFN void rows_lanes(const sc__blocks *B, double eps, ptrdiff_t m, const doubl
         int l, k;
         for (l = 0; l < VW; l++) {
             const double *q = x + (r0 + (l < nl ? l : 0)) * D;
-            const int ok = finite_query(D, q);
+            const int ok = sc__finite_query(D, q);
             bad[l] = !ok;
             for (k = 0; k < D; k++) {
                 xq[l * D + k] = ok ? q[k] : 0.0;
@@ -971,7 +965,7 @@ SC_VFN void rows(const sc__blocks *B, double eps, ptrdiff_t m, const double *x, 
     for (r = 0; r < m; r++) {
         const double *xq = x + r * D;
         double pbar[3], nbar[3], inv = 0.0, hstar = 0.0, dphi = 0.0, v;
-        if (!finite_query(D, xq)) {
+        if (!sc__finite_query(D, xq)) {
             if (phi) {
                 phi[r] = NAN;
             }
