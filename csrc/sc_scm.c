@@ -50,9 +50,9 @@
 #define SC_SCM_JLEN (1 + SC_SCM_MAXV + SC_SCM_MAXV * (SC_SCM_MAXV + 1) / 2)
 #define SC_SCM_NOVAR 1000000 /* past every jet: a frozen body's variables are constants */
 
-/* a call of the per-sample pass (sample_pass): the always-inline kernel in the copies with
+/* a jet operation of wacc_add: the always-inline kernel in the first-order lane copies with
  * constant sizes (inl = 1), its wrapper (a call, dispatched on the variable count) in the
- * generic copy, whose inlined kernels would only add compile time.  Both run the same
+ * second-order pass, whose inlined kernels would only add compile time.  Both run the same
  * kernel, so the bits do not depend on the copy.  SC_SCM_JOP: an sc_jet.h operation. */
 #define SC_SCM_CALL(inl, kernel, wrapper, ...) \
     do {                                       \
@@ -291,7 +291,6 @@ static void compose(const sc_jet_ctx *c, int na, int D, double *out, double f0, 
     SC_JET_SPECIALIZE(compose_k, c, na, D, out, f0, f1, f2, y)
 }
 
-#define SC_SCM_COMPOSE(inl, ...) SC_SCM_CALL(inl, compose_k, compose, __VA_ARGS__)
 
 /* Wrench accumulator: the sample forces summed by owner, F[X], and the world torques of
  * each owner's own sample forces about its origin, T[X] (2D: T[X][0]).  A force f at a
@@ -437,8 +436,8 @@ static void wacc_finish(const scm_t *S, int na, wacc_t *w, double *(*d)[3], doub
 
 /* the sample's geometry as pose-only jets: q = Q_O p (the lever arm in K's frame), y = q +
  * y0_O (its position there) and Phi */
-SC_JET_KERNEL void sample_geometry(int inl, const scm_t *S, const sc_jet_ctx *c, int D, int na,
-                                   ptrdiff_t k, double *p, double **rO, double **y, double *Phi)
+static void sample_geometry(const scm_t *S, const sc_jet_ctx *c, int D, int na, ptrdiff_t k,
+                            double *p, double **rO, double **y, double *Phi)
 {
     const int O = k < S->I ? 0 : 1;
     const ptrdiff_t kk = O == 0 ? k : k - S->I;
@@ -452,15 +451,15 @@ SC_JET_KERNEL void sample_geometry(int inl, const scm_t *S, const sc_jet_ctx *c,
      * exactly there */
     for (a = 0; a < D; a++) {
         if (D == 2) {
-            SC_SCM_JOP(inl, lin, c, na, rO[a], p[0], S->Q[O][a][0], p[1], S->Q[O][a][1]);
+            sc_jet_lin(c, na, rO[a], p[0], S->Q[O][a][0], p[1], S->Q[O][a][1]);
         } else {
-            SC_SCM_JOP(inl, lin34, c, na, rO[a], p, S->Q[O][a][0], S->Q[O][a][1], S->Q[O][a][2],
+            sc_jet_lin34(c, na, rO[a], p, S->Q[O][a][0], S->Q[O][a][1], S->Q[O][a][2],
                        NULL);
         }
-        SC_SCM_JOP(inl, lin, c, na, y[a], 1.0, rO[a], 1.0, S->y0[O][a]);
+        sc_jet_lin(c, na, y[a], 1.0, rO[a], 1.0, S->y0[O][a]);
         y[a][0] = S->y[k * D + a];
     }
-    SC_SCM_COMPOSE(inl, c, na, D, Phi, S->phi[k], S->g + k * D, S->h + k * D * D, y);
+    compose(c, na, D, Phi, S->phi[k], S->g + k * D, S->h + k * D * D, y);
 }
 
 /* the assembled model: the soft minimum, A and B (and their accumulators) */
@@ -798,18 +797,13 @@ SC_JET_KERNEL void sample_forces0(const int D, const scm_t *S, ptrdiff_t k, cons
     }
 }
 
-/* Pass 2 at orders 1 and 2 (SC_SCM_CONTACT): per marked sample, the soft minimum's jet
- * sums and the forces' jets.  Written once and always inlined.  With inl = 1 and ord, D,
- * nq and ns constants (the first-order copies sample_pass1_*), the jet kernels are inlined
- * into it with a local copy of the jet context, so their order tests, loop bounds and
- * offsets fold and no call is made per jet operation (first-order box step: 808k -> 511k
- * instructions).  With inl = 0 (the generic copy: second order, other sizes) each jet
- * operation calls its sc_jet.h wrapper.  The operations, and so the bits, are the same in
- * every copy.  The sample jets sit at the same arena slots for every sample, so they are
- * allocated once. */
-SC_JET_KERNEL void sample_pass(const int inl, scm_t *S, acc_t *Z, const int ord, const int D,
-                               const int nq,
-                               const int ns, const double *mark, const double *PhiR,
+/* Pass 2 at order 2 (SC_SCM_CONTACT; first order runs the lane copies below, the same
+ * operations): per marked sample, the soft minimum's jet sums and the forces' jets, one
+ * sample at a time, each jet operation a call of its sc_jet.h wrapper (dispatched on the
+ * variable count).  The sample jets sit at the same arena slots for every sample, so
+ * they are allocated once. */
+static void sample_pass(scm_t *S, acc_t *Z, const int ord, const int D, const int nq,
+                        const int ns, const double *mark, const double *PhiR,
                                const double *t3, double *dphi, int need_fric, double vs2,
                                double *pf, double *forces)
 {
@@ -850,7 +844,7 @@ SC_JET_KERNEL void sample_pass(const int inl, scm_t *S, acc_t *Z, const int ord,
         if (mark[k] == 0.0) {
             continue; /* its outputs were zeroed before the pass */
         }
-        sample_geometry(inl, S, c, D, nq, k, p, rO, yy, Phi);
+        sample_geometry(S, c, D, nq, k, p, rO, yy, Phi);
         {
             /* the soft minimum: dm = sum pi dPhi, d2m = sum pi d2Phi - (centred, below) */
             double *mg = Z->mj + 1, *mh = Z->mj + 1 + c->n;
@@ -868,17 +862,17 @@ SC_JET_KERNEL void sample_pass(const int inl, scm_t *S, acc_t *Z, const int ord,
            sums only, after the pass: wacc_to_world); a half-space's is its constant normal,
            used as the numbers g below */
         for (aa = 0; !flat && aa < D; aa++) {
-            SC_SCM_COMPOSE(inl, c, nq, D, gj[aa], g[k * D + aa], h + (k * D + aa) * D,
+            compose(c, nq, D, gj[aa], g[k * D + aa], h + (k * D + aa) * D,
                            t3 + (k * D + aa) * D * D, yy);
         }
         /* pi_k(0) E(dR - dPhi_k) (the factor E(dm - dR) is applied to the sums below) */
-        SC_SCM_JOP(inl, lin, c, nq, pij, 1.0 / eps_c, PhiR, -1.0 / eps_c, Phi);
-        SC_SCM_JOP(inl, func, c, nq, pij, pij, pi[k], pi[k], pi[k]);
+        sc_jet_lin(c, nq, pij, 1.0 / eps_c, PhiR, -1.0 / eps_c, Phi);
+        sc_jet_func(c, nq, pij, pij, pi[k], pi[k], pi[k]);
         for (aa = 0; aa < D; aa++) {
             if (flat) {
-                SC_SCM_JOP(inl, lin, c, nq, piG[aa], g[k * D + aa], pij, 0.0, NULL);
+                sc_jet_lin(c, nq, piG[aa], g[k * D + aa], pij, 0.0, NULL);
             } else {
-                SC_SCM_JOP(inl, mul, c, nq, piG[aa], pij, gj[aa]);
+                sc_jet_mul(c, nq, piG[aa], pij, gj[aa]);
             }
         }
         if (forces) {
@@ -887,7 +881,7 @@ SC_JET_KERNEL void sample_pass(const int inl, scm_t *S, acc_t *Z, const int ord,
                 forces[k * D + aa] = pi[k] * val[aa];
             }
         }
-        wacc_add(inl, c, D, nq, &Z->wa, piG, O, p, rO);
+        wacc_add(0, c, D, nq, &Z->wa, piG, O, p, rO);
 
         if (need_fric) {
             /* friction: full jets (pose and velocity variables) */
@@ -898,14 +892,14 @@ SC_JET_KERNEL void sample_pass(const int inl, scm_t *S, acc_t *Z, const int ord,
             if (D == 2) {
                 sc_jet_promote(c, nq, ns, rO[0]);
                 sc_jet_promote(c, nq, ns, rO[1]);
-                SC_SCM_JOP(inl, lin, c, ns, u[0], 1.0, Z->cv[O][0], 0.0, NULL);
-                SC_SCM_JOP(inl, lin, c, ns, u[1], 1.0, Z->cv[O][1], 0.0, NULL);
-                SC_SCM_JOP(inl, madd, c, ns, u[0], -1.0, Z->Om[O][0], rO[1]);
-                SC_SCM_JOP(inl, madd, c, ns, u[1], 1.0, Z->Om[O][0], rO[0]);
+                sc_jet_lin(c, ns, u[0], 1.0, Z->cv[O][0], 0.0, NULL);
+                sc_jet_lin(c, ns, u[1], 1.0, Z->cv[O][1], 0.0, NULL);
+                sc_jet_madd(c, ns, u[0], -1.0, Z->Om[O][0], rO[1]);
+                sc_jet_madd(c, ns, u[1], 1.0, Z->Om[O][0], rO[0]);
             } else {
                 const double cf[4] = {1.0, p[0], p[1], p[2]};
                 for (aa = 0; aa < 3; aa++) {
-                    SC_SCM_JOP(inl, lin34, c, ns, u[aa], cf, Z->cv[O][aa], Z->N[O][aa][0],
+                    sc_jet_lin34(c, ns, u[aa], cf, Z->cv[O][aa], Z->N[O][aa][0],
                                Z->N[O][aa][1], Z->N[O][aa][2]);
                 }
             }
@@ -914,55 +908,55 @@ SC_JET_KERNEL void sample_pass(const int inl, scm_t *S, acc_t *Z, const int ord,
                    bits), and t = u - (nu . u) nu is linear in u */
                 double nv0[3];
                 unit_value(D, g + k * D, nv0);
-                SC_SCM_JOP(inl, lin, c, ns, nuu, nv0[0], u[0], 0.0, NULL);
+                sc_jet_lin(c, ns, nuu, nv0[0], u[0], 0.0, NULL);
                 for (aa = 1; aa < D; aa++) {
-                    SC_SCM_JOP(inl, axpy, c, ns, nuu, nv0[aa], u[aa]);
+                    sc_jet_axpy(c, ns, nuu, nv0[aa], u[aa]);
                 }
                 for (aa = 0; aa < D; aa++) {
-                    SC_SCM_JOP(inl, lin, c, ns, tg[aa], 1.0, u[aa], -nv0[aa], nuu);
+                    sc_jet_lin(c, ns, tg[aa], 1.0, u[aa], -nv0[aa], nuu);
                 }
             } else {
                 /* nu = G / sqrt(|G|^2 + tiny) (pose-only; |G| = |gj|) */
-                SC_SCM_JOP(inl, mul, c, nq, gg, gj[0], gj[0]);
+                sc_jet_mul(c, nq, gg, gj[0], gj[0]);
                 for (aa = 1; aa < D; aa++) {
-                    SC_SCM_JOP(inl, madd, c, nq, gg, 1.0, gj[aa], gj[aa]);
+                    sc_jet_madd(c, nq, gg, 1.0, gj[aa], gj[aa]);
                 }
                 {
                     double q0 = gg[0] + SC_CONTACT_TINY, iq = 1.0 / sqrt(q0);
-                    SC_SCM_JOP(inl, func, c, nq, gg, gg, iq, -0.5 * iq / q0, 0.75 * iq / (q0 * q0));
+                    sc_jet_func(c, nq, gg, gg, iq, -0.5 * iq / q0, 0.75 * iq / (q0 * q0));
                 }
                 for (aa = 0; aa < D; aa++) {
-                    SC_SCM_JOP(inl, mul, c, nq, nu[aa], gg, gj[aa]);
+                    sc_jet_mul(c, nq, nu[aa], gg, gj[aa]);
                     sc_jet_promote(c, nq, ns, nu[aa]);
                 }
                 /* t = u - (nu . u) nu */
-                SC_SCM_JOP(inl, mul, c, ns, nuu, nu[0], u[0]);
+                sc_jet_mul(c, ns, nuu, nu[0], u[0]);
                 for (aa = 1; aa < D; aa++) {
-                    SC_SCM_JOP(inl, madd, c, ns, nuu, 1.0, nu[aa], u[aa]);
+                    sc_jet_madd(c, ns, nuu, 1.0, nu[aa], u[aa]);
                 }
                 for (aa = 0; aa < D; aa++) {
-                    SC_SCM_JOP(inl, mul, c, ns, tg[aa], nuu, nu[aa]);
-                    SC_SCM_JOP(inl, lin, c, ns, tg[aa], 1.0, u[aa], -1.0, tg[aa]);
+                    sc_jet_mul(c, ns, tg[aa], nuu, nu[aa]);
+                    sc_jet_lin(c, ns, tg[aa], 1.0, u[aa], -1.0, tg[aa]);
                 }
             }
             /* F = pi t / sqrt(|t|^2 + v_s^2) */
-            SC_SCM_JOP(inl, mul, c, ns, tt, tg[0], tg[0]);
+            sc_jet_mul(c, ns, tt, tg[0], tg[0]);
             for (aa = 1; aa < D; aa++) {
-                SC_SCM_JOP(inl, madd, c, ns, tt, 1.0, tg[aa], tg[aa]);
+                sc_jet_madd(c, ns, tt, 1.0, tg[aa], tg[aa]);
             }
             {
                 double q0 = tt[0] + vs2, iq = 1.0 / sqrt(q0);
-                SC_SCM_JOP(inl, func, c, ns, tt, tt, iq, -0.5 * iq / q0, 0.75 * iq / (q0 * q0));
+                sc_jet_func(c, ns, tt, tt, iq, -0.5 * iq / q0, 0.75 * iq / (q0 * q0));
             }
-            SC_SCM_JOP(inl, mul, c, ns, ct, tt, pij);
+            sc_jet_mul(c, ns, ct, tt, pij);
             for (aa = 0; aa < D; aa++) {
-                SC_SCM_JOP(inl, mul, c, ns, F[aa], ct, tg[aa]);
+                sc_jet_mul(c, ns, F[aa], ct, tg[aa]);
                 val[aa] = F[aa][0];
             }
             if (forces) {
                 mat_value(D, S->R[K], 0, val, pf + k * D);
             }
-            wacc_add(inl, c, D, ns, &Z->wb, F, O, p, rO);
+            wacc_add(0, c, D, ns, &Z->wb, F, O, p, rO);
         } else if (forces) {
             for (aa = 0; aa < D; aa++) {
                 pf[k * D + aa] = 0.0;
@@ -971,10 +965,422 @@ SC_JET_KERNEL void sample_pass(const int inl, scm_t *S, acc_t *Z, const int ord,
     }
 }
 
-/* The sample pass's copies with constant sizes, at first order (the Jacobians that
+/* ---- first order across samples (the copies sample_pass1_*) ----
+ * The first-order jets are short (7 to 25 entries), so a vector within one jet is mostly
+ * remainder; these copies instead run SC_SCM_VL marked samples of one owner at a time,
+ * one per vector lane, as "lane jets" (entry e of lane l at [e][l]).  Each lane does
+ * sample_pass's operations at ord = 1 in the same order (no reassociation, no
+ * contraction), so its jets hold the same bits as sample_pass's; the sums (the soft
+ * minimum's gradient, the wrench accumulators) then take the lanes one after the other,
+ * in sample order, through the same wacc_add: the results are bitwise those of the
+ * scalar pass (the tests compare the Jacobians of orders 1 and 2, which runs sample_pass).
+ * Second order keeps the scalar pass: its Hessian jets (up to 325 entries) are long
+ * enough for vectors within a jet. */
+#define SC_SCM_VL 4
+typedef double lane_jet[1 + SC_SCM_MAXV][SC_SCM_VL];
+
+/* a common jet (the same for every sample) in every lane */
+SC_JET_KERNEL void lj_bcast(int na, lane_jet out, const double *a)
+{
+    int e, l;
+    for (e = 0; e <= na; e++) {
+        for (l = 0; l < SC_SCM_VL; l++) {
+            out[e][l] = a[e];
+        }
+    }
+}
+
+/* out = cf[0] a[0] + cf[1] a[1] + ..., summed left to right (sc_jet_lin, _lin34, lin with
+   b NULL); cf per lane; out must not alias an operand unless nt <= 2 (elementwise) */
+SC_JET_KERNEL void lj_comb(int na, lane_jet out, int nt, double (*cf)[SC_SCM_VL],
+                           lane_jet *const *a)
+{
+    int e, l, t;
+    for (e = 0; e <= na; e++) {
+        for (l = 0; l < SC_SCM_VL; l++) {
+            double v = cf[0][l] * (*a[0])[e][l];
+            for (t = 1; t < nt - 1; t++) {
+                v += cf[t][l] * (*a[t])[e][l];
+            }
+            out[e][l] = nt > 1 ? v + cf[nt - 1][l] * (*a[nt - 1])[e][l] : v;
+        }
+    }
+}
+
+/* out = a b (sc__jet_mul; out may alias a or b) */
+SC_JET_KERNEL void lj_mul(int na, lane_jet out, lane_jet a, lane_jet b)
+{
+    double a0[SC_SCM_VL], b0[SC_SCM_VL];
+    int i, l;
+    for (l = 0; l < SC_SCM_VL; l++) {
+        a0[l] = a[0][l];
+        b0[l] = b[0][l];
+    }
+    for (i = 1; i <= na; i++) {
+        for (l = 0; l < SC_SCM_VL; l++) {
+            out[i][l] = a0[l] * b[i][l] + b0[l] * a[i][l];
+        }
+    }
+    for (l = 0; l < SC_SCM_VL; l++) {
+        out[0][l] = a0[l] * b0[l];
+    }
+}
+
+/* out += s a b (sc__jet_madd; no aliasing) */
+SC_JET_KERNEL void lj_madd(int na, lane_jet out, double s, lane_jet a, lane_jet b)
+{
+    double a0[SC_SCM_VL], b0[SC_SCM_VL];
+    int i, l;
+    for (l = 0; l < SC_SCM_VL; l++) {
+        a0[l] = s * a[0][l];
+        b0[l] = s * b[0][l];
+    }
+    for (i = 1; i <= na; i++) {
+        for (l = 0; l < SC_SCM_VL; l++) {
+            out[i][l] += a0[l] * b[i][l] + b0[l] * a[i][l];
+        }
+    }
+    for (l = 0; l < SC_SCM_VL; l++) {
+        out[0][l] += s * a[0][l] * b[0][l];
+    }
+}
+
+/* out += ca a (sc__jet_axpy; ca per lane) */
+SC_JET_KERNEL void lj_axpy(int na, lane_jet out, const double *ca, lane_jet a)
+{
+    int e, l;
+    for (e = 0; e <= na; e++) {
+        for (l = 0; l < SC_SCM_VL; l++) {
+            out[e][l] += ca[l] * a[e][l];
+        }
+    }
+}
+
+/* out = f(a) at first order (sc__jet_func; out may alias a) */
+SC_JET_KERNEL void lj_func(int na, lane_jet out, lane_jet a, const double *f0, const double *f1)
+{
+    int i, l;
+    for (i = 1; i <= na; i++) {
+        for (l = 0; l < SC_SCM_VL; l++) {
+            out[i][l] = f1[l] * a[i][l];
+        }
+    }
+    for (l = 0; l < SC_SCM_VL; l++) {
+        out[0][l] = f0[l];
+    }
+}
+
+/* entries na + 1 .. nb zeroed (sc_jet_promote at first order) */
+SC_JET_KERNEL void lj_promote(int na, int nb, lane_jet a)
+{
+    int e, l;
+    for (e = na + 1; e <= nb; e++) {
+        for (l = 0; l < SC_SCM_VL; l++) {
+            a[e][l] = 0.0;
+        }
+    }
+}
+
+/* compose_k at first order: out = f(y) with value f0 and gradient f1 (per lane); f1's
+   exact zeros are skipped as there (a select here) */
+SC_JET_KERNEL void lj_compose(int na, int D, lane_jet out, const double *f0,
+                              double (*f1)[SC_SCM_VL], lane_jet *const *y)
+{
+    int a, r, l;
+    for (l = 0; l < SC_SCM_VL; l++) {
+        out[0][l] = f0[l];
+    }
+    for (r = 1; r <= na; r++) {
+        for (l = 0; l < SC_SCM_VL; l++) {
+            out[r][l] = 0.0;
+        }
+    }
+    for (a = 0; a < D; a++) {
+        for (r = 1; r <= na; r++) {
+            for (l = 0; l < SC_SCM_VL; l++) {
+                const double v = out[r][l] + f1[a][l] * (*y[a])[r][l];
+                out[r][l] = f1[a][l] == 0.0 ? out[r][l] : v;
+            }
+        }
+    }
+}
+
+/* lane l of a lane jet as a jet (entries 0 .. na) */
+SC_JET_KERNEL void lj_get(int na, lane_jet a, int l, double *out)
+{
+    int e;
+    for (e = 0; e <= na; e++) {
+        out[e] = a[e][l];
+    }
+}
+
+/* sample_pass at ord = 1 on the marked samples k0 .. k1 - 1 of one owner O, SC_SCM_VL at a
+ * time (the last group's unused lanes repeat its first sample and are not summed) */
+SC_JET_KERNEL void lanes_owner(scm_t *S, acc_t *Z, const sc_jet_ctx *c, const int D,
+                               const int nq, const int ns, int O, ptrdiff_t k0, ptrdiff_t k1,
+                               const double *mark, lane_jet PhiR, int need_fric, double vs2,
+                               double *pf, double *forces, lane_jet *cst)
+{
+    const int K = 1 - O, flat = S->cl[K]->n == 1;
+    const sc_packed_cloud *own = S->cl[O];
+    const ptrdiff_t I = S->I;
+    const double *g = S->g, *h = S->h, *pi = S->pi, eps_c = S->eps_c;
+    /* the owner's common jets in lanes: Q (D x D), y0 (D), and for friction cv (D), N
+       (3D: 3 x 3) or Om (2D) */
+    lane_jet *Q = cst, *y0 = cst + 9, *cv = cst + 12, *N = cst + 15, *Om = cst + 24;
+    lane_jet rO[3], yy[3], gj[3], piG[3], Phi, pij, u[3], nu[3], tg[3], F[3], gg, nuu, tt, ct;
+    double *mg = Z->mj + 1;
+    ptrdiff_t ks[SC_SCM_VL], k;
+    int a, b, l, nl;
+
+    for (a = 0; a < D; a++) {
+        for (b = 0; b < D; b++) {
+            lj_bcast(nq, Q[a * 3 + b], S->Q[O][a][b]);
+        }
+        lj_bcast(nq, y0[a], S->y0[O][a]);
+        for (b = 0; need_fric && b < (D == 3 ? 3 : 0); b++) {
+            lj_bcast(ns, N[a * 3 + b], Z->N[O][a][b]);
+        }
+        if (need_fric) {
+            lj_bcast(ns, cv[a], Z->cv[O][a]);
+        }
+    }
+    if (need_fric && D == 2) {
+        lj_bcast(ns, Om[0], Z->Om[O][0]);
+    }
+    k = k0;
+    while (k < k1) {
+        double p[3][SC_SCM_VL], gv[3][SC_SCM_VL], hv[3][3][SC_SCM_VL], pik[SC_SCM_VL];
+        double cf[4][SC_SCM_VL], one[2][SC_SCM_VL], f0[SC_SCM_VL], f1[SC_SCM_VL];
+        nl = 0;
+        while (k < k1 && nl < SC_SCM_VL) {
+            if (mark[k] != 0.0) {
+                ks[nl++] = k;
+            }
+            k++;
+        }
+        if (nl == 0) {
+            break;
+        }
+        for (l = nl; l < SC_SCM_VL; l++) {
+            ks[l] = ks[0];
+        }
+        for (l = 0; l < SC_SCM_VL; l++) {
+            const ptrdiff_t kk = ks[l] - (O == 0 ? 0 : I);
+            pik[l] = pi[ks[l]];
+            for (a = 0; a < D; a++) {
+                p[a][l] = own->data[a * own->npad + kk];
+                gv[a][l] = g[ks[l] * D + a];
+                for (b = 0; b < D; b++) {
+                    hv[a][b][l] = h[(ks[l] * D + a) * D + b];
+                }
+            }
+        }
+        /* sample_geometry: q = Q_O p, y = q + y0_O (its value the SSDF's), Phi */
+        for (l = 0; l < SC_SCM_VL; l++) {
+            one[0][l] = 1.0;
+            one[1][l] = 1.0;
+        }
+        for (a = 0; a < D; a++) {
+            lane_jet *ops[3] = {&Q[a * 3], &Q[a * 3 + 1], &Q[a * 3 + 2]};
+            lane_jet *oy[2] = {&rO[a], &y0[a]};
+            lj_comb(nq, rO[a], D, p, ops);
+            lj_comb(nq, yy[a], 2, one, oy);
+            for (l = 0; l < SC_SCM_VL; l++) {
+                yy[a][0][l] = S->y[ks[l] * D + a];
+            }
+        }
+        {
+            lane_jet *oy[3] = {&yy[0], &yy[1], &yy[2]};
+            for (l = 0; l < SC_SCM_VL; l++) {
+                f0[l] = S->phi[ks[l]];
+            }
+            lj_compose(nq, D, Phi, f0, gv, oy);
+            for (l = 0; l < nl; l++) {
+                int r;
+                for (r = 0; r < nq; r++) {
+                    mg[r] += pik[l] * Phi[1 + r][l];
+                }
+            }
+            for (a = 0; !flat && a < D; a++) {
+                for (l = 0; l < SC_SCM_VL; l++) {
+                    f0[l] = gv[a][l];
+                }
+                lj_compose(nq, D, gj[a], f0, hv[a], oy);
+            }
+        }
+        /* pi_k(0) E(dR - dPhi_k) */
+        {
+            lane_jet *op[2] = {(lane_jet *)PhiR, &Phi};
+            for (l = 0; l < SC_SCM_VL; l++) {
+                cf[0][l] = 1.0 / eps_c;
+                cf[1][l] = -1.0 / eps_c;
+            }
+            lj_comb(nq, pij, 2, cf, op);
+            lj_func(nq, pij, pij, pik, pik);
+        }
+        for (a = 0; a < D; a++) {
+            if (flat) {
+                lane_jet *op[1] = {&pij};
+                lj_comb(nq, piG[a], 1, &gv[a], op);
+            } else {
+                lj_mul(nq, piG[a], pij, gj[a]);
+            }
+        }
+        if (need_fric) {
+            lj_promote(nq, ns, pij);
+            if (D == 2) {
+                lane_jet *o0[1] = {&cv[0]}, *o1[1] = {&cv[1]};
+                for (l = 0; l < SC_SCM_VL; l++) {
+                    cf[0][l] = 1.0;
+                }
+                lj_promote(nq, ns, rO[0]);
+                lj_promote(nq, ns, rO[1]);
+                lj_comb(ns, u[0], 1, cf, o0);
+                lj_comb(ns, u[1], 1, cf, o1);
+                lj_madd(ns, u[0], -1.0, Om[0], rO[1]);
+                lj_madd(ns, u[1], 1.0, Om[0], rO[0]);
+            } else {
+                for (l = 0; l < SC_SCM_VL; l++) {
+                    cf[0][l] = 1.0;
+                    cf[1][l] = p[0][l];
+                    cf[2][l] = p[1][l];
+                    cf[3][l] = p[2][l];
+                }
+                for (a = 0; a < 3; a++) {
+                    lane_jet *op[4] = {&cv[a], &N[a * 3], &N[a * 3 + 1], &N[a * 3 + 2]};
+                    lj_comb(ns, u[a], 4, cf, op);
+                }
+            }
+            if (flat) {
+                double nv0[3][SC_SCM_VL];
+                for (l = 0; l < SC_SCM_VL; l++) {
+                    double gl[3], nl0[3];
+                    for (a = 0; a < D; a++) {
+                        gl[a] = gv[a][l];
+                    }
+                    unit_value(D, gl, nl0);
+                    for (a = 0; a < D; a++) {
+                        nv0[a][l] = nl0[a];
+                    }
+                }
+                {
+                    lane_jet *op[1] = {&u[0]};
+                    lj_comb(ns, nuu, 1, &nv0[0], op);
+                }
+                for (a = 1; a < D; a++) {
+                    lj_axpy(ns, nuu, nv0[a], u[a]);
+                }
+                for (a = 0; a < D; a++) {
+                    lane_jet *op[2] = {&u[a], &nuu};
+                    for (l = 0; l < SC_SCM_VL; l++) {
+                        cf[0][l] = 1.0;
+                        cf[1][l] = -nv0[a][l];
+                    }
+                    lj_comb(ns, tg[a], 2, cf, op);
+                }
+            } else {
+                lj_mul(nq, gg, gj[0], gj[0]);
+                for (a = 1; a < D; a++) {
+                    lj_madd(nq, gg, 1.0, gj[a], gj[a]);
+                }
+                for (l = 0; l < SC_SCM_VL; l++) {
+                    const double q0 = gg[0][l] + SC_CONTACT_TINY, iq = 1.0 / sqrt(q0);
+                    f0[l] = iq;
+                    f1[l] = -0.5 * iq / q0;
+                }
+                lj_func(nq, gg, gg, f0, f1);
+                for (a = 0; a < D; a++) {
+                    lj_mul(nq, nu[a], gg, gj[a]);
+                    lj_promote(nq, ns, nu[a]);
+                }
+                lj_mul(ns, nuu, nu[0], u[0]);
+                for (a = 1; a < D; a++) {
+                    lj_madd(ns, nuu, 1.0, nu[a], u[a]);
+                }
+                for (a = 0; a < D; a++) {
+                    lane_jet *op[2] = {&u[a], &tg[a]};
+                    for (l = 0; l < SC_SCM_VL; l++) {
+                        cf[0][l] = 1.0;
+                        cf[1][l] = -1.0;
+                    }
+                    lj_mul(ns, tg[a], nuu, nu[a]);
+                    lj_comb(ns, tg[a], 2, cf, op);
+                }
+            }
+            lj_mul(ns, tt, tg[0], tg[0]);
+            for (a = 1; a < D; a++) {
+                lj_madd(ns, tt, 1.0, tg[a], tg[a]);
+            }
+            for (l = 0; l < SC_SCM_VL; l++) {
+                const double q0 = tt[0][l] + vs2, iq = 1.0 / sqrt(q0);
+                f0[l] = iq;
+                f1[l] = -0.5 * iq / q0;
+            }
+            lj_func(ns, tt, tt, f0, f1);
+            lj_mul(ns, ct, tt, pij);
+            for (a = 0; a < D; a++) {
+                lj_mul(ns, F[a], ct, tg[a]);
+            }
+        }
+        /* the sums, lane by lane in sample order (sample_pass's wacc_add calls) */
+        for (l = 0; l < nl; l++) {
+            const ptrdiff_t kl = ks[l];
+            double jf[3][1 + SC_SCM_MAXV], jr[3][1 + SC_SCM_MAXV], pl[3], val[3];
+            double *fp[3] = {jf[0], jf[1], jf[2]}, *rp[3] = {jr[0], jr[1], jr[2]};
+            for (a = 0; a < D; a++) {
+                pl[a] = p[a][l];
+                lj_get(nq, piG[a], l, jf[a]);
+                if (D == 2) {
+                    lj_get(nq, rO[a], l, jr[a]);
+                }
+            }
+            if (forces) {
+                mat_value(D, S->R[K], 0, g + kl * D, val);
+                for (a = 0; a < D; a++) {
+                    forces[kl * D + a] = pi[kl] * val[a];
+                }
+            }
+            wacc_add(1, c, D, nq, &Z->wa, fp, O, pl, rp);
+            if (need_fric) {
+                for (a = 0; a < D; a++) {
+                    lj_get(ns, F[a], l, jf[a]);
+                    if (D == 2) {
+                        lj_get(ns, rO[a], l, jr[a]);
+                    }
+                    val[a] = jf[a][0];
+                }
+                if (forces) {
+                    mat_value(D, S->R[K], 0, val, pf + kl * D);
+                }
+                wacc_add(1, c, D, ns, &Z->wb, fp, O, pl, rp);
+            } else if (forces) {
+                for (a = 0; a < D; a++) {
+                    pf[kl * D + a] = 0.0;
+                }
+            }
+        }
+    }
+}
+
+/* sample_pass at ord = 1 (constant D, nq, ns): both owners' marked samples in lanes */
+SC_JET_KERNEL void sample_lanes(scm_t *S, acc_t *Z, const int D, const int nq, const int ns,
+                                const double *mark, const double *PhiR, int need_fric,
+                                double vs2, double *pf, double *forces)
+{
+    sc_jet_ctx cx; /* a local copy: its order and sizes fold into wacc_add's jet kernels */
+    lane_jet LR, cst[27];
+    const ptrdiff_t n = S->I + S->cl[1]->n;
+    sc_jet_ctx_init(&cx, ns, 1);
+    lj_bcast(nq, LR, PhiR);
+    lanes_owner(S, Z, &cx, D, nq, ns, 0, 0, S->I, mark, LR, need_fric, vs2, pf, forces, cst);
+    lanes_owner(S, Z, &cx, D, nq, ns, 1, S->I, n, mark, LR, need_fric, vs2, pf, forces, cst);
+}
+
+/* The lane pass's copies with constant sizes, at first order (the Jacobians that
  * optimizers ask for most): 2D or 3D, one moving body or two.  Each is a function of its
  * own, not inlined into SC_SCM_CONTACT: one very large function costs the compiler
- * superlinear time.  Second order runs the generic copy: constant-size copies measured
+ * superlinear time.  Second order runs sample_pass: constant-size copies of it measured
  * 13-16 % fewer instructions per step there, but tripled this file's compile time under
  * ASan (and doubled it at -O3). */
 #if defined(__GNUC__) || defined(__clang__)
@@ -984,11 +1390,10 @@ SC_JET_KERNEL void sample_pass(const int inl, scm_t *S, acc_t *Z, const int ord,
 #endif
 #define SC_SCM_PASS1_COPY(D_, nq_, ns_)                                                       \
     static SC_SCM_NOINLINE void sample_pass1_##D_##_##nq_(                                    \
-        scm_t *S, acc_t *Z, const double *mark, const double *PhiR, const double *t3,         \
-        double *dphi, int need_fric, double vs2, double *pf, double *forces)                 \
+        scm_t *S, acc_t *Z, const double *mark, const double *PhiR, int need_fric,          \
+        double vs2, double *pf, double *forces)                                              \
     {                                                                                         \
-        sample_pass(1, S, Z, 1, D_, nq_, ns_, mark, PhiR, t3, dphi, need_fric, vs2, pf,       \
-                    forces);                                                                  \
+        sample_lanes(S, Z, D_, nq_, ns_, mark, PhiR, need_fric, vs2, pf, forces);            \
     }
 SC_SCM_PASS1_COPY(2, 3, 6)
 SC_SCM_PASS1_COPY(2, 6, 12)
@@ -1396,7 +1801,7 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
             rO[aa] = jalloc(&S);
             yy[aa] = jalloc(&S);
         }
-        sample_geometry(0, &S, c, D, nq, kr, p, rO, yy, PhiR);
+        sample_geometry(&S, c, D, nq, kr, p, rO, yy, PhiR);
         base++; /* PhiR stays */
     }
     /* the skipped samples' outputs (pf is read only for forces) */
@@ -1422,15 +1827,15 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
         /* first order: the copies with constant sizes (one or two moving bodies) */
         S.used = base;
         if (order == 1 && D == 2 && nq == 3) {
-            sample_pass1_2_3(&S, &Z, mark, PhiR, t3, dphi, need_fric, vs2, pf, forces);
+            sample_pass1_2_3(&S, &Z, mark, PhiR, need_fric, vs2, pf, forces);
         } else if (order == 1 && D == 2 && nq == 6) {
-            sample_pass1_2_6(&S, &Z, mark, PhiR, t3, dphi, need_fric, vs2, pf, forces);
+            sample_pass1_2_6(&S, &Z, mark, PhiR, need_fric, vs2, pf, forces);
         } else if (order == 1 && D == 3 && nq == 6) {
-            sample_pass1_3_6(&S, &Z, mark, PhiR, t3, dphi, need_fric, vs2, pf, forces);
+            sample_pass1_3_6(&S, &Z, mark, PhiR, need_fric, vs2, pf, forces);
         } else if (order == 1 && D == 3 && nq == 12) {
-            sample_pass1_3_12(&S, &Z, mark, PhiR, t3, dphi, need_fric, vs2, pf, forces);
+            sample_pass1_3_12(&S, &Z, mark, PhiR, need_fric, vs2, pf, forces);
         } else {
-            sample_pass(0, &S, &Z, order, D, nq, ns, mark, PhiR, t3, dphi, need_fric, vs2, pf,
+            sample_pass(&S, &Z, order, D, nq, ns, mark, PhiR, t3, dphi, need_fric, vs2, pf,
                         forces);
         }
     }
