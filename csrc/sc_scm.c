@@ -797,6 +797,39 @@ SC_JET_KERNEL void sample_forces0(const int D, const scm_t *S, ptrdiff_t k, cons
     }
 }
 
+/* A sample's sums and outputs, the last step of both per-sample passes: its force pi_k G_k
+ * (world) on forces, the wrench sums of piG (A's) and, with friction, of F (B's) and F's
+ * value (world) on pf.  Jets in the pass's variables; rO only read in 2D. */
+SC_JET_KERNEL void sample_sums(int inl, const scm_t *S, acc_t *Z, const sc_jet_ctx *c,
+                               const int D, const int nq, const int ns, ptrdiff_t k,
+                               const double *p, double *const *piG, double *const *F,
+                               double *const *rO, int need_fric, double *pf, double *forces)
+{
+    const int O = k < S->I ? 0 : 1, K = 1 - O;
+    double val[3];
+    int a;
+    if (forces) {
+        mat_value(D, S->R[K], 0, S->g + k * D, val);
+        for (a = 0; a < D; a++) {
+            forces[k * D + a] = S->pi[k] * val[a];
+        }
+    }
+    wacc_add(inl, c, D, nq, &Z->wa, piG, O, p, rO);
+    if (need_fric) {
+        for (a = 0; a < D; a++) {
+            val[a] = F[a][0];
+        }
+        if (forces) {
+            mat_value(D, S->R[K], 0, val, pf + k * D);
+        }
+        wacc_add(inl, c, D, ns, &Z->wb, F, O, p, rO);
+    } else if (forces) {
+        for (a = 0; a < D; a++) {
+            pf[k * D + a] = 0.0;
+        }
+    }
+}
+
 /* Pass 2 at order 2 (SC_SCM_CONTACT; first order runs the lane copies below, the same
  * operations): per marked sample, the soft minimum's jet sums and the forces' jets, one
  * sample at a time, each jet operation a call of its sc_jet.h wrapper (dispatched on the
@@ -838,7 +871,7 @@ static void sample_pass(scm_t *S, acc_t *Z, const int ord, const int D, const in
     }
     for (k = 0; k < n; k++) {
         const int O = k < I ? 0 : 1, K = 1 - O;
-        double p[3], val[3];
+        double p[3];
         /* K a half-space: its SSDF gradient gj is a constant (compose adds nothing to it) */
         const int flat = S->cl[K]->n == 1;
         if (mark[k] == 0.0) {
@@ -875,14 +908,6 @@ static void sample_pass(scm_t *S, acc_t *Z, const int ord, const int D, const in
                 sc_jet_mul(c, nq, piG[aa], pij, gj[aa]);
             }
         }
-        if (forces) {
-            mat_value(D, S->R[K], 0, g + k * D, val);
-            for (aa = 0; aa < D; aa++) {
-                forces[k * D + aa] = pi[k] * val[aa];
-            }
-        }
-        wacc_add(0, c, D, nq, &Z->wa, piG, O, p, rO);
-
         if (need_fric) {
             /* friction: full jets (pose and velocity variables) */
             sc_jet_promote(c, nq, ns, pij);
@@ -951,17 +976,9 @@ static void sample_pass(scm_t *S, acc_t *Z, const int ord, const int D, const in
             sc_jet_mul(c, ns, ct, tt, pij);
             for (aa = 0; aa < D; aa++) {
                 sc_jet_mul(c, ns, F[aa], ct, tg[aa]);
-                val[aa] = F[aa][0];
-            }
-            if (forces) {
-                mat_value(D, S->R[K], 0, val, pf + k * D);
-            }
-            wacc_add(0, c, D, ns, &Z->wb, F, O, p, rO);
-        } else if (forces) {
-            for (aa = 0; aa < D; aa++) {
-                pf[k * D + aa] = 0.0;
             }
         }
+        sample_sums(0, S, Z, c, D, nq, ns, k, p, piG, F, rO, need_fric, pf, forces);
     }
 }
 
@@ -1070,6 +1087,24 @@ SC_JET_KERNEL void lj_func(int na, lane_jet out, lane_jet a, const double *f0, c
     }
 }
 
+/* out = 1 / sqrt(|v|^2 + c), v D lane jets (sample_pass's normalisations of G and t: the
+   same products, sums and function values) */
+SC_JET_KERNEL void lj_inv_norm(int na, int D, lane_jet out, lane_jet *v, double c)
+{
+    double f0[SC_SCM_VL], f1[SC_SCM_VL];
+    int a, l;
+    lj_mul(na, out, v[0], v[0]);
+    for (a = 1; a < D; a++) {
+        lj_madd(na, out, 1.0, v[a], v[a]);
+    }
+    for (l = 0; l < SC_SCM_VL; l++) {
+        const double q0 = out[0][l] + c, iq = 1.0 / sqrt(q0);
+        f0[l] = iq;
+        f1[l] = -0.5 * iq / q0;
+    }
+    lj_func(na, out, out, f0, f1);
+}
+
 /* entries na + 1 .. nb zeroed (sc_jet_promote at first order) */
 SC_JET_KERNEL void lj_promote(int na, int nb, lane_jet a)
 {
@@ -1151,7 +1186,7 @@ SC_JET_KERNEL void lanes_owner(scm_t *S, acc_t *Z, const sc_jet_ctx *c, const in
     k = k0;
     while (k < k1) {
         double p[3][SC_SCM_VL], gv[3][SC_SCM_VL], hv[3][3][SC_SCM_VL], pik[SC_SCM_VL];
-        double cf[4][SC_SCM_VL], one[2][SC_SCM_VL], f0[SC_SCM_VL], f1[SC_SCM_VL];
+        double cf[4][SC_SCM_VL], one[2][SC_SCM_VL], f0[SC_SCM_VL];
         nl = 0;
         while (k < k1 && nl < SC_SCM_VL) {
             if (mark[k] != 0.0) {
@@ -1280,16 +1315,7 @@ SC_JET_KERNEL void lanes_owner(scm_t *S, acc_t *Z, const sc_jet_ctx *c, const in
                     lj_comb(ns, tg[a], 2, cf, op);
                 }
             } else {
-                lj_mul(nq, gg, gj[0], gj[0]);
-                for (a = 1; a < D; a++) {
-                    lj_madd(nq, gg, 1.0, gj[a], gj[a]);
-                }
-                for (l = 0; l < SC_SCM_VL; l++) {
-                    const double q0 = gg[0][l] + SC_CONTACT_TINY, iq = 1.0 / sqrt(q0);
-                    f0[l] = iq;
-                    f1[l] = -0.5 * iq / q0;
-                }
-                lj_func(nq, gg, gg, f0, f1);
+                lj_inv_norm(nq, D, gg, gj, SC_CONTACT_TINY);
                 for (a = 0; a < D; a++) {
                     lj_mul(nq, nu[a], gg, gj[a]);
                     lj_promote(nq, ns, nu[a]);
@@ -1308,57 +1334,28 @@ SC_JET_KERNEL void lanes_owner(scm_t *S, acc_t *Z, const sc_jet_ctx *c, const in
                     lj_comb(ns, tg[a], 2, cf, op);
                 }
             }
-            lj_mul(ns, tt, tg[0], tg[0]);
-            for (a = 1; a < D; a++) {
-                lj_madd(ns, tt, 1.0, tg[a], tg[a]);
-            }
-            for (l = 0; l < SC_SCM_VL; l++) {
-                const double q0 = tt[0][l] + vs2, iq = 1.0 / sqrt(q0);
-                f0[l] = iq;
-                f1[l] = -0.5 * iq / q0;
-            }
-            lj_func(ns, tt, tt, f0, f1);
+            lj_inv_norm(ns, D, tt, tg, vs2);
             lj_mul(ns, ct, tt, pij);
             for (a = 0; a < D; a++) {
                 lj_mul(ns, F[a], ct, tg[a]);
             }
         }
-        /* the sums, lane by lane in sample order (sample_pass's wacc_add calls) */
+        /* the sums and outputs, lane by lane in sample order (sample_pass's sample_sums) */
         for (l = 0; l < nl; l++) {
-            const ptrdiff_t kl = ks[l];
-            double jf[3][1 + SC_SCM_MAXV], jr[3][1 + SC_SCM_MAXV], pl[3], val[3];
-            double *fp[3] = {jf[0], jf[1], jf[2]}, *rp[3] = {jr[0], jr[1], jr[2]};
+            double jg[3][1 + SC_SCM_MAXV], jf[3][1 + SC_SCM_MAXV], jr[3][1 + SC_SCM_MAXV], pl[3];
+            double *gp[3] = {jg[0], jg[1], jg[2]}, *fp[3] = {jf[0], jf[1], jf[2]};
+            double *rp[3] = {jr[0], jr[1], jr[2]};
             for (a = 0; a < D; a++) {
                 pl[a] = p[a][l];
-                lj_get(nq, piG[a], l, jf[a]);
-                if (D == 2) {
-                    lj_get(nq, rO[a], l, jr[a]);
-                }
-            }
-            if (forces) {
-                mat_value(D, S->R[K], 0, g + kl * D, val);
-                for (a = 0; a < D; a++) {
-                    forces[kl * D + a] = pi[kl] * val[a];
-                }
-            }
-            wacc_add(1, c, D, nq, &Z->wa, fp, O, pl, rp);
-            if (need_fric) {
-                for (a = 0; a < D; a++) {
+                lj_get(nq, piG[a], l, jg[a]);
+                if (need_fric) {
                     lj_get(ns, F[a], l, jf[a]);
-                    if (D == 2) {
-                        lj_get(ns, rO[a], l, jr[a]);
-                    }
-                    val[a] = jf[a][0];
                 }
-                if (forces) {
-                    mat_value(D, S->R[K], 0, val, pf + kl * D);
-                }
-                wacc_add(1, c, D, ns, &Z->wb, fp, O, pl, rp);
-            } else if (forces) {
-                for (a = 0; a < D; a++) {
-                    pf[kl * D + a] = 0.0;
+                if (D == 2) {
+                    lj_get(need_fric ? ns : nq, rO[a], l, jr[a]);
                 }
             }
+            sample_sums(1, S, Z, c, D, nq, ns, ks[l], pl, gp, fp, rp, need_fric, pf, forces);
         }
     }
 }
