@@ -581,6 +581,41 @@ def test_inputs_unchanged_lists_accepted_and_bitwise_reproducible(rng, dim):
     np.testing.assert_array_equal(_w(d), _w(e))
 
 
+@pytest.mark.parametrize("dim", [2, 3])
+def test_first_order_lane_pass_equals_the_one_sample_pass(rng, dim):
+    """sc_scm.c evaluates first order four samples at a time (one per vector lane) and second
+    order one sample at a time, with the same operations: for 1 to 9 samples in contact
+    (full and partial groups of four) against a half-space and against a cloud, with and
+    without friction, the Jacobian, forces and values are bitwise those of order 2."""
+    nv = _nv(dim)
+    up = np.eye(dim)[-1]
+    floor = sc.PointCloud.halfspace(np.zeros(dim), up)
+    ball = sc.PointCloud.sphere(0.01, 0.004) if dim == 3 else sc.PointCloud.disk(0.01, 0.004)
+    ident = np.zeros(3) if dim == 2 else np.array([0.0, 0, 0, 1, 0, 0, 0])
+    frictionless = dataclasses.replace(PARAMS, friction=0.0)
+    for k in range(1, 10):
+        pts = np.concatenate([rng.uniform(-0.01, 0.01, size=(k, dim - 1)),
+                              rng.uniform(-2e-4, 2e-4, size=(k, 1))], axis=1)
+        cloud = sc.PointCloud(pts, rng.normal(size=(k, dim)), normalize=True)
+        pose = _pose(rng, dim, np.zeros(dim))
+        if dim == 3:  # a small tilt keeps every sample within 0.5 mm of the plane
+            pose[dim:] = _unit(np.array([1.0, *rng.normal(scale=0.01, size=3)]))
+        else:
+            pose[2] = rng.normal(scale=0.01)
+        va, vb = rng.normal(size=nv) * 0.1, rng.normal(size=nv) * 0.1
+        ball_pose = ident.copy()
+        ball_pose[dim - 1] = -0.0098  # the ball's top 0.2 mm above the plane
+        for other, po in ((floor, ident), (ball, ball_pose)):
+            for prm in (PARAMS, frictionless):
+                one = sc.contact(cloud, pose, va, other, po, vb, prm, order=1, num_threads=1)
+                two = sc.contact(cloud, pose, va, other, po, vb, prm, order=2, num_threads=1)
+                assert np.abs(one.jacobian).max() > 0.0, (k, other.size)
+                np.testing.assert_array_equal(one.jacobian, two.jacobian, err_msg=str(k))
+                for name in sc.Contact._fields[:8]:
+                    np.testing.assert_array_equal(getattr(one, name), getattr(two, name),
+                                                  err_msg=f"{name}, {k} samples")
+
+
 # --------------------------------------------------------------------------------------------
 # 6. ContactParams
 # --------------------------------------------------------------------------------------------
