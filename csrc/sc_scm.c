@@ -995,6 +995,13 @@ static void sample_pass(scm_t *S, acc_t *Z, const int ord, const int D, const in
  * enough for vectors within a jet. */
 #define SC_SCM_VL 4
 typedef double lane_jet[1 + SC_SCM_MAXV][SC_SCM_VL];
+/* lane jets of the pass in the arena (sample_lanes: PhiR, then lanes_owner's common jets)
+   and the room for them past the first-order jets */
+#define SC_SCM_LANE_JETS 26
+_Static_assert((SC_SCM_NJETS + 1) * (1 + SC_SCM_MAXV) + SC_SCM_LANE_JETS * (1 + SC_SCM_MAXV) *
+                       SC_SCM_VL <=
+                   (SC_SCM_NJETS + 1) * SC_SCM_JLEN,
+               "the lane jets fit in the arena at first order");
 
 /* a common jet (the same for every sample) in every lane */
 SC_JET_KERNEL void lj_bcast(int na, lane_jet out, const double *a)
@@ -1154,16 +1161,19 @@ SC_JET_KERNEL void lj_get(int na, lane_jet a, int l, double *out)
 SC_JET_KERNEL void lanes_owner(scm_t *S, acc_t *Z, const sc_jet_ctx *c, const int D,
                                const int nq, const int ns, int O, ptrdiff_t k0, ptrdiff_t k1,
                                const double *mark, lane_jet PhiR, int need_fric, double vs2,
-                               double *pf, double *forces, lane_jet *cst)
+                               double *pf, double *forces, lane_jet *LJ)
 {
     const int K = 1 - O, flat = S->cl[K]->n == 1;
     const sc_packed_cloud *own = S->cl[O];
     const ptrdiff_t I = S->I;
     const double *g = S->g, *h = S->h, *pi = S->pi, eps_c = S->eps_c;
-    /* the owner's common jets in lanes: Q (D x D), y0 (D), and for friction cv (D), N
-       (3D: 3 x 3) or Om (2D) */
-    lane_jet *Q = cst, *y0 = cst + 9, *cv = cst + 12, *N = cst + 15, *Om = cst + 24;
-    lane_jet rO[3], yy[3], gj[3], piG[3], Phi, pij, u[3], nu[3], tg[3], F[3], gg, nuu, tt, ct;
+    /* the owner's common jets in lanes, in LJ (see sample_lanes): Q (D x D), y0 (D), and
+       for friction cv (D), N (3D: 3 x 3) or Om (2D); the samples' lane jets on the stack
+       (~30 KB; there the compiler knows that they alias nothing: in the arena they were
+       measured 1.2x slower) */
+    lane_jet *Q = LJ, *y0 = LJ + 9, *cv = LJ + 12, *N = LJ + 15, *Om = LJ + 24;
+    lane_jet rO[3], yy[3], gj[3], piG[3], u[3], nu[3], tg[3], F[3], Phi[1], pij[1], gg[1];
+    lane_jet nuu[1], tt[1], ct[1];
     double *mg = Z->mj + 1;
     ptrdiff_t ks[SC_SCM_VL], k;
     int a, b, l, nl;
@@ -1230,11 +1240,11 @@ SC_JET_KERNEL void lanes_owner(scm_t *S, acc_t *Z, const sc_jet_ctx *c, const in
             for (l = 0; l < SC_SCM_VL; l++) {
                 f0[l] = S->phi[ks[l]];
             }
-            lj_compose(nq, D, Phi, f0, gv, oy);
+            lj_compose(nq, D, Phi[0], f0, gv, oy);
             for (l = 0; l < nl; l++) {
                 int r;
                 for (r = 0; r < nq; r++) {
-                    mg[r] += pik[l] * Phi[1 + r][l];
+                    mg[r] += pik[l] * Phi[0][1 + r][l];
                 }
             }
             for (a = 0; !flat && a < D; a++) {
@@ -1246,24 +1256,24 @@ SC_JET_KERNEL void lanes_owner(scm_t *S, acc_t *Z, const sc_jet_ctx *c, const in
         }
         /* pi_k(0) E(dR - dPhi_k) */
         {
-            lane_jet *op[2] = {(lane_jet *)PhiR, &Phi};
+            lane_jet *op[2] = {(lane_jet *)PhiR, &Phi[0]};
             for (l = 0; l < SC_SCM_VL; l++) {
                 cf[0][l] = 1.0 / eps_c;
                 cf[1][l] = -1.0 / eps_c;
             }
-            lj_comb(nq, pij, 2, cf, op);
-            lj_func(nq, pij, pij, pik, pik);
+            lj_comb(nq, pij[0], 2, cf, op);
+            lj_func(nq, pij[0], pij[0], pik, pik);
         }
         for (a = 0; a < D; a++) {
             if (flat) {
-                lane_jet *op[1] = {&pij};
+                lane_jet *op[1] = {&pij[0]};
                 lj_comb(nq, piG[a], 1, &gv[a], op);
             } else {
-                lj_mul(nq, piG[a], pij, gj[a]);
+                lj_mul(nq, piG[a], pij[0], gj[a]);
             }
         }
         if (need_fric) {
-            lj_promote(nq, ns, pij);
+            lj_promote(nq, ns, pij[0]);
             if (D == 2) {
                 lane_jet *o0[1] = {&cv[0]}, *o1[1] = {&cv[1]};
                 for (l = 0; l < SC_SCM_VL; l++) {
@@ -1301,13 +1311,13 @@ SC_JET_KERNEL void lanes_owner(scm_t *S, acc_t *Z, const sc_jet_ctx *c, const in
                 }
                 {
                     lane_jet *op[1] = {&u[0]};
-                    lj_comb(ns, nuu, 1, &nv0[0], op);
+                    lj_comb(ns, nuu[0], 1, &nv0[0], op);
                 }
                 for (a = 1; a < D; a++) {
-                    lj_axpy(ns, nuu, nv0[a], u[a]);
+                    lj_axpy(ns, nuu[0], nv0[a], u[a]);
                 }
                 for (a = 0; a < D; a++) {
-                    lane_jet *op[2] = {&u[a], &nuu};
+                    lane_jet *op[2] = {&u[a], &nuu[0]};
                     for (l = 0; l < SC_SCM_VL; l++) {
                         cf[0][l] = 1.0;
                         cf[1][l] = -nv0[a][l];
@@ -1315,14 +1325,14 @@ SC_JET_KERNEL void lanes_owner(scm_t *S, acc_t *Z, const sc_jet_ctx *c, const in
                     lj_comb(ns, tg[a], 2, cf, op);
                 }
             } else {
-                lj_inv_norm(nq, D, gg, gj, SC_CONTACT_TINY);
+                lj_inv_norm(nq, D, gg[0], gj, SC_CONTACT_TINY);
                 for (a = 0; a < D; a++) {
-                    lj_mul(nq, nu[a], gg, gj[a]);
+                    lj_mul(nq, nu[a], gg[0], gj[a]);
                     lj_promote(nq, ns, nu[a]);
                 }
-                lj_mul(ns, nuu, nu[0], u[0]);
+                lj_mul(ns, nuu[0], nu[0], u[0]);
                 for (a = 1; a < D; a++) {
-                    lj_madd(ns, nuu, 1.0, nu[a], u[a]);
+                    lj_madd(ns, nuu[0], 1.0, nu[a], u[a]);
                 }
                 for (a = 0; a < D; a++) {
                     lane_jet *op[2] = {&u[a], &tg[a]};
@@ -1330,14 +1340,14 @@ SC_JET_KERNEL void lanes_owner(scm_t *S, acc_t *Z, const sc_jet_ctx *c, const in
                         cf[0][l] = 1.0;
                         cf[1][l] = -1.0;
                     }
-                    lj_mul(ns, tg[a], nuu, nu[a]);
+                    lj_mul(ns, tg[a], nuu[0], nu[a]);
                     lj_comb(ns, tg[a], 2, cf, op);
                 }
             }
-            lj_inv_norm(ns, D, tt, tg, vs2);
-            lj_mul(ns, ct, tt, pij);
+            lj_inv_norm(ns, D, tt[0], tg, vs2);
+            lj_mul(ns, ct[0], tt[0], pij[0]);
             for (a = 0; a < D; a++) {
-                lj_mul(ns, F[a], ct, tg[a]);
+                lj_mul(ns, F[a], ct[0], tg[a]);
             }
         }
         /* the sums and outputs, lane by lane in sample order (sample_pass's sample_sums) */
@@ -1366,12 +1376,17 @@ SC_JET_KERNEL void sample_lanes(scm_t *S, acc_t *Z, const int D, const int nq, c
                                 double vs2, double *pf, double *forces)
 {
     sc_jet_ctx cx; /* a local copy: its order and sizes fold into wacc_add's jet kernels */
-    lane_jet LR, cst[27];
+    /* PhiR and the owner's common jets in lanes, in the arena's unused tail (not on the
+       stack): at first order the arena's jets take (SC_SCM_NJETS + 1) (1 + ns) of its
+       (SC_SCM_NJETS + 1) SC_SCM_JLEN doubles */
+    lane_jet *LJ = (lane_jet *)(void *)(S->arena + (ptrdiff_t)(SC_SCM_NJETS + 1) * S->c.len);
     const ptrdiff_t n = S->I + S->cl[1]->n;
     sc_jet_ctx_init(&cx, ns, 1);
-    lj_bcast(nq, LR, PhiR);
-    lanes_owner(S, Z, &cx, D, nq, ns, 0, 0, S->I, mark, LR, need_fric, vs2, pf, forces, cst);
-    lanes_owner(S, Z, &cx, D, nq, ns, 1, S->I, n, mark, LR, need_fric, vs2, pf, forces, cst);
+    lj_bcast(nq, LJ[0], PhiR);
+    lanes_owner(S, Z, &cx, D, nq, ns, 0, 0, S->I, mark, LJ[0], need_fric, vs2, pf, forces,
+                LJ + 1);
+    lanes_owner(S, Z, &cx, D, nq, ns, 1, S->I, n, mark, LJ[0], need_fric, vs2, pf, forces,
+                LJ + 1);
 }
 
 /* The lane pass's copies with constant sizes, at first order (the Jacobians that
