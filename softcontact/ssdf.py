@@ -134,7 +134,8 @@ def ssdf(cloud, x, eps, order=0, num_threads=None, *, isa="auto", dense=False) -
         Highest derivative returned, 0..3 (default 0).
     num_threads : int, optional
         Threads to split the queries over; None (default) uses every core
-        this process may run on.  Results are bitwise identical for any value.
+        this process may run on (its CPU affinity, read again at most once a
+        second).  Results are bitwise identical for any value.
     isa : {"auto", "generic", "avx2", "avx512"}, optional
         Instruction-set variant of the kernel (keyword only; default "auto",
         the best this CPU supports, or the ``SOFTCONTACT_ISA`` environment

@@ -235,6 +235,25 @@ def test_core_matches_public_and_clips_threads(cloud2, rng):
         np.testing.assert_array_equal(u, v)
 
 
+def test_available_cores_follows_the_affinity_within_a_second(monkeypatch):
+    """num_threads=None is the process's cores, read again at most once a second (a system
+    call per Model.step otherwise): a new count shows after a second, not before."""
+    from softcontact import _validate
+
+    counts = iter([3, 5])
+    now = [1000.0]
+    monkeypatch.setattr(_validate, "_read_cores", lambda: next(counts))
+    monkeypatch.setattr(_validate, "_monotonic", lambda: now[0])
+    monkeypatch.setattr(_validate, "_cores_t", -1e9)
+    assert _validate.available_cores() == 3  # stale: read now
+    now[0] += 0.999
+    assert _validate.available_cores() == 3  # within the second: no read
+    now[0] += 0.002
+    assert _validate.available_cores() == 5  # a second on: read again
+    assert _validate.as_num_threads(None) == 5
+    assert _validate.as_num_threads(2) == 2
+
+
 def test_gil_released(cloud3, rng):
     """Two Python threads calling ssdf concurrently give the single-thread results."""
     import threading
