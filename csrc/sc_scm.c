@@ -291,7 +291,6 @@ static void compose(const sc_jet_ctx *c, int na, int D, double *out, double f0, 
     SC_JET_SPECIALIZE(compose_k, c, na, D, out, f0, f1, f2, y)
 }
 
-
 /* Wrench accumulator: the sample forces summed by owner, F[X], and the world torques of
  * each owner's own sample forces about its origin, T[X] (2D: T[X][0]).  A force f at a
  * sample of owner O acts on O with torque r_O x f, r_O = x - t_O = L_O p the world lever
@@ -453,8 +452,7 @@ static void sample_geometry(const scm_t *S, const sc_jet_ctx *c, int D, int na, 
         if (D == 2) {
             sc_jet_lin(c, na, rO[a], p[0], S->Q[O][a][0], p[1], S->Q[O][a][1]);
         } else {
-            sc_jet_lin34(c, na, rO[a], p, S->Q[O][a][0], S->Q[O][a][1], S->Q[O][a][2],
-                       NULL);
+            sc_jet_lin34(c, na, rO[a], p, S->Q[O][a][0], S->Q[O][a][1], S->Q[O][a][2], NULL);
         }
         sc_jet_lin(c, na, y[a], 1.0, rO[a], 1.0, S->y0[O][a]);
         y[a][0] = S->y[k * D + a];
@@ -837,8 +835,8 @@ SC_JET_KERNEL void sample_sums(int inl, const scm_t *S, acc_t *Z, const sc_jet_c
  * they are allocated once. */
 static void sample_pass(scm_t *S, acc_t *Z, const int ord, const int D, const int nq,
                         const int ns, const double *mark, const double *PhiR,
-                               const double *t3, double *dphi, int need_fric, double vs2,
-                               double *pf, double *forces)
+                        const double *t3, double *dphi, int need_fric, double vs2,
+                        double *pf, double *forces)
 {
     sc_jet_ctx cx;
     const sc_jet_ctx *c = &cx;
@@ -896,7 +894,7 @@ static void sample_pass(scm_t *S, acc_t *Z, const int ord, const int D, const in
            used as the numbers g below */
         for (aa = 0; !flat && aa < D; aa++) {
             compose(c, nq, D, gj[aa], g[k * D + aa], h + (k * D + aa) * D,
-                           t3 + (k * D + aa) * D * D, yy);
+                    t3 + (k * D + aa) * D * D, yy);
         }
         /* pi_k(0) E(dR - dPhi_k) (the factor E(dm - dR) is applied to the sums below) */
         sc_jet_lin(c, nq, pij, 1.0 / eps_c, PhiR, -1.0 / eps_c, Phi);
@@ -925,7 +923,7 @@ static void sample_pass(scm_t *S, acc_t *Z, const int ord, const int D, const in
                 const double cf[4] = {1.0, p[0], p[1], p[2]};
                 for (aa = 0; aa < 3; aa++) {
                     sc_jet_lin34(c, ns, u[aa], cf, Z->cv[O][aa], Z->N[O][aa][0],
-                               Z->N[O][aa][1], Z->N[O][aa][2]);
+                                 Z->N[O][aa][1], Z->N[O][aa][2]);
                 }
             }
             if (flat) {
@@ -1174,9 +1172,15 @@ SC_JET_KERNEL void lanes_owner(scm_t *S, acc_t *Z, const sc_jet_ctx *c, const in
     lane_jet *Q = LJ, *y0 = LJ + 9, *cv = LJ + 12, *N = LJ + 15, *Om = LJ + 24;
     lane_jet rO[3], yy[3], gj[3], piG[3], u[3], nu[3], tg[3], F[3], Phi[1], pij[1], gg[1];
     lane_jet nuu[1], tt[1], ct[1];
-    double *mg = Z->mj + 1;
+    double *mg = Z->mj + 1, one[2][SC_SCM_VL], ie[2][SC_SCM_VL];
     ptrdiff_t ks[SC_SCM_VL], k;
     int a, b, l, nl;
+
+    for (l = 0; l < SC_SCM_VL; l++) { /* lin's coefficients (1, 1) and (1/eps_c, -1/eps_c) */
+        one[0][l] = one[1][l] = 1.0;
+        ie[0][l] = 1.0 / eps_c;
+        ie[1][l] = -1.0 / eps_c;
+    }
 
     for (a = 0; a < D; a++) {
         for (b = 0; b < D; b++) {
@@ -1196,7 +1200,7 @@ SC_JET_KERNEL void lanes_owner(scm_t *S, acc_t *Z, const sc_jet_ctx *c, const in
     k = k0;
     while (k < k1) {
         double p[3][SC_SCM_VL], gv[3][SC_SCM_VL], hv[3][3][SC_SCM_VL], pik[SC_SCM_VL];
-        double cf[4][SC_SCM_VL], one[2][SC_SCM_VL], f0[SC_SCM_VL];
+        double cf[4][SC_SCM_VL], f0[SC_SCM_VL];
         nl = 0;
         while (k < k1 && nl < SC_SCM_VL) {
             if (mark[k] != 0.0) {
@@ -1216,16 +1220,12 @@ SC_JET_KERNEL void lanes_owner(scm_t *S, acc_t *Z, const sc_jet_ctx *c, const in
             for (a = 0; a < D; a++) {
                 p[a][l] = own->data[a * own->npad + kk];
                 gv[a][l] = g[ks[l] * D + a];
-                for (b = 0; b < D; b++) {
+                for (b = 0; !flat && b < D; b++) {
                     hv[a][b][l] = h[(ks[l] * D + a) * D + b];
                 }
             }
         }
         /* sample_geometry: q = Q_O p, y = q + y0_O (its value the SSDF's), Phi */
-        for (l = 0; l < SC_SCM_VL; l++) {
-            one[0][l] = 1.0;
-            one[1][l] = 1.0;
-        }
         for (a = 0; a < D; a++) {
             lane_jet *ops[3] = {&Q[a * 3], &Q[a * 3 + 1], &Q[a * 3 + 2]};
             lane_jet *oy[2] = {&rO[a], &y0[a]};
@@ -1257,11 +1257,7 @@ SC_JET_KERNEL void lanes_owner(scm_t *S, acc_t *Z, const sc_jet_ctx *c, const in
         /* pi_k(0) E(dR - dPhi_k) */
         {
             lane_jet *op[2] = {(lane_jet *)PhiR, &Phi[0]};
-            for (l = 0; l < SC_SCM_VL; l++) {
-                cf[0][l] = 1.0 / eps_c;
-                cf[1][l] = -1.0 / eps_c;
-            }
-            lj_comb(nq, pij[0], 2, cf, op);
+            lj_comb(nq, pij[0], 2, ie, op);
             lj_func(nq, pij[0], pij[0], pik, pik);
         }
         for (a = 0; a < D; a++) {
@@ -1334,12 +1330,12 @@ SC_JET_KERNEL void lanes_owner(scm_t *S, acc_t *Z, const sc_jet_ctx *c, const in
                 for (a = 1; a < D; a++) {
                     lj_madd(ns, nuu[0], 1.0, nu[a], u[a]);
                 }
+                for (l = 0; l < SC_SCM_VL; l++) {
+                    cf[0][l] = 1.0;
+                    cf[1][l] = -1.0;
+                }
                 for (a = 0; a < D; a++) {
                     lane_jet *op[2] = {&u[a], &tg[a]};
-                    for (l = 0; l < SC_SCM_VL; l++) {
-                        cf[0][l] = 1.0;
-                        cf[1][l] = -1.0;
-                    }
                     lj_mul(ns, tg[a], nuu[0], nu[a]);
                     lj_comb(ns, tg[a], 2, cf, op);
                 }

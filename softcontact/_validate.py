@@ -99,9 +99,10 @@ def _read_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-# the count, and the time.monotonic() when it was read
-_cores_n = _read_cores()
-_cores_t = _monotonic()
+# the count, and the time.monotonic() when it was read (first read on first use, not at
+# import)
+_cores_n = 1
+_cores_t = -float("inf")
 
 
 def available_cores() -> int:
