@@ -41,7 +41,8 @@ typedef struct sc_cloud {
  * complete binary tree in heap order, nleaf = 2^L leaves of SC_TREE_LEAF slots,
  * L the smallest depth that fits; leaf j holds the sorted samples
  * [j SC_TREE_LEAF, (j + 1) SC_TREE_LEAF) (full leaves first, then one partial,
- * then empty ones).  Layout: 2 nleaf nodes of (lo[dim], hi[dim], max log a)
+ * then empty ones), within the leaf split by the same cuts into its groups of
+ * SC_PAD (compact groups, the kernel's unit of skipping).  Layout: 2 nleaf nodes of (lo[dim], hi[dim], max log a)
  * (node 1 the root, nleaf + j leaf j; node 0 holds the smallest log a); then
  * the samples again, leaf by leaf, each leaf a block of the 3*dim + 3 arrays
  * of SC_TREE_LEAF slots (padding slots as above); then the SC_PAD header.
@@ -60,7 +61,7 @@ typedef struct sc_cloud {
  * (+ 1 for the rounding of the bounds) keeps every dropped share below 1e-18
  * of every output's scale.  A leaf is kept when its bound max log a -
  * dist^2(x, box) / eps reaches best - T - slack (best within 1 of s*); one
- * depth-first walk serves up to 16 nearby Morton-consecutive queries (their
+ * depth-first walk serves up to 64 nearby Morton-consecutive queries (their
  * box), listing every leaf any of them may keep, and each query scans that list
  * with the per-ISA helpers below (sc_ssdf.c, query_blocks, shows that what a
  * query keeps does not depend on its group).  The dense kernel then runs on the
@@ -206,28 +207,61 @@ int sc__ssdf_rows_avx512(const sc__blocks *B, int dim, double eps, ptrdiff_t m,
 /* Per-ISA helpers of the pruned gather (sc_ssdf.c), plain multiplies and adds (no FMA), so
  * every ISA computes the same bits.  Candidate leaves as arrays: c[0..D) the boxes' lo,
  * c[D..2D) their hi, c[2D] max log a, c[2D+1] the leaf index; npad entries (a multiple
- * of SC_CAND_PAD, padding with max log a = -inf).  bounds: ub[t] = max log a - (squared
- * distance of xq to box t) / eps for every entry, returns the largest.  leafmax: the
- * largest s_i = log a_i - |xq - p_i|^2 / eps over the SC_TREE_LEAF samples of a leaf
- * block. */
+ * of SC_CAND_PAD, padding with max log a = -inf).
+ *   best: ub[t] = max log a - (squared distance of xq to box t) / eps for every entry;
+ *     then, with t0 the first candidate of the largest ub, the largest s_i of leaf t0 and
+ *     of every other candidate whose ub exceeds that + 1 (a candidate's largest s_i is
+ *     smax[t] when known, else computed as leafmax does): a lower bound of the query's
+ *     largest s_i within 1 of it (sc_ssdf.c, query_blocks).  Returns it (-inf without a
+ *     candidate).
+ *   keep: the candidates t < n with ub[t] >= cut, in order, as their leaf blocks (tc +
+ *     leaf SC_LEAF_BLOCK(dim)) in ptr; returns how many.
+ *   leafmax: the largest s_i = log a_i - |xq - p_i|^2 / eps over the SC_TREE_LEAF
+ *     samples of a leaf block. */
 #define SC_CAND_PAD 8
+/* doubles of one leaf block of an index (the 3 dim + 3 arrays of SC_TREE_LEAF slots) */
+#define SC_LEAF_BLOCK(D) ((3 * (D) + 3) * SC_TREE_LEAF)
 typedef struct sc__cands {
     ptrdiff_t n, npad;
     double *c[8];
     double *smax; /* a candidate leaf's largest s_i when already known (one-query groups),
                      else NaN */
 } sc__cands;
-typedef double (*sc__ssdf_bounds_fn)(const sc__cands *C, int dim, const double *xq, double ie,
-                                     double *ub);
+typedef double (*sc__ssdf_best_fn)(const sc__cands *C, const double *tc, int dim,
+                                   const double *xq, double ie, double *ub);
+typedef ptrdiff_t (*sc__ssdf_keep_fn)(const sc__cands *C, const double *ub, double cut,
+                                      const double *tc, int dim, const double **ptr);
 typedef double (*sc__ssdf_leafmax_fn)(const double *blk, int dim, const double *xq, double ie);
-double sc__ssdf_bounds_generic(const sc__cands *C, int dim, const double *xq, double ie,
-                               double *ub);
-double sc__ssdf_bounds_avx2(const sc__cands *C, int dim, const double *xq, double ie, double *ub);
-double sc__ssdf_bounds_avx512(const sc__cands *C, int dim, const double *xq, double ie,
-                              double *ub);
+double sc__ssdf_best_generic(const sc__cands *C, const double *tc, int dim, const double *xq,
+                             double ie, double *ub);
+double sc__ssdf_best_avx2(const sc__cands *C, const double *tc, int dim, const double *xq,
+                          double ie, double *ub);
+double sc__ssdf_best_avx512(const sc__cands *C, const double *tc, int dim, const double *xq,
+                            double ie, double *ub);
+ptrdiff_t sc__ssdf_keep_generic(const sc__cands *C, const double *ub, double cut,
+                                const double *tc, int dim, const double **ptr);
+ptrdiff_t sc__ssdf_keep_avx2(const sc__cands *C, const double *ub, double cut, const double *tc,
+                             int dim, const double **ptr);
+ptrdiff_t sc__ssdf_keep_avx512(const sc__cands *C, const double *ub, double cut,
+                               const double *tc, int dim, const double **ptr);
 double sc__ssdf_leafmax_generic(const double *blk, int dim, const double *xq, double ie);
 double sc__ssdf_leafmax_avx2(const double *blk, int dim, const double *xq, double ie);
 double sc__ssdf_leafmax_avx512(const double *blk, int dim, const double *xq, double ie);
+
+/* the index of the lowest set bit of m != 0 */
+static inline int sc__ctz(unsigned m)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctz(m);
+#else
+    int k = 0;
+    while (!(m & 1u)) {
+        m >>= 1;
+        k++;
+    }
+    return k;
+#endif
+}
 
 /* whether a query point's dim coordinates are all finite (else its rows are NaN): the one
    test of the kernels (sc_ssdf_impl.h) and the pruned driver (sc_ssdf.c) */

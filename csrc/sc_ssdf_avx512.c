@@ -21,7 +21,8 @@
 
     #include "sc_vec_avx512.h"
     #define SC_SSDF_ROWS sc__ssdf_rows_avx512
-    #define SC_SSDF_BOUNDS sc__ssdf_bounds_avx512
+    #define SC_SSDF_BEST sc__ssdf_best_avx512
+    #define SC_SSDF_KEEP sc__ssdf_keep_avx512
     #define SC_SSDF_LEAFMAX sc__ssdf_leafmax_avx512
     #include "sc_ssdf_impl.h"
 
@@ -42,10 +43,18 @@ int sc__ssdf_rows_avx512(const sc__blocks *B, int dim, double eps, ptrdiff_t m,
     return SC_EUNSUPPORTED;
 }
 
-double sc__ssdf_bounds_avx512(const sc__cands *C, int dim, const double *xq, double ie, double *ub)
+double sc__ssdf_best_avx512(const sc__cands *C, const double *tc, int dim, const double *xq,
+                          double ie, double *ub)
 {
-    (void)C, (void)dim, (void)xq, (void)ie, (void)ub;
+    (void)C, (void)tc, (void)dim, (void)xq, (void)ie, (void)ub;
     return NAN;
+}
+
+ptrdiff_t sc__ssdf_keep_avx512(const sc__cands *C, const double *ub, double cut, const double *tc,
+                             int dim, const double **ptr)
+{
+    (void)C, (void)ub, (void)cut, (void)tc, (void)dim, (void)ptr;
+    return 0;
 }
 
 double sc__ssdf_leafmax_avx512(const double *blk, int dim, const double *xq, double ie)

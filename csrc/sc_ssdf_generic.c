@@ -3,6 +3,7 @@
  */
 #include "sc_vec_generic.h"
 #define SC_SSDF_ROWS sc__ssdf_rows_generic
-#define SC_SSDF_BOUNDS sc__ssdf_bounds_generic
+#define SC_SSDF_BEST sc__ssdf_best_generic
+#define SC_SSDF_KEEP sc__ssdf_keep_generic
 #define SC_SSDF_LEAFMAX sc__ssdf_leafmax_generic
 #include "sc_ssdf_impl.h"

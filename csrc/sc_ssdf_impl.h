@@ -870,9 +870,100 @@ SC_VFN double leafmax(const double *blk, const int D, const double *xq, double i
     return vmax_lanes(mx);
 }
 
-double SC_SSDF_BOUNDS(const sc__cands *C, int dim, const double *xq, double ie, double *ub)
+/* a candidate's largest s_i: known (a one-query walk), else computed (the same bits) */
+SC_VFN double cand_max(const sc__cands *C, const double *tc, const int D, ptrdiff_t t,
+                       const double *xq, double ie)
 {
-    return dim == 2 ? bounds(C, 2, xq, ie, ub) : bounds(C, 3, xq, ie, ub);
+    const double sm = C->smax[t];
+    return sm == sm ? sm : leafmax(tc + (ptrdiff_t)C->c[2 * D + 1][t] * SC_LEAF_BLOCK(D), D, xq, ie);
+}
+
+SC_VFN double best_of(const sc__cands *C, const double *tc, const int D, const double *xq,
+                      double ie, double *ub)
+{
+    const double umax = bounds(C, D, xq, ie, ub);
+    const vd UM = vset1(umax);
+    const vd IE = vset1(ie);
+    ptrdiff_t t, im = C->n;
+    double best, thr;
+    vd THR, X[3], mx = vset1(-INFINITY);
+    int k;
+    /* the first entry equal to the largest (>= it: NaN bounds never equal it) */
+    for (t = 0; t < C->n; t += VW) {
+        const unsigned m = vmask_ge(vload(ub + t), UM);
+        if (m) {
+            im = t + sc__ctz(m);
+            break;
+        }
+    }
+    if (im >= C->n) {
+        return -INFINITY;
+    }
+    best = cand_max(C, tc, D, im, xq, ie);
+    thr = best + 1.0;
+    THR = vset1(thr);
+    /* the other leaves above thr: known maxima taken as they are, the others' samples
+       into one running vector maximum (leafmax's arithmetic, one reduction at the end) */
+    for (k = 0; k < D; k++) {
+        X[k] = vset1(xq[k]);
+    }
+    for (t = 0; t < C->n; t += VW) {
+        unsigned m = vmask_gt(vload(ub + t), THR);
+        while (m) {
+            const ptrdiff_t u = t + sc__ctz(m);
+            const double sm = C->smax[u];
+            m &= m - 1;
+            if (u == im || u >= C->n) {
+                continue;
+            }
+            if (sm == sm) {
+                best = sm > best ? sm : best;
+                continue;
+            }
+            {
+                const double *blk = tc + (ptrdiff_t)C->c[2 * D + 1][u] * SC_LEAF_BLOCK(D);
+                ptrdiff_t i;
+                for (i = 0; i < SC_TREE_LEAF; i += VW) {
+                    vd d2 = vset1(0.0);
+                    for (k = 0; k < D; k++) {
+                        const vd e = vsub(X[k], vload(blk + k * SC_TREE_LEAF + i));
+                        d2 = k == 0 ? vmul(e, e) : vadd(d2, vmul(e, e));
+                    }
+                    mx = vmax(vsub(vload(blk + (2 * D + 1) * SC_TREE_LEAF + i), vmul(d2, IE)), mx);
+                }
+            }
+        }
+    }
+    {
+        const double bt = vmax_lanes(mx);
+        return bt > best ? bt : best;
+    }
+}
+
+double SC_SSDF_BEST(const sc__cands *C, const double *tc, int dim, const double *xq, double ie,
+                    double *ub)
+{
+    return dim == 2 ? best_of(C, tc, 2, xq, ie, ub) : best_of(C, tc, 3, xq, ie, ub);
+}
+
+ptrdiff_t SC_SSDF_KEEP(const sc__cands *C, const double *ub, double cut, const double *tc,
+                       int dim, const double **ptr)
+{
+    const vd CUT = vset1(cut);
+    const double *leaf = C->c[2 * dim + 1];
+    const ptrdiff_t bsz = SC_LEAF_BLOCK(dim);
+    ptrdiff_t t, k = 0;
+    for (t = 0; t < C->n; t += VW) {
+        unsigned m = vmask_ge(vload(ub + t), CUT);
+        while (m) {
+            const ptrdiff_t u = t + sc__ctz(m);
+            m &= m - 1;
+            if (u < C->n) {
+                ptr[k++] = tc + (ptrdiff_t)leaf[u] * bsz;
+            }
+        }
+    }
+    return k;
 }
 
 double SC_SSDF_LEAFMAX(const double *blk, int dim, const double *xq, double ie)

@@ -5,7 +5,8 @@
  *
  * Contract shared by every sc_vec_*.h: type vd, width VW, vset1, vload/vstore
  * (unaligned), vadd, vsub, vmul, vdiv, vfma(a, b, c) = a*b + c, vmax (never given
- * NaN), vselect_gt, vexp_neg (sc_exp.h algorithm, t <= 0).
+ * NaN), vall_lt, vall_zero, vmask_gt/vmask_ge (lane k as bit k), vselect_gt, vexp_neg
+ * (sc_exp.h algorithm, t <= 0).
  */
 #ifndef SC_VEC_AVX2_H
 #define SC_VEC_AVX2_H
@@ -58,6 +59,15 @@ SC_VFN vd vmax(vd a, vd b)
 SC_VFN int vall_lt(vd a, vd b)
 {
     return _mm256_movemask_pd(_mm256_cmp_pd(a, b, _CMP_LT_OQ)) == 0xF;
+}
+/* bit k set where lane k has a > b (gt) or a >= b (ge); clear where either is NaN */
+SC_VFN unsigned vmask_gt(vd a, vd b)
+{
+    return (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(a, b, _CMP_GT_OQ));
+}
+SC_VFN unsigned vmask_ge(vd a, vd b)
+{
+    return (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(a, b, _CMP_GE_OQ));
 }
 /* every lane exactly zero */
 SC_VFN int vall_zero(vd a)

@@ -62,6 +62,15 @@ SC_VFN int vall_lt(vd a, vd b)
 {
     return a < b;
 }
+/* bit k set where lane k has a > b (gt) or a >= b (ge); clear where either is NaN */
+SC_VFN unsigned vmask_gt(vd a, vd b)
+{
+    return a > b;
+}
+SC_VFN unsigned vmask_ge(vd a, vd b)
+{
+    return a >= b;
+}
 /* every lane exactly zero */
 SC_VFN int vall_zero(vd a)
 {

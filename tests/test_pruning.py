@@ -184,7 +184,7 @@ def test_ssdf_pruned_sort_puts_nonfinite_rows_first(rng):
 
 
 def test_ssdf_pruned_group_walk_changes_nothing(rng):
-    """Queries consecutive in Morton order share one tree walk (up to 16 within a few
+    """Queries consecutive in Morton order share one tree walk (up to 64 within a few
     smoothing lengths; a query alone walks by itself); what each keeps must not depend on
     its companions.  Mixed batches (on the surface, inside,
     far, very far, in 3D and 2D, near ties between leaves) against each query alone:
