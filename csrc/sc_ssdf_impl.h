@@ -850,15 +850,12 @@ SC_VFN double bounds(const sc__cands *C, const int D, const double *xq, double i
     return vmax_lanes(mx);
 }
 
-SC_VFN double leafmax(const double *blk, const int D, const double *xq, double ie)
+/* mx raised lane-wise by s_i = log a_i - |x - p_i|^2 / eps over the SC_TREE_LEAF samples of
+   a leaf block (X: the query broadcast, IE: 1 / eps; plain multiplies and adds) */
+SC_VFN vd leaf_acc(const double *blk, const int D, const vd *X, vd IE, vd mx)
 {
-    const vd IE = vset1(ie);
-    vd X[3], mx = vset1(-INFINITY);
     ptrdiff_t t;
     int k;
-    for (k = 0; k < D; k++) {
-        X[k] = vset1(xq[k]);
-    }
     for (t = 0; t < SC_TREE_LEAF; t += VW) {
         vd d2 = vset1(0.0);
         for (k = 0; k < D; k++) {
@@ -867,15 +864,17 @@ SC_VFN double leafmax(const double *blk, const int D, const double *xq, double i
         }
         mx = vmax(vsub(vload(blk + (2 * D + 1) * SC_TREE_LEAF + t), vmul(d2, IE)), mx);
     }
-    return vmax_lanes(mx);
+    return mx;
 }
 
-/* a candidate's largest s_i: known (a one-query walk), else computed (the same bits) */
-SC_VFN double cand_max(const sc__cands *C, const double *tc, const int D, ptrdiff_t t,
-                       const double *xq, double ie)
+SC_VFN double leafmax(const double *blk, const int D, const double *xq, double ie)
 {
-    const double sm = C->smax[t];
-    return sm == sm ? sm : leafmax(tc + (ptrdiff_t)C->c[2 * D + 1][t] * SC_LEAF_BLOCK(D), D, xq, ie);
+    vd X[3];
+    int k;
+    for (k = 0; k < D; k++) {
+        X[k] = vset1(xq[k]);
+    }
+    return vmax_lanes(leaf_acc(blk, D, X, vset1(ie), vset1(-INFINITY)));
 }
 
 SC_VFN double best_of(const sc__cands *C, const double *tc, const int D, const double *xq,
@@ -899,7 +898,11 @@ SC_VFN double best_of(const sc__cands *C, const double *tc, const int D, const d
     if (im >= C->n) {
         return -INFINITY;
     }
-    best = cand_max(C, tc, D, im, xq, ie);
+    /* a candidate's largest s_i: known (a one-query walk), else computed (the same bits) */
+    best = C->smax[im];
+    if (!(best == best)) {
+        best = leafmax(tc + (ptrdiff_t)C->c[2 * D + 1][im] * SC_LEAF_BLOCK(D), D, xq, ie);
+    }
     thr = best + 1.0;
     THR = vset1(thr);
     /* the other leaves above thr: known maxima taken as they are, the others' samples
@@ -920,18 +923,7 @@ SC_VFN double best_of(const sc__cands *C, const double *tc, const int D, const d
                 best = sm > best ? sm : best;
                 continue;
             }
-            {
-                const double *blk = tc + (ptrdiff_t)C->c[2 * D + 1][u] * SC_LEAF_BLOCK(D);
-                ptrdiff_t i;
-                for (i = 0; i < SC_TREE_LEAF; i += VW) {
-                    vd d2 = vset1(0.0);
-                    for (k = 0; k < D; k++) {
-                        const vd e = vsub(X[k], vload(blk + k * SC_TREE_LEAF + i));
-                        d2 = k == 0 ? vmul(e, e) : vadd(d2, vmul(e, e));
-                    }
-                    mx = vmax(vsub(vload(blk + (2 * D + 1) * SC_TREE_LEAF + i), vmul(d2, IE)), mx);
-                }
-            }
+            mx = leaf_acc(tc + (ptrdiff_t)C->c[2 * D + 1][u] * SC_LEAF_BLOCK(D), D, X, IE, mx);
         }
     }
     {
