@@ -992,7 +992,6 @@ static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
                 single_walk(j->pc, j->leafmax, ie, j->x + (ptrdiff_t)keys[2 * g0 + 1] * D, Tf, slack, ub, &C);
             } else {
                 group_walk(j->pc, ie, qlo, qhi, Tf, slack, ub, &C);
-                if (getenv("W2")) group_walk(j->pc, ie, qlo, qhi, Tf, slack, ub, &C);
             }
             for (i = g0; i < g1; i++) {
                 const ptrdiff_t q = (ptrdiff_t)keys[2 * i + 1];
