@@ -49,8 +49,6 @@ static ptrdiff_t tree_leaves(ptrdiff_t n)
 
 /* doubles per node: lo[D], hi[D], max log a */
 #define NODE(D) (2 * (D) + 1)
-/* doubles per leaf block: the 3 D + 3 arrays of SC_TREE_LEAF slots each */
-#define BLOCK(D) SC_LEAF_BLOCK(D)
 
 /* whether a cloud of n samples carries group boxes (no index; a single sample is a
    half-space, evaluated in closed form): then the query-lane kernel evaluates it */
@@ -243,7 +241,7 @@ static void tree_build(const sc_cloud *c, double *buf, ptrdiff_t npad)
         ptrdiff_t lo, hi;
         leaf_range(n, j, &lo, &hi);
         for (s = 0; s < SC_TREE_LEAF; s++) {
-            double *blk = tc + j * BLOCK(D) + s, qq = 0.0;
+            double *blk = tc + j * SC_LEAF_BLOCK(D) + s, qq = 0.0;
             if (s < hi - lo) {
                 const ptrdiff_t src = (ptrdiff_t)idx[lo + s];
                 for (a = 0; a < 3 * D + 2; a++) {
@@ -271,7 +269,7 @@ static void tree_build(const sc_cloud *c, double *buf, ptrdiff_t npad)
         idx[i] = qq;
     }
     for (k = 0; k < SC_PAD; k++) {
-        tc[L * BLOCK(D) + k] = src_hdr[k];
+        tc[L * SC_LEAF_BLOCK(D) + k] = src_hdr[k];
     }
     /* node boxes: leaves, then parents; node 0 (unused by the tree) keeps the smallest
        log a, for the cut */
@@ -287,7 +285,7 @@ static void tree_build(const sc_cloud *c, double *buf, ptrdiff_t npad)
         }
         nd[2 * D] = -INFINITY;
         for (s = 0; s < SC_TREE_LEAF; s++) {
-            const double *blk = tc + j * BLOCK(D) + s;
+            const double *blk = tc + j * SC_LEAF_BLOCK(D) + s;
             const double la = blk[(2 * D + 1) * SC_TREE_LEAF];
             if (la == -INFINITY) {
                 continue;
@@ -533,7 +531,7 @@ static double query_cut(const sc_packed_cloud *pc, double ie, double base, const
                         double *Tf, double *slack)
 {
     const int D = pc->dim;
-    const double *hdr = tree_cloud(pc) + tree_leaves(pc->n) * BLOCK(D), rho = hdr[D];
+    const double *hdr = tree_cloud(pc) + tree_leaves(pc->n) * SC_LEAF_BLOCK(D), rho = hdr[D];
     double r = 0.0;
     int k;
     for (k = 0; k < D; k++) {
@@ -619,7 +617,7 @@ static void group_walk(const sc_packed_cloud *pc, double ie, const double *qlo, 
         const double br = box_bound(nodes + (2 * node + 1) * NODE(D), D, qlo, qhi, ie);
         node = bl >= br ? 2 * node : 2 * node + 1;
     }
-    best = leaf_best_box(tc + (node - L) * BLOCK(D), D, qlo, qhi, ie);
+    best = leaf_best_box(tc + (node - L) * SC_LEAF_BLOCK(D), D, qlo, qhi, ie);
     cut = best - Tf - slack - 2.0;
     /* depth first, left first: candidates come out in leaf order */
     stk[0] = 1;
@@ -708,7 +706,7 @@ static void single_walk(const sc_packed_cloud *pc, sc__ssdf_leafmax_fn leafmax, 
         {
             double sm = NAN;
             if (ub > best + 1.0) {
-                sm = leafmax(tc + (node - L) * BLOCK(D), D, xq, ie);
+                sm = leafmax(tc + (node - L) * SC_LEAF_BLOCK(D), D, xq, ie);
                 if (sm > best) {
                     best = sm;
                     cut = best - Tf - slack - 2.0;
@@ -777,7 +775,7 @@ static void query_blocks(const ssdf_job *job, double ie, double base, const doub
     B->ptr = ptr;
     B->n = kept;
     B->bs = B->as = SC_TREE_LEAF;
-    B->hdr = tc + L * BLOCK(D);
+    B->hdr = tc + L * SC_LEAF_BLOCK(D);
     /* within the kept leaves, whole groups of SC_PAD samples below the same cut (measured
        from the kernel's own s*, >= best) are skipped too */
     B->tcut = Tq + slack;

@@ -42,10 +42,11 @@ typedef struct sc_cloud {
  * L the smallest depth that fits; leaf j holds the sorted samples
  * [j SC_TREE_LEAF, (j + 1) SC_TREE_LEAF) (full leaves first, then one partial,
  * then empty ones), within the leaf split by the same cuts into its groups of
- * SC_PAD (compact groups, the kernel's unit of skipping).  Layout: 2 nleaf nodes of (lo[dim], hi[dim], max log a)
- * (node 1 the root, nleaf + j leaf j; node 0 holds the smallest log a); then
- * the samples again, leaf by leaf, each leaf a block of the 3*dim + 3 arrays
- * of SC_TREE_LEAF slots (padding slots as above); then the SC_PAD header.
+ * SC_PAD (compact groups, the kernel's unit of skipping).  Layout: 2 nleaf
+ * nodes of (lo[dim], hi[dim], max log a) (node 1 the root, nleaf + j leaf j;
+ * node 0 holds the smallest log a); then the samples again, leaf by leaf, each
+ * leaf a block of the 3*dim + 3 arrays of SC_TREE_LEAF slots (SC_LEAF_BLOCK;
+ * padding slots as above); then the SC_PAD header.
  *
  * Pruning.  For a query x, with s_i = log a_i - |x - p_i|^2 / eps and s* its
  * maximum, a sample with s_i < s* - T has relative weight below e^-T.  Its

@@ -50,8 +50,8 @@ double sc__ssdf_best_avx2(const sc__cands *C, const double *tc, int dim, const d
     return NAN;
 }
 
-ptrdiff_t sc__ssdf_keep_avx2(const sc__cands *C, const double *ub, double cut, const double *tc,
-                             int dim, const double **ptr)
+ptrdiff_t sc__ssdf_keep_avx2(const sc__cands *C, const double *ub, double cut,
+                             const double *tc, int dim, const double **ptr)
 {
     (void)C, (void)ub, (void)cut, (void)tc, (void)dim, (void)ptr;
     return 0;

@@ -877,6 +877,12 @@ SC_VFN double leafmax(const double *blk, const int D, const double *xq, double i
     return vmax_lanes(leaf_acc(blk, D, X, vset1(ie), vset1(-INFINITY)));
 }
 
+/* candidate t's leaf block */
+SC_VFN const double *cand_block(const sc__cands *C, const double *tc, const int D, ptrdiff_t t)
+{
+    return tc + (ptrdiff_t)C->c[2 * D + 1][t] * SC_LEAF_BLOCK(D);
+}
+
 SC_VFN double best_of(const sc__cands *C, const double *tc, const int D, const double *xq,
                       double ie, double *ub)
 {
@@ -901,7 +907,7 @@ SC_VFN double best_of(const sc__cands *C, const double *tc, const int D, const d
     /* a candidate's largest s_i: known (a one-query walk), else computed (the same bits) */
     best = C->smax[im];
     if (!(best == best)) {
-        best = leafmax(tc + (ptrdiff_t)C->c[2 * D + 1][im] * SC_LEAF_BLOCK(D), D, xq, ie);
+        best = leafmax(cand_block(C, tc, D, im), D, xq, ie);
     }
     thr = best + 1.0;
     THR = vset1(thr);
@@ -923,7 +929,7 @@ SC_VFN double best_of(const sc__cands *C, const double *tc, const int D, const d
                 best = sm > best ? sm : best;
                 continue;
             }
-            mx = leaf_acc(tc + (ptrdiff_t)C->c[2 * D + 1][u] * SC_LEAF_BLOCK(D), D, X, IE, mx);
+            mx = leaf_acc(cand_block(C, tc, D, u), D, X, IE, mx);
         }
     }
     {
@@ -942,8 +948,6 @@ ptrdiff_t SC_SSDF_KEEP(const sc__cands *C, const double *ub, double cut, const d
                        int dim, const double **ptr)
 {
     const vd CUT = vset1(cut);
-    const double *leaf = C->c[2 * dim + 1];
-    const ptrdiff_t bsz = SC_LEAF_BLOCK(dim);
     ptrdiff_t t, k = 0;
     for (t = 0; t < C->n; t += VW) {
         unsigned m = vmask_ge(vload(ub + t), CUT);
@@ -951,7 +955,7 @@ ptrdiff_t SC_SSDF_KEEP(const sc__cands *C, const double *ub, double cut, const d
             const ptrdiff_t u = t + sc__ctz(m);
             m &= m - 1;
             if (u < C->n) {
-                ptr[k++] = tc + (ptrdiff_t)leaf[u] * bsz;
+                ptr[k++] = cand_block(C, tc, dim, u);
             }
         }
     }
