@@ -11,6 +11,8 @@
 #define SC_SSDF_H
 
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "sc_common.h"
 
@@ -188,6 +190,13 @@ typedef struct sc__blocks {
                      then each query's tcut is the far cut of sc_ssdf.c's query_cut, from
                      qbase, with its logarithm rounded up to a multiple of ln 2 (no libm
                      call per query) */
+    const double *tq; /* NULL, or (an indexed cloud, pruned) the query's cut from the
+                         kernel's own s*, the largest s_i (sc_ssdf.c, query_blocks):
+                         tq = {base, T_f, max log a, T_f + da + 1, slack}, tcut = min(T_f,
+                         base + 2 sc__ln_up(max(max log a - s*, 0) + T_f + da + 1)) + slack
+                         in place of tcut */
+    ptrdiff_t *star; /* NULL, or where the kernel writes the position in its blocks of the
+                        sample of largest weight (sample-lane form) */
     int lanes; /* 1: a whole cloud without an index (one block), evaluated VW queries at a
                   time (the query-lane kernel, sc_ssdf_impl.h); work then npad SC_VW_MAX */
 } sc__blocks;
@@ -210,11 +219,12 @@ int sc__ssdf_rows_avx512(const sc__blocks *B, int dim, double eps, ptrdiff_t m,
  * c[D..2D) their hi, c[2D] max log a, c[2D+1] the leaf index; npad entries (a multiple
  * of SC_CAND_PAD, padding with max log a = -inf).
  *   best: ub[t] = max log a - (squared distance of xq to box t) / eps for every entry;
- *     then, with t0 the first candidate of the largest ub, the largest s_i of leaf t0 and
- *     of every other candidate whose ub exceeds that + 1 (a candidate's largest s_i is
- *     smax[t] when known, else computed as leafmax does): a lower bound of the query's
- *     largest s_i within 1 of it (sc_ssdf.c, query_blocks).  Returns it (-inf without a
- *     candidate).
+ *     then returns seed if it is not NaN (a lower bound of the query's largest s_i known
+ *     already); else, with t0 the first candidate of the largest ub, the largest s_i of
+ *     leaf t0 and of every other candidate whose ub exceeds that + 1 (a candidate's
+ *     largest s_i is smax[t] when known, else computed as leafmax does): a lower bound of
+ *     the query's largest s_i within 1 of it (sc_ssdf.c, query_blocks).  Returns it (-inf
+ *     without a candidate).
  *   keep: the candidates t < n with ub[t] >= cut, in order, as their leaf blocks (tc +
  *     leaf SC_LEAF_BLOCK(dim)) in ptr; returns how many.
  *   leafmax: the largest s_i = log a_i - |xq - p_i|^2 / eps over the SC_TREE_LEAF
@@ -229,16 +239,16 @@ typedef struct sc__cands {
                      else NaN */
 } sc__cands;
 typedef double (*sc__ssdf_best_fn)(const sc__cands *C, const double *tc, int dim,
-                                   const double *xq, double ie, double *ub);
+                                   const double *xq, double ie, double *ub, double seed);
 typedef ptrdiff_t (*sc__ssdf_keep_fn)(const sc__cands *C, const double *ub, double cut,
                                       const double *tc, int dim, const double **ptr);
 typedef double (*sc__ssdf_leafmax_fn)(const double *blk, int dim, const double *xq, double ie);
 double sc__ssdf_best_generic(const sc__cands *C, const double *tc, int dim, const double *xq,
-                             double ie, double *ub);
+                             double ie, double *ub, double seed);
 double sc__ssdf_best_avx2(const sc__cands *C, const double *tc, int dim, const double *xq,
-                          double ie, double *ub);
+                          double ie, double *ub, double seed);
 double sc__ssdf_best_avx512(const sc__cands *C, const double *tc, int dim, const double *xq,
-                            double ie, double *ub);
+                            double ie, double *ub, double seed);
 ptrdiff_t sc__ssdf_keep_generic(const sc__cands *C, const double *ub, double cut,
                                 const double *tc, int dim, const double **ptr);
 ptrdiff_t sc__ssdf_keep_avx2(const sc__cands *C, const double *ub, double cut, const double *tc,
@@ -262,6 +272,22 @@ static inline int sc__ctz(unsigned m)
     }
     return k;
 #endif
+}
+
+/* An upper bound of ln y for y >= 1 (finite), above it by at most ~0.19: y = f 2^e with
+   f in [0.5, 1) read from the bits (frexp without the libm call), and ln y = e ln 2 +
+   ln f <= e ln 2 + f - 1; 1e-12 covers the rounding of the sum.  Non-decreasing in y
+   (a cut from a lower bound of s* is never below the cut from s*).  Scalar, so the same
+   bits on every ISA; ~10 instructions against libm's ~20 ns for log. */
+static inline double sc__ln_up(double y)
+{
+    uint64_t bits, fb;
+    double f;
+    memcpy(&bits, &y, sizeof bits);
+    fb = (bits & 0x000FFFFFFFFFFFFFu) | ((uint64_t)1022 << 52);
+    memcpy(&f, &fb, sizeof f);
+    return (double)((int)((bits >> 52) & 0x7FF) - 1022) * 0.6931471805599453 + (f - 1.0) +
+           1e-12;
 }
 
 /* whether a query point's dim coordinates are all finite (else its rows are NaN): the one

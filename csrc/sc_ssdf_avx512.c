@@ -44,9 +44,9 @@ int sc__ssdf_rows_avx512(const sc__blocks *B, int dim, double eps, ptrdiff_t m,
 }
 
 double sc__ssdf_best_avx512(const sc__cands *C, const double *tc, int dim, const double *xq,
-                            double ie, double *ub)
+                            double ie, double *ub, double seed)
 {
-    (void)C, (void)tc, (void)dim, (void)xq, (void)ie, (void)ub;
+    (void)C, (void)tc, (void)dim, (void)xq, (void)ie, (void)ub, (void)seed;
     return NAN;
 }
 

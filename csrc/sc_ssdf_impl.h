@@ -95,7 +95,7 @@ SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, doub
     const vd NIE = vset1(-ie);
     vd vmx = vset1(-INFINITY), DS, LS, HS, NCUT, sw, sh, sp0, sp1, sp2, sn0, sn1, sn2;
     vd ps0 = vset1(0.0), ps1 = vset1(0.0), ps2 = vset1(0.0), vidx = vset1(0.0), cur, STEP;
-    double smax, S, pstar[3] = {0.0, 0.0, 0.0}, lane[VW];
+    double smax, S, pstar[3] = {0.0, 0.0, 0.0}, lane[VW], sshift = 0.0;
     ptrdiff_t istar, bb;
     int k0;
     ptrdiff_t i;
@@ -131,8 +131,9 @@ SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, doub
         }
         }
     } else {
-        /* |q_i|^2 - 2 y.q_i with y = x - c0 */
+        /* |q_i|^2 - 2 y.q_i with y = x - c0: s_i less |y|^2 / eps */
         const vd Y0 = vset1(-2.0 * y0), Y1 = vset1(-2.0 * y1), Y2 = vset1(-2.0 * y2);
+        sshift = (y0 * y0 + y1 * y1 + y2 * y2) * ie;
         for (bb = 0; bb < B->n; bb++) {
         BLK_ARRAYS(bb);
         (void)P0, (void)P1, (void)P2, (void)N0, (void)N1, (void)N2, (void)M;
@@ -164,6 +165,16 @@ SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, doub
                 istar = (ptrdiff_t)bi[k];
             }
         }
+    }
+    if (B->tq) {
+        /* a pruned query's cut from its own s* (exact up to the rounding that the slack
+           covers; sc_ssdf.c, query_blocks) */
+        const double *tq = B->tq;
+        const double tn = tq[0] + 2.0 * sc__ln_up(fmax(tq[2] - (smax - sshift), 0.0) + tq[3]);
+        tcut = (tn < tq[1] ? tn : tq[1]) + tq[4];
+    }
+    if (B->star) {
+        *B->star = istar;
     }
     {
     /* the sample of largest weight, in its block */
@@ -884,7 +895,7 @@ SC_VFN const double *cand_block(const sc__cands *C, const double *tc, const int 
 }
 
 SC_VFN double best_of(const sc__cands *C, const double *tc, const int D, const double *xq,
-                      double ie, double *ub)
+                      double ie, double *ub, double seed)
 {
     const double umax = bounds(C, D, xq, ie, ub);
     const vd UM = vset1(umax);
@@ -893,6 +904,9 @@ SC_VFN double best_of(const sc__cands *C, const double *tc, const int D, const d
     double best, thr;
     vd THR, X[3], mx = vset1(-INFINITY);
     int k;
+    if (seed == seed) {
+        return seed; /* a lower bound of s* known already: the bounds alone */
+    }
     /* the first entry equal to the largest (>= it: NaN bounds never equal it) */
     for (t = 0; t < C->n; t += VW) {
         const unsigned m = vmask_ge(vload(ub + t), UM);
@@ -939,9 +953,9 @@ SC_VFN double best_of(const sc__cands *C, const double *tc, const int D, const d
 }
 
 double SC_SSDF_BEST(const sc__cands *C, const double *tc, int dim, const double *xq, double ie,
-                    double *ub)
+                    double *ub, double seed)
 {
-    return dim == 2 ? best_of(C, tc, 2, xq, ie, ub) : best_of(C, tc, 3, xq, ie, ub);
+    return dim == 2 ? best_of(C, tc, 2, xq, ie, ub, seed) : best_of(C, tc, 3, xq, ie, ub, seed);
 }
 
 ptrdiff_t SC_SSDF_KEEP(const sc__cands *C, const double *ub, double cut, const double *tc,

@@ -209,6 +209,37 @@ def test_ssdf_pruned_group_walk_changes_nothing(rng):
                 np.testing.assert_array_equal(one[k][0], batch[k][i])
 
 
+def test_ssdf_pruned_seed_changes_nothing(rng):
+    """Each query lists its leaves from a lower bound of its largest s_i, taken from the
+    previous query's sample of largest weight (Morton order); the kernel's cut comes from
+    the query's own s_i, so a poor seed only lists more leaves.  A query after companions
+    near it (a good seed), across the cloud within the same walk group (a poor one: its
+    largest s_i far below), at a tie between two samples, and inside the cloud, against
+    the query alone: the same bits, at every order; and equal to the dense result."""
+    cloud = CLOUDS["sphere (3D, ~2000)"]()
+    eps = 1e-5
+    on = cloud.points[rng.integers(0, len(cloud), 12)]
+    nrm = cloud.normals[rng.integers(0, len(cloud), 12)]
+    for k, (p, nv) in enumerate(zip(on, nrm, strict=True)):
+        q = p + 1e-3 * nv
+        companions = [q + 2e-4 * rng.normal(size=3),          # good seed
+                      q - 0.02 * _unit(p) + 0.005 * rng.normal(size=3),  # poor seed
+                      0.5 * (p + on[(k + 1) % len(on)]),       # inside
+                      q + 3e-3 * rng.normal(size=3)]
+        for c in companions:
+            for x in (np.array([c, q]), np.array([q, c]), np.array([c, c, q, c])):
+                for order in (0, 1, 2):
+                    batch = sc.ssdf(cloud, x, eps, order=order, num_threads=1)
+                    for i in range(len(x)):
+                        one = sc.ssdf(cloud, x[i:i + 1], eps, order=order)
+                        for f in range(order + 1):
+                            np.testing.assert_array_equal(one[f][0], batch[f][i])
+        dense = sc.ssdf(cloud, q[None], eps, order=2, dense=True)
+        pruned = sc.ssdf(cloud, q[None], eps, order=2)
+        for f in ("phi", "grad", "hess"):
+            _check(getattr(pruned, f), getattr(dense, f), getattr(dense, f), f)
+
+
 def _unit(q):
     return q / np.linalg.norm(q)
 

@@ -162,6 +162,32 @@ static void test_exp(void)
     CHECK(vexp_neg(NAN) == 0.0, "NaN argument gives 0");
 }
 
+/* the pruned SSDF's cheap logarithm (sc_ssdf.h): an upper bound of ln y for y >= 1, at
+   most ~0.19 above it, non-decreasing (the cut from a lower bound of s* must not be
+   below the cut from s*) */
+static void test_ln_up(void)
+{
+    double prev = -INFINITY, worst = 0.0, y;
+    int i, mono = 1, above = 1;
+    for (i = 0; i <= 400000; i++) {
+        const double v = sc__ln_up(y = pow(2.0, 1000.0 * i / 400000.0)), l = log(y);
+        above = above && v >= l;
+        worst = v - l > worst ? v - l : worst;
+        mono = mono && v >= prev;
+        prev = v;
+    }
+    for (i = 0; i < 100000; i++) { /* the binade edges and just below them */
+        y = ldexp(1.0, i % 1000);
+        above = above && sc__ln_up(y) >= log(y) && sc__ln_up(nextafter(y, 0.0)) >= log(y) - 1e-15;
+        mono = mono && sc__ln_up(nextafter(y, 0.0)) <= sc__ln_up(y);
+    }
+    CHECK(above, "ln_up is an upper bound of ln");
+    CHECK(mono, "ln_up is non-decreasing");
+    CHECK(worst < 0.194, "ln_up at most %.4g above ln", worst);
+    CHECK(sc__ln_up(1.0) >= 0.0 && sc__ln_up(1.0) < 0.2, "ln_up(1)");
+    CHECK(sc__ln_up(INFINITY) > 700.0, "ln_up(inf) is a large cut");
+}
+
 static void test_parallel_range_fn_checks(void);
 
 static int count_fn(void *ctx, ptrdiff_t b, ptrdiff_t e, int tid)
@@ -789,6 +815,7 @@ int main(void)
 {
     test_status_and_isa();
     test_exp();
+    test_ln_up();
     test_parallel_range_fn_checks();
     test_ssdf_values(2);
     test_ssdf_values(3);
