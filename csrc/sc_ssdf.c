@@ -422,14 +422,14 @@ int sc_cloud_pack(const sc_cloud *c, double *buf, sc_packed_cloud *pc)
 /* pruned-query scratch (ssdf_pruned_range): the kernel's work (L SC_TREE_LEAF), the kept
    blocks' pointers (L, stored in doubles' space), the candidates (8 arrays, and their
    known largest s_i; each L + SC_CAND_PAD), their bounds (3 (L + SC_CAND_PAD): also the
-   walks' scratch), the group's cuts and a chunk's sort keys (twice: the radix sort's
-   two buffers) */
+   walks' scratch), the group's cuts, a chunk's sort keys (twice: the radix sort's
+   two buffers) and the kernel's list of evaluated groups (L SC_TREE_LEAF / SC_PAD) */
 static ptrdiff_t pruned_workspace(ptrdiff_t n)
 {
     const ptrdiff_t L = tree_leaves(n);
     return L == 0 ? 0
                   : L * SC_TREE_LEAF + L + 12 * (L + SC_CAND_PAD) + 2 * SC_PRUNE_GROUP +
-                        4 * SC_PRUNE_CHUNK;
+                        4 * SC_PRUNE_CHUNK + L * (SC_TREE_LEAF / SC_PAD);
 }
 
 ptrdiff_t sc_ssdf_workspace_size(const sc_packed_cloud *pc)
@@ -477,6 +477,7 @@ static void whole_cloud(const sc_packed_cloud *pc, const double **ptr, sc__block
     B->qbase = NAN;
     B->tq = NULL;
     B->star = NULL;
+    B->evl = NULL;
     B->lanes = 0;
 }
 
@@ -795,6 +796,7 @@ static void query_blocks(const ssdf_job *job, double ie, double base, const doub
     B->tcut = NAN; /* the kernel's, from tq */
     B->qbase = NAN;
     B->star = NULL;
+    B->evl = NULL;
     B->lanes = 0;
 }
 
@@ -930,6 +932,7 @@ static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
     const double **ptr = (const double **)(void *)(wk + L * SC_TREE_LEAF);
     double *cand = wk + L * SC_TREE_LEAF + L, *ub = cand + 9 * cp, *gcut = ub + 3 * cp;
     uint64_t *const kbuf = (uint64_t *)(void *)(gcut + 2 * SC_PRUNE_GROUP), *keys;
+    ptrdiff_t *const evl = (ptrdiff_t *)(void *)(kbuf + 4 * SC_PRUNE_CHUNK);
     sc__cands C;
     /* the previous query's sample of largest weight (its leaf block and slot): its s_i at
        the next query is that query's seed */
@@ -1032,6 +1035,7 @@ static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
                              sblk && g1 - g0 > 1 ? seed_value(sblk, soff, D, xq, ie) : NAN, &C,
                              ub, ptr, tq, &B);
                 B.star = &istar;
+                B.evl = evl;
                 st = query_rows(j, &B, q, wk); /* its scratch: the start of wk */
                 if (st != SC_OK) {
                     return st;

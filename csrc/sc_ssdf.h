@@ -197,6 +197,10 @@ typedef struct sc__blocks {
                          in place of tcut */
     ptrdiff_t *star; /* NULL, or where the kernel writes the position in its blocks of the
                         sample of largest weight (sample-lane form) */
+    ptrdiff_t *evl; /* NULL, or (a pruned query: blocks of SC_TREE_LEAF samples) room for
+                       n SC_TREE_LEAF / SC_PAD entries: pass 2 lists there the groups of
+                       SC_PAD samples it evaluates (block SC_TREE_LEAF + offset), and the
+                       derivative sweeps visit those alone */
     int lanes; /* 1: a whole cloud without an index (one block), evaluated VW queries at a
                   time (the query-lane kernel, sc_ssdf_impl.h); work then npad SC_VW_MAX */
 } sc__blocks;

@@ -86,7 +86,8 @@ SC_VFN double hsum(vd v)
 
 SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, double ie,
                          double tcut, const double *xq, double *work, double *pbar,
-                         double *nbar, double *inv_s, double *hstar_s, double *dphi_s)
+                         double *nbar, double *inv_s, double *hstar_s, double *dphi_s,
+                         ptrdiff_t *nev_s)
 {
     const double *hdr = B->hdr; /* c0[D], rho */
     const ptrdiff_t bs = B->bs;
@@ -96,7 +97,7 @@ SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, doub
     vd vmx = vset1(-INFINITY), DS, LS, HS, NCUT, sw, sh, sp0, sp1, sp2, sn0, sn1, sn2;
     vd ps0 = vset1(0.0), ps1 = vset1(0.0), ps2 = vset1(0.0), vidx = vset1(0.0), cur, STEP;
     double smax, S, pstar[3] = {0.0, 0.0, 0.0}, lane[VW], sshift = 0.0;
-    ptrdiff_t istar, bb;
+    ptrdiff_t istar, bb, nev = 0;
     int k0;
     ptrdiff_t i;
 
@@ -228,10 +229,13 @@ SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, doub
             skip = skip && vall_lt(tg[u], NCUT);
         }
         if (skip) {
-            for (u = 0; means && u < SC_PAD / VW; u++) {
+            for (u = 0; means && !B->evl && u < SC_PAD / VW; u++) {
                 vstore(wk + i + u * VW, vset1(0.0));
             }
             continue;
+        }
+        if (means && B->evl) {
+            B->evl[nev++] = bb * SC_TREE_LEAF + i;
         }
         for (u = 0; u < SC_PAD / VW; u++) {
         const ptrdiff_t iu = i + u * VW;
@@ -259,6 +263,7 @@ SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, doub
         }
     }
     }
+    *nev_s = nev;
     S = hsum(sw);
     *dphi_s = hsum(sh) / S; /* phi - h* */
     if (means) {
@@ -283,94 +288,129 @@ SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, doub
 
 /* ---- derivatives (pass 3) ---- */
 
-/* one sweep of pass 3 over the samples: the order-1/2 sums (low) and/or the order-3 sums
- * (high); see deriv_pass */
-SC_VFN void sweep(const sc__blocks *B, const int D, const int order, const int low,
-                  const int high, const double *work, const vd *X, const vd *PB, const vd *NB,
-                  vd HSV, vd DPHI, vd *ahp, vd (*anp)[3], vd *ahpp, vd *app, vd (*anpp)[6],
-                  vd (*ahppp)[6])
+/* pass 3's sums for the VW samples at i of one block (arrays P, N, M, weights wk) */
+SC_VFN void sweep_vec(const int D, const int order, const int low, const int high,
+                      const double *const *P, const double *const *N, const double *M,
+                      const double *wk, ptrdiff_t i, const vd *X, const vd *PB, const vd *NB,
+                      vd HSV, vd DPHI, vd *ahp, vd (*anp)[3], vd *ahpp, vd *app,
+                      vd (*anpp)[6], vd (*ahppp)[6])
 {
-    const double *P[3], *N[3], *M;
-    ptrdiff_t i, bb;
+    vd w = vload(wk + i), Pc[3], Nc[3], wP[3], wHP[3], nx, wH;
     int a, b;
-    for (bb = 0; bb < B->n; bb++) {
-    const double *wk = work + bb * B->bs;
-    M = B->ptr[bb] + 2 * D * B->as;
+    nx = vmul(vload(N[0] + i), X[0]);
+#pragma GCC unroll 4
+    for (a = 1; a < D; a++) {
+        nx = vfma(vload(N[a] + i), X[a], nx);
+    }
+    /* H = h - phi = (h - h*) - (phi - h*), wH = w H */
+    wH = vmul(w, vsub(vsub(vsub(nx, vload(M + i)), HSV), DPHI));
 #pragma GCC unroll 4
     for (a = 0; a < D; a++) {
-        P[a] = B->ptr[bb] + a * B->as;
-        N[a] = B->ptr[bb] + (D + a) * B->as;
+        Pc[a] = vsub(vload(P[a] + i), PB[a]);
+        if (low) {
+            ahp[a] = vfma(wH, Pc[a], ahp[a]);
+        }
     }
-    for (i = 0; i < B->bs; i += VW) {
-        vd w = vload(wk + i), Pc[3], Nc[3], wP[3], wHP[3], nx, wH;
-        if (vall_zero(w)) {
-            continue; /* adds exactly nothing (the sums start at +0 and never reach -0) */
-        }
-        nx = vmul(vload(N[0] + i), X[0]);
-#pragma GCC unroll 4
-        for (a = 1; a < D; a++) {
-            nx = vfma(vload(N[a] + i), X[a], nx);
-        }
-        /* H = h - phi = (h - h*) - (phi - h*), wH = w H */
-        wH = vmul(w, vsub(vsub(vsub(nx, vload(M + i)), HSV), DPHI));
+    if (order >= 2) {
 #pragma GCC unroll 4
         for (a = 0; a < D; a++) {
-            Pc[a] = vsub(vload(P[a] + i), PB[a]);
-            if (low) {
-                ahp[a] = vfma(wH, Pc[a], ahp[a]);
-            }
+            Nc[a] = vsub(vload(N[a] + i), NB[a]);
+            wP[a] = vmul(w, Pc[a]);
+            wHP[a] = vmul(wH, Pc[a]);
         }
-        if (order >= 2) {
+    }
+    if (order >= 2 && low) {
 #pragma GCC unroll 4
-            for (a = 0; a < D; a++) {
-                Nc[a] = vsub(vload(N[a] + i), NB[a]);
-                wP[a] = vmul(w, Pc[a]);
-                wHP[a] = vmul(wH, Pc[a]);
-            }
-        }
-        if (order >= 2 && low) {
+        for (a = 0; a < D; a++) {
 #pragma GCC unroll 4
-            for (a = 0; a < D; a++) {
-#pragma GCC unroll 4
-                for (b = 0; b < D; b++) {
-                    anp[a][b] = vfma(Nc[a], wP[b], anp[a][b]);
-                    if (b >= a) {
-                        ahpp[SYM2(D, a, b)] = vfma(wHP[a], Pc[b], ahpp[SYM2(D, a, b)]);
-                    }
+            for (b = 0; b < D; b++) {
+                anp[a][b] = vfma(Nc[a], wP[b], anp[a][b]);
+                if (b >= a) {
+                    ahpp[SYM2(D, a, b)] = vfma(wHP[a], Pc[b], ahpp[SYM2(D, a, b)]);
                 }
             }
         }
-        if (high) {
+    }
+    if (high) {
 #pragma GCC unroll 4
-            for (a = 0; a < D; a++) {
+        for (a = 0; a < D; a++) {
 #pragma GCC unroll 4
-                for (b = a; b < D; b++) {
-                    vd wPP = vmul(wP[a], Pc[b]), wHPP = vmul(wHP[a], Pc[b]);
-                    int ab = SYM2(D, a, b), cc;
-                    app[ab] = vadd(app[ab], wPP);
+            for (b = a; b < D; b++) {
+                vd wPP = vmul(wP[a], Pc[b]), wHPP = vmul(wHP[a], Pc[b]);
+                int ab = SYM2(D, a, b), cc;
+                app[ab] = vadd(app[ab], wPP);
 #pragma GCC unroll 4
-                    for (cc = 0; cc < D; cc++) {
-                        anpp[cc][ab] = vfma(Nc[cc], wPP, anpp[cc][ab]);
-                    }
-                    /* sum w H P_a P_b P_c for c >= b, stored at [a][SYM2(b, c)] */
+                for (cc = 0; cc < D; cc++) {
+                    anpp[cc][ab] = vfma(Nc[cc], wPP, anpp[cc][ab]);
+                }
+                /* sum w H P_a P_b P_c for c >= b, stored at [a][SYM2(b, c)] */
 #pragma GCC unroll 4
-                    for (cc = b; cc < D; cc++) {
-                        ahppp[a][SYM2(D, b, cc)] =
-                            vfma(wHPP, Pc[cc], ahppp[a][SYM2(D, b, cc)]);
-                    }
+                for (cc = b; cc < D; cc++) {
+                    ahppp[a][SYM2(D, b, cc)] =
+                        vfma(wHPP, Pc[cc], ahppp[a][SYM2(D, b, cc)]);
                 }
             }
         }
     }
 }
+
+/* one sweep of pass 3 over the samples: the order-1/2 sums (low) and/or the order-3 sums
+ * (high); see deriv_pass.  A pruned query (B->evl) visits the nev groups of SC_PAD that
+ * pass 2 evaluated, listed there; otherwise every vector, skipping those whose weights
+ * are all zero.  Either way the same vectors are summed in the same order (an evaluated
+ * group's vector of zero weights adds exactly nothing: the sums start at +0 and never
+ * reach -0), so the bits are the same. */
+SC_VFN void sweep(const sc__blocks *B, const int D, const int order, const int low,
+                  const int high, const double *work, ptrdiff_t nev, const vd *X,
+                  const vd *PB, const vd *NB, vd HSV, vd DPHI, vd *ahp, vd (*anp)[3],
+                  vd *ahpp, vd *app, vd (*anpp)[6], vd (*ahppp)[6])
+{
+    const double *P[3], *N[3], *M;
+    ptrdiff_t i, bb, e;
+    int a, u;
+    if (B->evl) {
+        for (e = 0; e < nev; e++) {
+            const ptrdiff_t g = B->evl[e], i0 = g % SC_TREE_LEAF;
+            const double *blk = B->ptr[g / SC_TREE_LEAF];
+            const double *wk = work + (g - i0);
+            M = blk + 2 * D * SC_TREE_LEAF;
+#pragma GCC unroll 4
+            for (a = 0; a < D; a++) {
+                P[a] = blk + a * SC_TREE_LEAF;
+                N[a] = blk + (D + a) * SC_TREE_LEAF;
+            }
+#pragma GCC unroll 4
+            for (u = 0; u < SC_PAD / VW; u++) {
+                sweep_vec(D, order, low, high, P, N, M, wk, i0 + u * VW, X, PB, NB, HSV, DPHI,
+                          ahp, anp, ahpp, app, anpp, ahppp);
+            }
+        }
+        return;
+    }
+    for (bb = 0; bb < B->n; bb++) {
+        const double *wk = work + bb * B->bs;
+        M = B->ptr[bb] + 2 * D * B->as;
+#pragma GCC unroll 4
+        for (a = 0; a < D; a++) {
+            P[a] = B->ptr[bb] + a * B->as;
+            N[a] = B->ptr[bb] + (D + a) * B->as;
+        }
+        for (i = 0; i < B->bs; i += VW) {
+            if (vall_zero(vload(wk + i))) {
+                continue; /* adds exactly nothing */
+            }
+            sweep_vec(D, order, low, high, P, N, M, wk, i, X, PB, NB, HSV, DPHI, ahp, anp,
+                      ahpp, app, anpp, ahppp);
+        }
+    }
 }
 
 /* dphi_a = n_bar_a + c E[H P_a]; d2phi_ab = c (E[N_a P_b] + E[N_b P_a]) + c^2 E[H P_a P_b];
  * d3phi_abc = c^2 sum_cyc E[N_a P_b P_c] + c^3 kappa(h, p_a, p_b, p_c) */
 SC_VFN void deriv_pass(const sc__blocks *B, const int D, const int order, double c,
-                       const double *xq, const double *work, double hstar, double dphi,
-                       const double *pbar, const double *nbar, double inv, double *g, double *hs,
-                       double *t3)
+                       const double *xq, const double *work, ptrdiff_t nev, double hstar,
+                       double dphi, const double *pbar, const double *nbar, double inv,
+                       double *g, double *hs, double *t3)
 {
     vd X[3], PB[3], NB[3], HSV = vset1(hstar), DPHI = vset1(dphi);
     /* accumulators: sum w H P_a; sum w N_a P_b; sum w H P_a P_b (a<=b); sum w P_a P_b (a<=b);
@@ -403,9 +443,10 @@ SC_VFN void deriv_pass(const sc__blocks *B, const int D, const int order, double
     /* order 3 runs two sweeps, (a) the order-1/2 sums and (b) the order-3 sums, each
        recomputing the centred quantities: fewer live accumulators (no register spills);
        sweep (a) is the same instruction sequence at every order (bitwise equal outputs) */
-    sweep(B, D, order, 1, 0, work, X, PB, NB, HSV, DPHI, ahp, anp, ahpp, app, anpp, ahppp);
+    sweep(B, D, order, 1, 0, work, nev, X, PB, NB, HSV, DPHI, ahp, anp, ahpp, app, anpp, ahppp);
     if (order >= 3) {
-        sweep(B, D, order, 0, 1, work, X, PB, NB, HSV, DPHI, ahp, anp, ahpp, app, anpp, ahppp);
+        sweep(B, D, order, 0, 1, work, nev, X, PB, NB, HSV, DPHI, ahp, anp, ahpp, app, anpp,
+              ahppp);
     }
 
     /* normalize: E[.] = sum / S */
@@ -1066,6 +1107,7 @@ SC_VFN void rows(const sc__blocks *B, double eps, ptrdiff_t m, const double *x, 
     for (r = 0; r < m; r++) {
         const double *xq = x + r * D;
         double pbar[3], nbar[3], inv = 0.0, hstar = 0.0, dphi = 0.0, v;
+        ptrdiff_t nev = 0;
         if (!sc__finite_query(D, xq)) {
             if (phi) {
                 phi[r] = NAN;
@@ -1082,12 +1124,12 @@ SC_VFN void rows(const sc__blocks *B, double eps, ptrdiff_t m, const double *x, 
             continue;
         }
         v = value_pass(B, D, order >= 1, ie, isnan(B->qbase) ? B->tcut : small_cut(B, D, ie, xq),
-                       xq, work, pbar, nbar, &inv, &hstar, &dphi);
+                       xq, work, pbar, nbar, &inv, &hstar, &dphi, &nev);
         if (phi) {
             phi[r] = v;
         }
         if (order >= 1) {
-            deriv_pass(B, D, order, c, xq, work, hstar, dphi, pbar, nbar, inv,
+            deriv_pass(B, D, order, c, xq, work, nev, hstar, dphi, pbar, nbar, inv,
                        g ? g + r * D : NULL, hs ? hs + r * D * D : NULL,
                        t3 ? t3 + r * D * D * D : NULL);
         }
