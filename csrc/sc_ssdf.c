@@ -420,15 +420,16 @@ int sc_cloud_pack(const sc_cloud *c, double *buf, sc_packed_cloud *pc)
 #define SC_PRUNE_GROUP_WIDTH2 128.0
 
 /* pruned-query scratch (ssdf_pruned_range): the kernel's work (L SC_TREE_LEAF), the kept
-   blocks' pointers (L, stored in doubles' space), the candidates (8 arrays, and their
-   known largest s_i; each L + SC_CAND_PAD), their bounds (3 (L + SC_CAND_PAD): also the
+   blocks' pointers (L + SC_CAND_PAD, stored in doubles' space), the candidates (8 arrays,
+   their known largest s_i and their leaf blocks; each L + SC_CAND_PAD), their bounds
+   (3 (L + SC_CAND_PAD): also the
    walks' scratch), the group's cuts, a chunk's sort keys (twice: the radix sort's
    two buffers) and the kernel's list of evaluated groups (L SC_TREE_LEAF / SC_PAD) */
 static ptrdiff_t pruned_workspace(ptrdiff_t n)
 {
     const ptrdiff_t L = tree_leaves(n);
     return L == 0 ? 0
-                  : L * SC_TREE_LEAF + L + 12 * (L + SC_CAND_PAD) + 2 * SC_PRUNE_GROUP +
+                  : L * SC_TREE_LEAF + 14 * (L + SC_CAND_PAD) + 2 * SC_PRUNE_GROUP +
                         4 * SC_PRUNE_CHUNK + L * (SC_TREE_LEAF / SC_PAD);
 }
 
@@ -456,6 +457,7 @@ typedef struct ssdf_job {
     sc__ssdf_best_fn best;
     sc__ssdf_keep_fn keep;
     sc__ssdf_leafmax_fn leafmax;
+    sc__ssdf_list_fn list;
     const sc_packed_cloud *pc;
     double eps;
     const double *x;
@@ -599,6 +601,7 @@ static void cands_close(sc__cands *C, int D, ptrdiff_t n)
         }
         C->c[2 * D][t] = -INFINITY;
         C->c[2 * D + 1][t] = 0.0;
+        C->blk[t] = NULL;
     }
 }
 
@@ -650,6 +653,7 @@ static void group_walk(const sc_packed_cloud *pc, double ie, const double *qlo, 
             C->c[k][nc] = nd[k];
         }
         C->c[2 * D + 1][nc] = (double)(node - L);
+        C->blk[nc] = tc + (node - L) * SC_LEAF_BLOCK(D);
         gub[nc] = ub;
         nc++;
     }
@@ -661,6 +665,7 @@ static void group_walk(const sc_packed_cloud *pc, double ie, const double *qlo, 
                 for (k = 0; k < 2 * D + 2; k++) {
                     C->c[k][w] = C->c[k][t];
                 }
+                C->blk[w] = C->blk[t];
                 C->smax[w] = NAN; /* not known for a box */
                 w++;
             }
@@ -739,6 +744,7 @@ static void single_walk(const sc_packed_cloud *pc, sc__ssdf_leafmax_fn leafmax, 
                 C->c[k][w] = nd[k];
             }
             C->c[2 * D + 1][w] = (double)lf;
+            C->blk[w] = tc + lf * SC_LEAF_BLOCK(D);
             C->smax[w] = gub[3 * t + 2];
             w++;
         }
@@ -768,8 +774,10 @@ static void query_blocks(const ssdf_job *job, double ie, double base, const doub
     const int D = pc->dim;
     const ptrdiff_t L = tree_leaves(pc->n);
     const double *nodes = tree_nodes(pc), *tc = tree_cloud(pc);
-    const double best = job->best(C, tc, D, xq, ie, ub, seed);
     const double maxla = nodes[NODE(D) + 2 * D], da = maxla - nodes[0];
+    const int seeded = seed == seed;
+    /* with a seed the cut is known before the bounds: one pass lists the leaves */
+    const double best = seeded ? seed : job->best(C, tc, D, xq, ie, ub);
     double cut, Tq;
     ptrdiff_t kept;
     /* T(L): d*^2 / eps <= max log a - L */
@@ -778,7 +786,7 @@ static void query_blocks(const ssdf_job *job, double ie, double base, const doub
         Tq = Tn < Tf ? Tn : Tf;
     }
     cut = best - Tq - slack - 2.0;
-    kept = job->keep(C, ub, cut, tc, D, ptr);
+    kept = seeded ? job->list(C, D, xq, ie, cut, ptr) : job->keep(C, ub, cut, tc, D, ptr);
     if (kept == 0) { /* unreachable unless every bound is NaN; keep leaf 0 */
         ptr[kept++] = tc;
     }
@@ -930,7 +938,7 @@ static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
        bounds and the walks' scratch (3 cp), the group's cuts (2 SC_PRUNE_GROUP), the
        Morton keys and the sort's second buffer (2 x 2 SC_PRUNE_CHUNK, as uint64) */
     const double **ptr = (const double **)(void *)(wk + L * SC_TREE_LEAF);
-    double *cand = wk + L * SC_TREE_LEAF + L, *ub = cand + 9 * cp, *gcut = ub + 3 * cp;
+    double *cand = wk + L * SC_TREE_LEAF + cp, *ub = cand + 10 * cp, *gcut = ub + 3 * cp;
     uint64_t *const kbuf = (uint64_t *)(void *)(gcut + 2 * SC_PRUNE_GROUP), *keys;
     ptrdiff_t *const evl = (ptrdiff_t *)(void *)(kbuf + 4 * SC_PRUNE_CHUNK);
     sc__cands C;
@@ -943,6 +951,7 @@ static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
         C.c[k] = cand + k * cp;
     }
     C.smax = cand + 8 * cp;
+    C.blk = (const double **)(void *)(cand + 9 * cp);
     for (c0 = begin; c0 < end; c0 += SC_PRUNE_CHUNK) {
         const ptrdiff_t c1 = end - c0 < SC_PRUNE_CHUNK ? end : c0 + SC_PRUNE_CHUNK;
         double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
@@ -1122,10 +1131,13 @@ int sc_ssdf(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
                                                  sc__ssdf_keep_avx512};
         static const sc__ssdf_leafmax_fn leafmax[3] = {
             sc__ssdf_leafmax_generic, sc__ssdf_leafmax_avx2, sc__ssdf_leafmax_avx512};
+        static const sc__ssdf_list_fn list[3] = {sc__ssdf_list_generic, sc__ssdf_list_avx2,
+                                                 sc__ssdf_list_avx512};
         job.fn = rows[isa];
         job.best = best[isa];
         job.keep = keep[isa];
         job.leafmax = leafmax[isa];
+        job.list = list[isa];
     }
     job.pc = pc;
     job.eps = eps;

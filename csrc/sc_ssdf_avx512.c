@@ -24,6 +24,7 @@
     #define SC_SSDF_BEST sc__ssdf_best_avx512
     #define SC_SSDF_KEEP sc__ssdf_keep_avx512
     #define SC_SSDF_LEAFMAX sc__ssdf_leafmax_avx512
+    #define SC_SSDF_LIST sc__ssdf_list_avx512
     #include "sc_ssdf_impl.h"
 
     #if defined(__clang__)
@@ -44,9 +45,9 @@ int sc__ssdf_rows_avx512(const sc__blocks *B, int dim, double eps, ptrdiff_t m,
 }
 
 double sc__ssdf_best_avx512(const sc__cands *C, const double *tc, int dim, const double *xq,
-                            double ie, double *ub, double seed)
+                            double ie, double *ub)
 {
-    (void)C, (void)tc, (void)dim, (void)xq, (void)ie, (void)ub, (void)seed;
+    (void)C, (void)tc, (void)dim, (void)xq, (void)ie, (void)ub;
     return NAN;
 }
 
@@ -61,6 +62,13 @@ double sc__ssdf_leafmax_avx512(const double *blk, int dim, const double *xq, dou
 {
     (void)blk, (void)dim, (void)xq, (void)ie;
     return NAN;
+}
+
+ptrdiff_t sc__ssdf_list_avx512(const sc__cands *C, int dim, const double *xq, double ie,
+                               double cut, const double **ptr)
+{
+    (void)C, (void)dim, (void)xq, (void)ie, (void)cut, (void)ptr;
+    return 0;
 }
 
 #endif

@@ -6,4 +6,5 @@
 #define SC_SSDF_BEST sc__ssdf_best_generic
 #define SC_SSDF_KEEP sc__ssdf_keep_generic
 #define SC_SSDF_LEAFMAX sc__ssdf_leafmax_generic
+#define SC_SSDF_LIST sc__ssdf_list_generic
 #include "sc_ssdf_impl.h"

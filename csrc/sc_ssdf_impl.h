@@ -932,11 +932,43 @@ SC_VFN double leafmax(const double *blk, const int D, const double *xq, double i
 /* candidate t's leaf block */
 SC_VFN const double *cand_block(const sc__cands *C, const double *tc, const int D, ptrdiff_t t)
 {
-    return tc + (ptrdiff_t)C->c[2 * D + 1][t] * SC_LEAF_BLOCK(D);
+    (void)tc, (void)D;
+    return C->blk[t];
+}
+
+/* bounds and keep in one pass, for a cut known beforehand: the blocks of the candidates
+   whose bound (bounds' arithmetic) reaches cut, in order, with a lane mask per vector and
+   no branch per candidate */
+SC_VFN ptrdiff_t list_of(const sc__cands *C, const int D, const double *xq, double ie,
+                         double cut, const double **ptr)
+{
+    const vd Z = vset1(0.0), IE = vset1(ie), CUT = vset1(cut);
+    vd X[3];
+    ptrdiff_t t, k = 0;
+    int a;
+    for (a = 0; a < D; a++) {
+        X[a] = vset1(xq[a]);
+    }
+    for (t = 0; t < C->npad; t += VW) {
+        vd d2 = Z;
+        for (a = 0; a < D; a++) {
+            const vd e = vmax(vmax(vsub(vload(C->c[a] + t), X[a]),
+                                   vsub(X[a], vload(C->c[D + a] + t))), Z);
+            d2 = a == 0 ? vmul(e, e) : vadd(d2, vmul(e, e));
+        }
+        {
+            unsigned m = vmask_ge(vsub(vload(C->c[2 * D] + t), vmul(d2, IE)), CUT);
+            if (t + VW > C->n) { /* padding entries are never listed */
+                m = t >= C->n ? 0u : m & ((1u << (C->n - t)) - 1u);
+            }
+            k += vkeep_ptrs(ptr + k, C->blk + t, m);
+        }
+    }
+    return k;
 }
 
 SC_VFN double best_of(const sc__cands *C, const double *tc, const int D, const double *xq,
-                      double ie, double *ub, double seed)
+                      double ie, double *ub)
 {
     const double umax = bounds(C, D, xq, ie, ub);
     const vd UM = vset1(umax);
@@ -945,9 +977,6 @@ SC_VFN double best_of(const sc__cands *C, const double *tc, const int D, const d
     double best, thr;
     vd THR, X[3], mx = vset1(-INFINITY);
     int k;
-    if (seed == seed) {
-        return seed; /* a lower bound of s* known already: the bounds alone */
-    }
     /* the first entry equal to the largest (>= it: NaN bounds never equal it) */
     for (t = 0; t < C->n; t += VW) {
         const unsigned m = vmask_ge(vload(ub + t), UM);
@@ -994,9 +1023,9 @@ SC_VFN double best_of(const sc__cands *C, const double *tc, const int D, const d
 }
 
 double SC_SSDF_BEST(const sc__cands *C, const double *tc, int dim, const double *xq, double ie,
-                    double *ub, double seed)
+                    double *ub)
 {
-    return dim == 2 ? best_of(C, tc, 2, xq, ie, ub, seed) : best_of(C, tc, 3, xq, ie, ub, seed);
+    return dim == 2 ? best_of(C, tc, 2, xq, ie, ub) : best_of(C, tc, 3, xq, ie, ub);
 }
 
 ptrdiff_t SC_SSDF_KEEP(const sc__cands *C, const double *ub, double cut, const double *tc,
@@ -1015,6 +1044,12 @@ ptrdiff_t SC_SSDF_KEEP(const sc__cands *C, const double *ub, double cut, const d
         }
     }
     return k;
+}
+
+ptrdiff_t SC_SSDF_LIST(const sc__cands *C, int dim, const double *xq, double ie, double cut,
+                       const double **ptr)
+{
+    return dim == 2 ? list_of(C, 2, xq, ie, cut, ptr) : list_of(C, 3, xq, ie, cut, ptr);
 }
 
 double SC_SSDF_LEAFMAX(const double *blk, int dim, const double *xq, double ie)

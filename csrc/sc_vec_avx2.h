@@ -5,8 +5,8 @@
  *
  * Contract shared by every sc_vec_*.h: type vd, width VW, vset1, vload/vstore
  * (unaligned), vadd, vsub, vmul, vdiv, vfma(a, b, c) = a*b + c, vmax (never given
- * NaN), vall_lt, vall_zero, vmask_gt/vmask_ge (lane k as bit k), vselect_gt, vexp_neg
- * (sc_exp.h algorithm, t <= 0).
+ * NaN), vall_lt, vall_zero, vmask_gt/vmask_ge (lane k as bit k), vselect_gt,
+ * vkeep_ptrs, vexp_neg (sc_exp.h algorithm, t <= 0).
  */
 #ifndef SC_VEC_AVX2_H
 #define SC_VEC_AVX2_H
@@ -78,6 +78,18 @@ SC_VFN int vall_zero(vd a)
 SC_VFN vd vselect_gt(vd a, vd b, vd x, vd y)
 {
     return _mm256_blendv_pd(y, x, _mm256_cmp_pd(a, b, _CMP_GT_OQ));
+}
+
+/* the pointers in[l] of the lanes l set in m, stored contiguously at out; returns how
+   many (out has room for VW entries; branch-free) */
+SC_VFN int vkeep_ptrs(const double **out, const double *const *in, unsigned m)
+{
+    int k = 0, l;
+    for (l = 0; l < VW; l++) {
+        out[k] = in[l];
+        k += (int)((m >> l) & 1u);
+    }
+    return k;
 }
 
 SC_VFN vd vexp_neg(vd t)

@@ -5,8 +5,8 @@
  *
  * Contract shared by every sc_vec_*.h: type vd, width VW, vset1, vload/vstore
  * (unaligned), vadd, vsub, vmul, vdiv, vfma(a, b, c) = a*b + c, vmax (never given
- * NaN), vall_lt, vall_zero, vmask_gt/vmask_ge (lane k as bit k), vselect_gt, vexp_neg
- * (sc_exp.h algorithm, t <= 0).
+ * NaN), vall_lt, vall_zero, vmask_gt/vmask_ge (lane k as bit k), vselect_gt,
+ * vkeep_ptrs, vexp_neg (sc_exp.h algorithm, t <= 0).
  */
 #ifndef SC_VEC_AVX512_H
 #define SC_VEC_AVX512_H
@@ -78,6 +78,15 @@ SC_VFN int vall_zero(vd a)
 SC_VFN vd vselect_gt(vd a, vd b, vd x, vd y)
 {
     return _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a, b, _CMP_GT_OQ), y, x);
+}
+
+/* the pointers in[l] of the lanes l set in m, stored contiguously at out; returns how
+   many (out has room for VW entries: all VW are written) */
+SC_VFN int vkeep_ptrs(const double **out, const double *const *in, unsigned m)
+{
+    const __m512i p = _mm512_loadu_si512((const void *)in);
+    _mm512_storeu_si512((void *)out, _mm512_maskz_compress_epi64((__mmask8)m, p));
+    return __builtin_popcount(m);
 }
 
 SC_VFN vd vexp_neg(vd t)

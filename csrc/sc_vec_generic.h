@@ -82,6 +82,14 @@ SC_VFN vd vselect_gt(vd a, vd b, vd x, vd y)
     return a > b ? x : y;
 }
 
+/* the pointers in[l] of the lanes l set in m, stored contiguously at out; returns how
+   many (out has room for VW entries) */
+SC_VFN int vkeep_ptrs(const double **out, const double *const *in, unsigned m)
+{
+    out[0] = in[0];
+    return (int)(m & 1u);
+}
+
 /* exp(t) for t <= 0 (see sc_exp.h), one lane */
 SC_VFN vd vexp_neg(vd t)
 {
