@@ -45,22 +45,10 @@ static void cross3(const double u[3], const double v[3], double c[3])
 
 /* ---- first and second derivatives of one sample ---- */
 
-/* Y1 (D x nq) and g.Y2 (nq x nq, symmetric; skipped when gY2 is NULL) for one sample;
- * see the file comment.  RK, RO: rotations; p: sample in O's frame; y: it in K's frame;
- * g: gradient there; oO, oK: column offsets of O's and K's tangent blocks. */
-static void sample_jacobians(int D, const double *RK, const double *RO, const double *p,
-                             const double *y, const double *g, int oO, int oK, double *Y1,
-                             double *gY2)
+/* M = R_K^T R_O (the same for all of an owner's samples) */
+static void rel_rotation(int D, const double *RK, const double *RO, double *M)
 {
-    const int nv = D == 2 ? 3 : 6, nq = 2 * nv;
-    double M[9];
-    int r, c, j, a, b;
-
-    memset(Y1, 0, sizeof(double) * (size_t)(D * nq));
-    if (gY2) {
-        memset(gY2, 0, sizeof(double) * (size_t)(nq * nq));
-    }
-    /* M = R_K^T R_O */
+    int r, c, j;
     for (r = 0; r < D; r++) {
         for (c = 0; c < D; c++) {
             double s = 0.0;
@@ -69,6 +57,23 @@ static void sample_jacobians(int D, const double *RK, const double *RO, const do
             }
             M[r * D + c] = s;
         }
+    }
+}
+
+/* Y1 (D x nq) and g.Y2 (nq x nq, symmetric; skipped when gY2 is NULL) for one sample;
+ * see the file comment.  RK: K's rotation, M = R_K^T R_O (rel_rotation); p: sample in
+ * O's frame; y: it in K's frame; g: gradient there; oO, oK: column offsets of O's and
+ * K's tangent blocks.  Every entry of Y1 is written below (translation and rotation
+ * blocks of both bodies), so it is not cleared first. */
+static inline void sample_jacobians(const int D, const double *RK, const double *M,
+                                    const double *p, const double *y, const double *g,
+                                    int oO, int oK, double *Y1, double *gY2)
+{
+    const int nv = D == 2 ? 3 : 6, nq = 2 * nv;
+    int r, c, a, b;
+
+    if (gY2) {
+        memset(gY2, 0, sizeof(double) * (size_t)(nq * nq));
     }
     /* translation blocks: R_K^T and -R_K^T */
     for (r = 0; r < D; r++) {
@@ -209,60 +214,21 @@ void sc_pose_samples(const sc_packed_cloud *a, const double *Ra, const double *t
     }
 }
 
-/* ---- batch driver ---- */
-
-int sc_separation(const sc_packed_cloud *a, const double *pose_a, const sc_packed_cloud *b,
-                  const double *pose_b, double eps, int isa, int nthreads, double *work,
-                  double *phi, double *x_w, double *g_w, double *dphi_dq, double *d2phi_dq2)
+/* sc_separation's world gradients and pose derivatives, row by row (D constant in each
+   call: the small loops unroll); Ma = R_B^T R_A, Mb = R_A^T R_B */
+static inline void separation_rows(const int D, const sc_packed_cloud *a,
+                                   const sc_packed_cloud *b, const double *Ra, const double *Rb,
+                                   const double *Ma, const double *Mb, const double *y,
+                                   const double *g, const double *h, double *g_w,
+                                   double *dphi_dq, double *d2phi_dq2)
 {
-    double Ra[9], ta[3], Rb[9], tb[3];
-    double *y, *g, *h, *sw;
-    const int need_g = g_w || dphi_dq || d2phi_dq2, need_h = d2phi_dq2 != NULL;
-    ptrdiff_t I, J, n, k;
-    int D, nv, nq, st, j;
-
-    if (a == NULL || b == NULL || pose_a == NULL || pose_b == NULL || work == NULL ||
-        a->dim != b->dim || (a->dim != 2 && a->dim != 3) || !(eps > 0.0) || !isfinite(eps) ||
-        nthreads < 1) {
-        return SC_EINVAL;
-    }
-    D = a->dim;
-    for (j = 0; j < (D == 2 ? 3 : 7); j++) {
-        if (!isfinite(pose_a[j]) || !isfinite(pose_b[j])) {
-            return SC_ENONFINITE;
-        }
-    }
-    if (D == 3 && ((pose_a[3] == 0 && pose_a[4] == 0 && pose_a[5] == 0 && pose_a[6] == 0) ||
-                   (pose_b[3] == 0 && pose_b[4] == 0 && pose_b[5] == 0 && pose_b[6] == 0))) {
-        return SC_EINVAL;
-    }
-    nv = D == 2 ? 3 : 6;
-    nq = 2 * nv;
-    I = a->n;
-    J = b->n;
-    n = I + J;
-    y = work;
-    g = y + n * D;
-    h = g + n * D;
-    sw = h + n * D * D;
-    sc_pose_frame(D, pose_a, Ra, ta);
-    sc_pose_frame(D, pose_b, Rb, tb);
-
-    sc_pose_samples(a, Ra, ta, b, Rb, tb, x_w, y);
-    st = sc_ssdf(b, eps, I, y, isa, nthreads, sw, phi, need_g ? g : NULL, need_h ? h : NULL, NULL);
-    if (st == SC_OK) {
-        st = sc_ssdf(a, eps, J, y + I * D, isa, nthreads, sw, phi ? phi + I : NULL,
-                     need_g ? g + I * D : NULL, need_h ? h + I * D * D : NULL, NULL);
-    }
-    if (st != SC_OK || !need_g) {
-        return st;
-    }
-
-    /* world gradients and pose derivatives */
+    const int nv = D == 2 ? 3 : 6, nq = 2 * nv;
+    const ptrdiff_t I = a->n, n = a->n + b->n;
+    ptrdiff_t k;
     for (k = 0; k < n; k++) {
         const int mine = k < I; /* owner is A */
         const sc_packed_cloud *own = mine ? a : b;
-        const double *RO = mine ? Ra : Rb, *RK = mine ? Rb : Ra;
+        const double *RK = mine ? Rb : Ra, *M = mine ? Ma : Mb;
         const double *gk = g + k * D, *yk = y + k * D, *hk = h + k * D * D;
         const ptrdiff_t kk = mine ? k : k - I;
         const int oO = mine ? 0 : nv, oK = mine ? nv : 0;
@@ -283,7 +249,7 @@ int sc_separation(const sc_packed_cloud *a, const double *pose_a, const sc_packe
         if (!dphi_dq && !d2phi_dq2) {
             continue;
         }
-        sample_jacobians(D, RK, RO, p, yk, gk, oO, oK, Y1, d2phi_dq2 ? gY2 : NULL);
+        sample_jacobians(D, RK, M, p, yk, gk, oO, oK, Y1, d2phi_dq2 ? gY2 : NULL);
         if (dphi_dq) {
             for (c = 0; c < nq; c++) {
                 double s = 0.0;
@@ -315,6 +281,63 @@ int sc_separation(const sc_packed_cloud *a, const double *pose_a, const sc_packe
                 }
             }
         }
+    }
+}
+
+/* ---- batch driver ---- */
+
+int sc_separation(const sc_packed_cloud *a, const double *pose_a, const sc_packed_cloud *b,
+                  const double *pose_b, double eps, int isa, int nthreads, double *work,
+                  double *phi, double *x_w, double *g_w, double *dphi_dq, double *d2phi_dq2)
+{
+    double Ra[9], ta[3], Rb[9], tb[3], Ma[9], Mb[9];
+    double *y, *g, *h, *sw;
+    const int need_g = g_w || dphi_dq || d2phi_dq2, need_h = d2phi_dq2 != NULL;
+    ptrdiff_t I, J, n;
+    int D, st, j;
+
+    if (a == NULL || b == NULL || pose_a == NULL || pose_b == NULL || work == NULL ||
+        a->dim != b->dim || (a->dim != 2 && a->dim != 3) || !(eps > 0.0) || !isfinite(eps) ||
+        nthreads < 1) {
+        return SC_EINVAL;
+    }
+    D = a->dim;
+    for (j = 0; j < (D == 2 ? 3 : 7); j++) {
+        if (!isfinite(pose_a[j]) || !isfinite(pose_b[j])) {
+            return SC_ENONFINITE;
+        }
+    }
+    if (D == 3 && ((pose_a[3] == 0 && pose_a[4] == 0 && pose_a[5] == 0 && pose_a[6] == 0) ||
+                   (pose_b[3] == 0 && pose_b[4] == 0 && pose_b[5] == 0 && pose_b[6] == 0))) {
+        return SC_EINVAL;
+    }
+    I = a->n;
+    J = b->n;
+    n = I + J;
+    y = work;
+    g = y + n * D;
+    h = g + n * D;
+    sw = h + n * D * D;
+    sc_pose_frame(D, pose_a, Ra, ta);
+    sc_pose_frame(D, pose_b, Rb, tb);
+
+    sc_pose_samples(a, Ra, ta, b, Rb, tb, x_w, y);
+    st = sc_ssdf(b, eps, I, y, isa, nthreads, sw, phi, need_g ? g : NULL, need_h ? h : NULL, NULL);
+    if (st == SC_OK) {
+        st = sc_ssdf(a, eps, J, y + I * D, isa, nthreads, sw, phi ? phi + I : NULL,
+                     need_g ? g + I * D : NULL, need_h ? h + I * D * D : NULL, NULL);
+    }
+    if (st != SC_OK || !need_g) {
+        return st;
+    }
+
+    /* world gradients and pose derivatives */
+    rel_rotation(D, Rb, Ra, Ma);
+    rel_rotation(D, Ra, Rb, Mb);
+    if (D == 2) {
+        separation_rows(2, a, b, Ra, Rb, Ma, Mb, y, g, h, g_w, dphi_dq, d2phi_dq2);
+    } else {
+        separation_rows(3, a, b, Ra, Rb, Ma, Mb, y, g, h, g_w, dphi_dq, d2phi_dq2);
     }
     return SC_OK;
 }
