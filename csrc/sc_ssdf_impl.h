@@ -44,17 +44,11 @@
 
 #include "sc_ssdf.h"
 
-/* lanes reduced in a fixed order, so results do not depend on scheduling */
+/* lanes reduced in a fixed order (vhsum's pairwise tree), so results do not depend on
+   scheduling */
 SC_VFN double hsum(vd v)
 {
-    double b[VW], s;
-    int k;
-    vstore(b, v);
-    s = b[0];
-    for (k = 1; k < VW; k++) {
-        s += b[k];
-    }
-    return s;
+    return vhsum(v);
 }
 
 /* A query is "far" beyond SC_SSDF_FAR cloud radii from the bounding-box centre.

@@ -6,7 +6,7 @@
  * Contract shared by every sc_vec_*.h: type vd, width VW, vset1, vload/vstore
  * (unaligned), vadd, vsub, vmul, vdiv, vfma(a, b, c) = a*b + c, vmax (never given
  * NaN), vall_lt, vall_zero, vmask_gt/vmask_ge (lane k as bit k), vselect_gt,
- * vkeep_ptrs, vexp_neg (sc_exp.h algorithm, t <= 0).
+ * vkeep_ptrs, vhsum, vexp_neg (sc_exp.h algorithm, t <= 0).
  */
 #ifndef SC_VEC_AVX2_H
 #define SC_VEC_AVX2_H
@@ -78,6 +78,14 @@ SC_VFN int vall_zero(vd a)
 SC_VFN vd vselect_gt(vd a, vd b, vd x, vd y)
 {
     return _mm256_blendv_pd(y, x, _mm256_cmp_pd(a, b, _CMP_GT_OQ));
+}
+
+/* the sum of the lanes in a fixed pairwise order, (a0 + a2) + (a1 + a3): a tree instead
+   of a chain of three dependent adds (measured with AVX-512's: ~5 % of a pruned query) */
+SC_VFN double vhsum(vd a)
+{
+    const __m128d b = _mm_add_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(b, _mm_unpackhi_pd(b, b)));
 }
 
 /* the pointers in[l] of the lanes l set in m, stored contiguously at out; returns how

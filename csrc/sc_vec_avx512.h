@@ -6,7 +6,7 @@
  * Contract shared by every sc_vec_*.h: type vd, width VW, vset1, vload/vstore
  * (unaligned), vadd, vsub, vmul, vdiv, vfma(a, b, c) = a*b + c, vmax (never given
  * NaN), vall_lt, vall_zero, vmask_gt/vmask_ge (lane k as bit k), vselect_gt,
- * vkeep_ptrs, vexp_neg (sc_exp.h algorithm, t <= 0).
+ * vkeep_ptrs, vhsum, vexp_neg (sc_exp.h algorithm, t <= 0).
  */
 #ifndef SC_VEC_AVX512_H
 #define SC_VEC_AVX512_H
@@ -78,6 +78,16 @@ SC_VFN int vall_zero(vd a)
 SC_VFN vd vselect_gt(vd a, vd b, vd x, vd y)
 {
     return _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a, b, _CMP_GT_OQ), y, x);
+}
+
+/* the sum of the lanes in a fixed pairwise order, ((a0 + a4) + (a2 + a6)) + ((a1 + a5) +
+   (a3 + a7)): a tree instead of a chain of seven dependent adds (a pruned query takes
+   eleven such sums: ~5 % of its time) */
+SC_VFN double vhsum(vd a)
+{
+    const __m256d b = _mm256_add_pd(_mm512_castpd512_pd256(a), _mm512_extractf64x4_pd(a, 1));
+    const __m128d c = _mm_add_pd(_mm256_castpd256_pd128(b), _mm256_extractf128_pd(b, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(c, _mm_unpackhi_pd(c, c)));
 }
 
 /* the pointers in[l] of the lanes l set in m, stored contiguously at out; returns how

@@ -82,6 +82,12 @@ SC_VFN vd vselect_gt(vd a, vd b, vd x, vd y)
     return a > b ? x : y;
 }
 
+/* the sum of the lanes (one lane) */
+SC_VFN double vhsum(vd a)
+{
+    return a;
+}
+
 /* the pointers in[l] of the lanes l set in m, stored contiguously at out; returns how
    many (out has room for VW entries) */
 SC_VFN int vkeep_ptrs(const double **out, const double *const *in, unsigned m)
