@@ -420,16 +420,16 @@ int sc_cloud_pack(const sc_cloud *c, double *buf, sc_packed_cloud *pc)
 #define SC_PRUNE_GROUP_WIDTH2 128.0
 
 /* pruned-query scratch (ssdf_pruned_range): the kernel's work (L SC_TREE_LEAF), the kept
-   blocks' pointers (L + SC_CAND_PAD, stored in doubles' space), the candidates (8 arrays,
+   blocks' pointers (L + SC_CAND_PAD, stored in doubles' space), the candidates (7 arrays,
    their known largest s_i and their leaf blocks; each L + SC_CAND_PAD), their bounds
-   (3 (L + SC_CAND_PAD): also the
-   walks' scratch), the group's cuts, a chunk's sort keys (twice: the radix sort's
-   two buffers) and the kernel's list of evaluated groups (L SC_TREE_LEAF / SC_PAD) */
+   (3 (L + SC_CAND_PAD): also the walks' scratch), the group's cuts, a chunk's sort keys
+   (twice: the radix sort's two buffers) and the kernel's list of evaluated groups
+   (L SC_TREE_LEAF / SC_PAD) */
 static ptrdiff_t pruned_workspace(ptrdiff_t n)
 {
     const ptrdiff_t L = tree_leaves(n);
     return L == 0 ? 0
-                  : L * SC_TREE_LEAF + 14 * (L + SC_CAND_PAD) + 2 * SC_PRUNE_GROUP +
+                  : L * SC_TREE_LEAF + 13 * (L + SC_CAND_PAD) + 2 * SC_PRUNE_GROUP +
                         4 * SC_PRUNE_CHUNK + L * (SC_TREE_LEAF / SC_PAD);
 }
 
@@ -600,7 +600,6 @@ static void cands_close(sc__cands *C, int D, ptrdiff_t n)
             C->c[k][t] = 0.0;
         }
         C->c[2 * D][t] = -INFINITY;
-        C->c[2 * D + 1][t] = 0.0;
         C->blk[t] = NULL;
     }
 }
@@ -652,7 +651,6 @@ static void group_walk(const sc_packed_cloud *pc, double ie, const double *qlo, 
         for (k = 0; k < 2 * D + 1; k++) {
             C->c[k][nc] = nd[k];
         }
-        C->c[2 * D + 1][nc] = (double)(node - L);
         C->blk[nc] = tc + (node - L) * SC_LEAF_BLOCK(D);
         gub[nc] = ub;
         nc++;
@@ -662,7 +660,7 @@ static void group_walk(const sc_packed_cloud *pc, double ie, const double *qlo, 
         ptrdiff_t w = 0;
         for (t = 0; t < nc; t++) {
             if (gub[t] >= cut) {
-                for (k = 0; k < 2 * D + 2; k++) {
+                for (k = 0; k < 2 * D + 1; k++) {
                     C->c[k][w] = C->c[k][t];
                 }
                 C->blk[w] = C->blk[t];
@@ -743,7 +741,6 @@ static void single_walk(const sc_packed_cloud *pc, sc__ssdf_leafmax_fn leafmax, 
             for (k = 0; k < 2 * D + 1; k++) {
                 C->c[k][w] = nd[k];
             }
-            C->c[2 * D + 1][w] = (double)lf;
             C->blk[w] = tc + lf * SC_LEAF_BLOCK(D);
             C->smax[w] = gub[3 * t + 2];
             w++;
@@ -777,7 +774,7 @@ static void query_blocks(const ssdf_job *job, double ie, double base, const doub
     const double maxla = nodes[NODE(D) + 2 * D], da = maxla - nodes[0];
     const int seeded = seed == seed;
     /* with a seed the cut is known before the bounds: one pass lists the leaves */
-    const double best = seeded ? seed : job->best(C, tc, D, xq, ie, ub);
+    const double best = seeded ? seed : job->best(C, D, xq, ie, ub);
     double cut, Tq;
     ptrdiff_t kept;
     /* T(L): d*^2 / eps <= max log a - L */
@@ -786,7 +783,7 @@ static void query_blocks(const ssdf_job *job, double ie, double base, const doub
         Tq = Tn < Tf ? Tn : Tf;
     }
     cut = best - Tq - slack - 2.0;
-    kept = seeded ? job->list(C, D, xq, ie, cut, ptr) : job->keep(C, ub, cut, tc, D, ptr);
+    kept = seeded ? job->list(C, D, xq, ie, cut, ptr) : job->keep(C, ub, cut, ptr);
     if (kept == 0) { /* unreachable unless every bound is NaN; keep leaf 0 */
         ptr[kept++] = tc;
     }
@@ -935,12 +932,12 @@ static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
     double *wk = j->work + tid * j->wsize;
     /* workspace (pruned_workspace): the kernel's scratch (kept leaves x SC_TREE_LEAF <=
        L SC_TREE_LEAF), the kept pointers (cp: the branch-free list writes up to
-       SC_CAND_PAD past its last), the candidates (10 arrays of cp), their bounds and the
+       SC_CAND_PAD past its last), the candidates (9 arrays of cp), their bounds and the
        walks' scratch (3 cp), the group's cuts (2 SC_PRUNE_GROUP), the Morton keys and
        the sort's second buffer (2 x 2 SC_PRUNE_CHUNK, as uint64), the kernel's list of
        evaluated groups (2 L) */
     const double **ptr = (const double **)(void *)(wk + L * SC_TREE_LEAF);
-    double *cand = wk + L * SC_TREE_LEAF + cp, *ub = cand + 10 * cp, *gcut = ub + 3 * cp;
+    double *cand = wk + L * SC_TREE_LEAF + cp, *ub = cand + 9 * cp, *gcut = ub + 3 * cp;
     uint64_t *const kbuf = (uint64_t *)(void *)(gcut + 2 * SC_PRUNE_GROUP), *keys;
     ptrdiff_t *const evl = (ptrdiff_t *)(void *)(kbuf + 4 * SC_PRUNE_CHUNK);
     sc__cands C;
@@ -949,11 +946,11 @@ static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
     const double *sblk = NULL;
     ptrdiff_t c0, r, soff = 0, istar = 0;
     int k;
-    for (k = 0; k < 8; k++) {
+    for (k = 0; k < 7; k++) {
         C.c[k] = cand + k * cp;
     }
-    C.smax = cand + 8 * cp;
-    C.blk = (const double **)(void *)(cand + 9 * cp);
+    C.smax = cand + 7 * cp;
+    C.blk = (const double **)(void *)(cand + 8 * cp);
     for (c0 = begin; c0 < end; c0 += SC_PRUNE_CHUNK) {
         const ptrdiff_t c1 = end - c0 < SC_PRUNE_CHUNK ? end : c0 + SC_PRUNE_CHUNK;
         double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};

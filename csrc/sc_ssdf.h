@@ -220,16 +220,16 @@ int sc__ssdf_rows_avx512(const sc__blocks *B, int dim, double eps, ptrdiff_t m,
 
 /* Per-ISA helpers of the pruned gather (sc_ssdf.c), plain multiplies and adds (no FMA), so
  * every ISA computes the same bits.  Candidate leaves as arrays: c[0..D) the boxes' lo,
- * c[D..2D) their hi, c[2D] max log a, c[2D+1] the leaf index; npad entries (a multiple
- * of SC_CAND_PAD, padding with max log a = -inf).
+ * c[D..2D) their hi, c[2D] max log a, and blk their leaf blocks; npad entries (a
+ * multiple of SC_CAND_PAD, padding with max log a = -inf and no block).
  *   best: ub[t] = max log a - (squared distance of xq to box t) / eps for every entry;
  *     then, with t0 the first candidate of the largest ub, the largest s_i of leaf t0 and
  *     of every other candidate whose ub exceeds that + 1 (a candidate's largest s_i is
  *     smax[t] when known, else computed as leafmax does): a lower bound of the query's
  *     largest s_i within 1 of it (sc_ssdf.c, query_blocks).  Returns it (-inf without a
  *     candidate).
- *   keep: the candidates t < n with ub[t] >= cut, in order, as their leaf blocks (tc +
- *     leaf SC_LEAF_BLOCK(dim)) in ptr; returns how many.
+ *   keep: the candidates t < n with ub[t] >= cut, in order, as their leaf blocks (blk)
+ *     in ptr; returns how many.
  *   leafmax: the largest s_i = log a_i - |xq - p_i|^2 / eps over the SC_TREE_LEAF
  *     samples of a leaf block.
  *   list: best's bounds and keep in one pass, for a cut known beforehand; ptr needs room
@@ -239,30 +239,30 @@ int sc__ssdf_rows_avx512(const sc__blocks *B, int dim, double eps, ptrdiff_t m,
 #define SC_LEAF_BLOCK(D) ((3 * (D) + 3) * SC_TREE_LEAF)
 typedef struct sc__cands {
     ptrdiff_t n, npad;
-    double *c[8];
+    double *c[7];
     double *smax; /* a candidate leaf's largest s_i when already known (one-query groups),
                      else NaN */
     const double **blk; /* candidate t's leaf block (NULL for the padding) */
 } sc__cands;
-typedef double (*sc__ssdf_best_fn)(const sc__cands *C, const double *tc, int dim,
-                                   const double *xq, double ie, double *ub);
+typedef double (*sc__ssdf_best_fn)(const sc__cands *C, int dim, const double *xq, double ie,
+                                   double *ub);
 typedef ptrdiff_t (*sc__ssdf_keep_fn)(const sc__cands *C, const double *ub, double cut,
-                                      const double *tc, int dim, const double **ptr);
+                                      const double **ptr);
 typedef double (*sc__ssdf_leafmax_fn)(const double *blk, int dim, const double *xq, double ie);
 typedef ptrdiff_t (*sc__ssdf_list_fn)(const sc__cands *C, int dim, const double *xq, double ie,
                                       double cut, const double **ptr);
-double sc__ssdf_best_generic(const sc__cands *C, const double *tc, int dim, const double *xq,
-                             double ie, double *ub);
-double sc__ssdf_best_avx2(const sc__cands *C, const double *tc, int dim, const double *xq,
-                          double ie, double *ub);
-double sc__ssdf_best_avx512(const sc__cands *C, const double *tc, int dim, const double *xq,
-                            double ie, double *ub);
+double sc__ssdf_best_generic(const sc__cands *C, int dim, const double *xq, double ie,
+                             double *ub);
+double sc__ssdf_best_avx2(const sc__cands *C, int dim, const double *xq, double ie,
+                          double *ub);
+double sc__ssdf_best_avx512(const sc__cands *C, int dim, const double *xq, double ie,
+                            double *ub);
 ptrdiff_t sc__ssdf_keep_generic(const sc__cands *C, const double *ub, double cut,
-                                const double *tc, int dim, const double **ptr);
-ptrdiff_t sc__ssdf_keep_avx2(const sc__cands *C, const double *ub, double cut, const double *tc,
-                             int dim, const double **ptr);
+                                const double **ptr);
+ptrdiff_t sc__ssdf_keep_avx2(const sc__cands *C, const double *ub, double cut,
+                             const double **ptr);
 ptrdiff_t sc__ssdf_keep_avx512(const sc__cands *C, const double *ub, double cut,
-                               const double *tc, int dim, const double **ptr);
+                               const double **ptr);
 double sc__ssdf_leafmax_generic(const double *blk, int dim, const double *xq, double ie);
 double sc__ssdf_leafmax_avx2(const double *blk, int dim, const double *xq, double ie);
 double sc__ssdf_leafmax_avx512(const double *blk, int dim, const double *xq, double ie);

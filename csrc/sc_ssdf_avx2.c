@@ -44,17 +44,17 @@ int sc__ssdf_rows_avx2(const sc__blocks *B, int dim, double eps, ptrdiff_t m,
     return SC_EUNSUPPORTED;
 }
 
-double sc__ssdf_best_avx2(const sc__cands *C, const double *tc, int dim, const double *xq,
-                          double ie, double *ub)
+double sc__ssdf_best_avx2(const sc__cands *C, int dim, const double *xq, double ie,
+                          double *ub)
 {
-    (void)C, (void)tc, (void)dim, (void)xq, (void)ie, (void)ub;
+    (void)C, (void)dim, (void)xq, (void)ie, (void)ub;
     return NAN;
 }
 
 ptrdiff_t sc__ssdf_keep_avx2(const sc__cands *C, const double *ub, double cut,
-                             const double *tc, int dim, const double **ptr)
+                             const double **ptr)
 {
-    (void)C, (void)ub, (void)cut, (void)tc, (void)dim, (void)ptr;
+    (void)C, (void)ub, (void)cut, (void)ptr;
     return 0;
 }
 

@@ -874,9 +874,23 @@ SC_VFN double vmax_lanes(vd v)
     return m;
 }
 
+/* the bounds max log a - dist^2(x, box) / eps of candidates t .. t + VW - 1 (X: the
+   query broadcast, IE: 1 / eps) */
+SC_VFN vd cand_bounds(const sc__cands *C, const int D, const vd *X, vd IE, ptrdiff_t t)
+{
+    const vd Z = vset1(0.0);
+    vd d2 = Z;
+    int k;
+    for (k = 0; k < D; k++) {
+        const vd e = vmax(vmax(vsub(vload(C->c[k] + t), X[k]), vsub(X[k], vload(C->c[D + k] + t))), Z);
+        d2 = k == 0 ? vmul(e, e) : vadd(d2, vmul(e, e));
+    }
+    return vsub(vload(C->c[2 * D] + t), vmul(d2, IE));
+}
+
 SC_VFN double bounds(const sc__cands *C, const int D, const double *xq, double ie, double *ub)
 {
-    const vd Z = vset1(0.0), IE = vset1(ie);
+    const vd IE = vset1(ie);
     vd X[3], mx = vset1(-INFINITY);
     ptrdiff_t t;
     int k;
@@ -884,12 +898,7 @@ SC_VFN double bounds(const sc__cands *C, const int D, const double *xq, double i
         X[k] = vset1(xq[k]);
     }
     for (t = 0; t < C->npad; t += VW) {
-        vd d2 = Z, u;
-        for (k = 0; k < D; k++) {
-            const vd e = vmax(vmax(vsub(vload(C->c[k] + t), X[k]), vsub(X[k], vload(C->c[D + k] + t))), Z);
-            d2 = k == 0 ? vmul(e, e) : vadd(d2, vmul(e, e));
-        }
-        u = vsub(vload(C->c[2 * D] + t), vmul(d2, IE));
+        const vd u = cand_bounds(C, D, X, IE, t);
         vstore(ub + t, u);
         mx = vmax(u, mx);
     }
@@ -923,20 +932,13 @@ SC_VFN double leafmax(const double *blk, const int D, const double *xq, double i
     return vmax_lanes(leaf_acc(blk, D, X, vset1(ie), vset1(-INFINITY)));
 }
 
-/* candidate t's leaf block */
-SC_VFN const double *cand_block(const sc__cands *C, const double *tc, const int D, ptrdiff_t t)
-{
-    (void)tc, (void)D;
-    return C->blk[t];
-}
-
 /* bounds and keep in one pass, for a cut known beforehand: the blocks of the candidates
    whose bound (bounds' arithmetic) reaches cut, in order, with a lane mask per vector and
    no branch per candidate */
 SC_VFN ptrdiff_t list_of(const sc__cands *C, const int D, const double *xq, double ie,
                          double cut, const double **ptr)
 {
-    const vd Z = vset1(0.0), IE = vset1(ie), CUT = vset1(cut);
+    const vd IE = vset1(ie), CUT = vset1(cut);
     vd X[3];
     ptrdiff_t t, k = 0;
     int a;
@@ -944,24 +946,16 @@ SC_VFN ptrdiff_t list_of(const sc__cands *C, const int D, const double *xq, doub
         X[a] = vset1(xq[a]);
     }
     for (t = 0; t < C->npad; t += VW) {
-        vd d2 = Z;
-        for (a = 0; a < D; a++) {
-            const vd e = vmax(vmax(vsub(vload(C->c[a] + t), X[a]),
-                                   vsub(X[a], vload(C->c[D + a] + t))), Z);
-            d2 = a == 0 ? vmul(e, e) : vadd(d2, vmul(e, e));
+        unsigned m = vmask_ge(cand_bounds(C, D, X, IE, t), CUT);
+        if (t + VW > C->n) { /* padding entries are never listed */
+            m = t >= C->n ? 0u : m & ((1u << (C->n - t)) - 1u);
         }
-        {
-            unsigned m = vmask_ge(vsub(vload(C->c[2 * D] + t), vmul(d2, IE)), CUT);
-            if (t + VW > C->n) { /* padding entries are never listed */
-                m = t >= C->n ? 0u : m & ((1u << (C->n - t)) - 1u);
-            }
-            k += vkeep_ptrs(ptr + k, C->blk + t, m);
-        }
+        k += vkeep_ptrs(ptr + k, C->blk + t, m);
     }
     return k;
 }
 
-SC_VFN double best_of(const sc__cands *C, const double *tc, const int D, const double *xq,
+SC_VFN double best_of(const sc__cands *C, const int D, const double *xq,
                       double ie, double *ub)
 {
     const double umax = bounds(C, D, xq, ie, ub);
@@ -985,7 +979,7 @@ SC_VFN double best_of(const sc__cands *C, const double *tc, const int D, const d
     /* a candidate's largest s_i: known (a one-query walk), else computed (the same bits) */
     best = C->smax[im];
     if (!(best == best)) {
-        best = leafmax(cand_block(C, tc, D, im), D, xq, ie);
+        best = leafmax(C->blk[im], D, xq, ie);
     }
     thr = best + 1.0;
     THR = vset1(thr);
@@ -1007,7 +1001,7 @@ SC_VFN double best_of(const sc__cands *C, const double *tc, const int D, const d
                 best = sm > best ? sm : best;
                 continue;
             }
-            mx = leaf_acc(cand_block(C, tc, D, u), D, X, IE, mx);
+            mx = leaf_acc(C->blk[u], D, X, IE, mx);
         }
     }
     {
@@ -1016,14 +1010,13 @@ SC_VFN double best_of(const sc__cands *C, const double *tc, const int D, const d
     }
 }
 
-double SC_SSDF_BEST(const sc__cands *C, const double *tc, int dim, const double *xq, double ie,
+double SC_SSDF_BEST(const sc__cands *C, int dim, const double *xq, double ie,
                     double *ub)
 {
-    return dim == 2 ? best_of(C, tc, 2, xq, ie, ub) : best_of(C, tc, 3, xq, ie, ub);
+    return dim == 2 ? best_of(C, 2, xq, ie, ub) : best_of(C, 3, xq, ie, ub);
 }
 
-ptrdiff_t SC_SSDF_KEEP(const sc__cands *C, const double *ub, double cut, const double *tc,
-                       int dim, const double **ptr)
+ptrdiff_t SC_SSDF_KEEP(const sc__cands *C, const double *ub, double cut, const double **ptr)
 {
     const vd CUT = vset1(cut);
     ptrdiff_t t, k = 0;
@@ -1033,7 +1026,7 @@ ptrdiff_t SC_SSDF_KEEP(const sc__cands *C, const double *ub, double cut, const d
             const ptrdiff_t u = t + sc__ctz(m);
             m &= m - 1;
             if (u < C->n) {
-                ptr[k++] = cand_block(C, tc, dim, u);
+                ptr[k++] = C->blk[u];
             }
         }
     }
