@@ -419,17 +419,17 @@ int sc_cloud_pack(const sc_cloud *c, double *buf, sc_packed_cloud *pc)
    scattered queries (normal, 0.3 m) +3 % ((64, 64 eps): -13 %, -12 %, -8 %, +4 %) */
 #define SC_PRUNE_GROUP_WIDTH2 128.0
 
-/* pruned-query scratch (ssdf_pruned_range): the kernel's work (L SC_TREE_LEAF), the kept
-   blocks' pointers (L + SC_CAND_PAD, stored in doubles' space), the candidates (7 arrays,
-   their known largest s_i and their leaf blocks; each L + SC_CAND_PAD), their bounds
-   (3 (L + SC_CAND_PAD): also the walks' scratch), the group's cuts, a chunk's sort keys
-   (twice: the radix sort's two buffers) and the kernel's list of evaluated groups
-   (L SC_TREE_LEAF / SC_PAD) */
+/* pruned-query scratch (ssdf_pruned_range): the kernel's work (2 L SC_TREE_LEAF: its d_i
+   and s_i), the kept blocks' pointers (L + SC_CAND_PAD, stored in doubles' space), the
+   candidates (7 arrays, their known largest s_i and their leaf blocks; each L +
+   SC_CAND_PAD), their bounds (3 (L + SC_CAND_PAD): also the walks' scratch), the group's
+   cuts, a chunk's sort keys (twice: the radix sort's two buffers) and the kernel's list
+   of evaluated groups (L SC_TREE_LEAF / SC_PAD) */
 static ptrdiff_t pruned_workspace(ptrdiff_t n)
 {
     const ptrdiff_t L = tree_leaves(n);
     return L == 0 ? 0
-                  : L * SC_TREE_LEAF + 13 * (L + SC_CAND_PAD) + 2 * SC_PRUNE_GROUP +
+                  : 2 * L * SC_TREE_LEAF + 13 * (L + SC_CAND_PAD) + 2 * SC_PRUNE_GROUP +
                         4 * SC_PRUNE_CHUNK + L * (SC_TREE_LEAF / SC_PAD);
 }
 
@@ -443,7 +443,7 @@ ptrdiff_t sc_ssdf_workspace_size(const sc_packed_cloud *pc)
         return pc->npad * SC_VW_MAX;
     }
     w = pruned_workspace(pc->n);
-    return w > pc->npad ? w : pc->npad;
+    return w > 2 * pc->npad ? w : 2 * pc->npad; /* the kernel's d_i and s_i */
 }
 
 ptrdiff_t sc__ssdf_workspace_pair(const sc_packed_cloud *a, const sc_packed_cloud *b)
@@ -930,14 +930,14 @@ static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
     const ptrdiff_t L = tree_leaves(j->pc->n), cp = L + SC_CAND_PAD;
     const double ie = 1.0 / j->eps, base = cut_base(j->pc);
     double *wk = j->work + tid * j->wsize;
-    /* workspace (pruned_workspace): the kernel's scratch (kept leaves x SC_TREE_LEAF <=
-       L SC_TREE_LEAF), the kept pointers (cp: the branch-free list writes up to
+    /* workspace (pruned_workspace): the kernel's scratch (d_i and s_i: 2 x kept leaves x
+       SC_TREE_LEAF <= 2 L SC_TREE_LEAF), the kept pointers (cp: the branch-free list writes up to
        SC_CAND_PAD past its last), the candidates (9 arrays of cp), their bounds and the
        walks' scratch (3 cp), the group's cuts (2 SC_PRUNE_GROUP), the Morton keys and
        the sort's second buffer (2 x 2 SC_PRUNE_CHUNK, as uint64), the kernel's list of
        evaluated groups (2 L) */
-    const double **ptr = (const double **)(void *)(wk + L * SC_TREE_LEAF);
-    double *cand = wk + L * SC_TREE_LEAF + cp, *ub = cand + 9 * cp, *gcut = ub + 3 * cp;
+    const double **ptr = (const double **)(void *)(wk + 2 * L * SC_TREE_LEAF);
+    double *cand = wk + 2 * L * SC_TREE_LEAF + cp, *ub = cand + 9 * cp, *gcut = ub + 3 * cp;
     uint64_t *const kbuf = (uint64_t *)(void *)(gcut + 2 * SC_PRUNE_GROUP), *keys;
     ptrdiff_t *const evl = (ptrdiff_t *)(void *)(kbuf + 4 * SC_PRUNE_CHUNK);
     sc__cands C;

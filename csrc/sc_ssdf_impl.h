@@ -84,11 +84,12 @@ SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, doub
                          ptrdiff_t *nev_s)
 {
     const double *hdr = B->hdr; /* c0[D], rho */
-    const ptrdiff_t bs = B->bs;
+    const ptrdiff_t bs = B->bs, sofs = B->n * bs; /* s_i stored after the d_i */
+    const int prune = !(tcut == INFINITY); /* not dense (tcut NaN: from tq, below) */
     double y0, y1, y2;
     const vd X0 = vset1(xq[0]), X1 = vset1(xq[1]), X2 = vset1(D == 3 ? xq[2] : 0.0);
     const vd NIE = vset1(-ie);
-    vd vmx = vset1(-INFINITY), DS, LS, HS, NCUT, sw, sh, sp0, sp1, sp2, sn0, sn1, sn2;
+    vd vmx = vset1(-INFINITY), DS, LS, HS, SCUT, sw, sh, sp0, sp1, sp2, sn0, sn1, sn2;
     vd ps0 = vset1(0.0), ps1 = vset1(0.0), ps2 = vset1(0.0), vidx = vset1(0.0), cur, STEP;
     double smax, S, pstar[3] = {0.0, 0.0, 0.0}, lane[VW], sshift = 0.0;
     ptrdiff_t istar, bb, nev = 0;
@@ -96,7 +97,7 @@ SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, doub
     ptrdiff_t i;
 
     /* pass 1: s_i = log a_i - d_i / eps (near) or log a_i - (d_i - |x - c0|^2) / eps (far);
-       d_i is stored, and the argmax i* of s tracked per lane */
+       d_i and s_i are stored, and the argmax i* of s tracked per lane */
     for (k0 = 0; k0 < VW; k0++) {
         lane[k0] = (double)k0;
     }
@@ -120,6 +121,9 @@ SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, doub
             }
             s = vfma(d, NIE, vload(LA + i));
             vstore(wk + i, d);
+            if (prune) {
+                vstore(wk + sofs + i, s);
+            }
             vidx = vselect_gt(s, vmx, cur, vidx);
             vmx = vmax(vmx, s);
             cur = vadd(cur, STEP);
@@ -140,6 +144,9 @@ SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, doub
             }
             s = vfma(d, NIE, vload(LA + i));
             vstore(wk + i, d);
+            if (prune) {
+                vstore(wk + sofs + i, s);
+            }
             vidx = vselect_gt(s, vmx, cur, vidx);
             vmx = vmax(vmx, s);
             cur = vadd(cur, STEP);
@@ -192,7 +199,7 @@ SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, doub
        (and sum w p, sum w n).  Differences first: d_i - d* is exact for coincident
        samples and relatively accurate for near ties (Sterbenz), where the weights are
        sensitive, instead of carrying the rounding of d_i / eps ~ u d / eps. */
-    NCUT = vset1(-tcut);
+    SCUT = vset1(smax - tcut);
     DS = vset1(work[istar]);
     LS = vset1(B->ptr[ib][(2 * D + 1) * B->as + io]);
     /* h* = n*.x - m*, computed with the lane arithmetic below, so h_i - h* is exactly 0
@@ -212,15 +219,15 @@ SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, doub
     BLK_ARRAYS(bb);
     (void)Q0, (void)Q1, (void)Q2, (void)QQ;
     for (i = 0; i < bs; i += SC_PAD) {
-        /* t = s_i - s*; a group of SC_PAD samples entirely below the pruning cut is
-           dropped (B->tcut: +inf for the dense computation, which keeps every sample).
-           Groups of SC_PAD whatever the vector width: every ISA drops the same samples. */
+        /* a group of SC_PAD samples whose s_i all fall below s* - tcut is dropped (tcut:
+           +inf for the dense computation, which keeps every sample), tested on pass 1's
+           s_i; then t = s_i - s* from the differences.  Groups of SC_PAD whatever the
+           vector width: every ISA drops the same samples. */
         vd tg[SC_PAD / VW];
-        int u, skip = 1;
-        for (u = 0; u < SC_PAD / VW; u++) {
+        int u, skip = prune;
+        for (u = 0; skip && u < SC_PAD / VW; u++) {
             const ptrdiff_t iu = i + u * VW;
-            tg[u] = vfma(vsub(vload(wk + iu), DS), NIE, vsub(vload(LA + iu), LS));
-            skip = skip && vall_lt(tg[u], NCUT);
+            skip = vall_lt(vload(wk + sofs + iu), SCUT);
         }
         if (skip) {
             for (u = 0; means && !B->evl && u < SC_PAD / VW; u++) {
@@ -230,6 +237,10 @@ SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, doub
         }
         if (means && B->evl) {
             B->evl[nev++] = bb * SC_TREE_LEAF + i;
+        }
+        for (u = 0; u < SC_PAD / VW; u++) {
+            const ptrdiff_t iu = i + u * VW;
+            tg[u] = vfma(vsub(vload(wk + iu), DS), NIE, vsub(vload(LA + iu), LS));
         }
         for (u = 0; u < SC_PAD / VW; u++) {
         const ptrdiff_t iu = i + u * VW;
