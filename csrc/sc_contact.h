@@ -128,8 +128,8 @@ SC_API int sc_contact(const sc_packed_cloud *a, const double *pose_a, const doub
                       double *forces, double *x_w, double *jac, double *hess,
                       double *dw_dprm);
 
-/* The two compiled variants of sc_contact (internal; sc_scm.c): portable and AVX2, the
- * same bits.  sc_contact dispatches on the resolved ISA; the AVX2 one returns
+/* The three compiled variants of sc_contact (internal; sc_scm.c): portable, AVX2 and
+ * AVX-512F, the same bits.  sc_contact dispatches on the resolved ISA; the x86 ones return
  * SC_EUNSUPPORTED where this build has no x86 dispatch. */
 typedef int sc__contact_fn(const sc_packed_cloud *a, const double *pose_a, const double *vel_a,
                            const sc_packed_cloud *b, const double *pose_b, const double *vel_b,
@@ -137,6 +137,6 @@ typedef int sc__contact_fn(const sc_packed_cloud *a, const double *pose_a, const
                            int nthreads, double *work, double *wrench, double *scalars,
                            double *phi, double *pi, double *forces, double *x_w, double *jac,
                            double *hess, double *dw_dprm);
-sc__contact_fn sc__contact_generic, sc__contact_avx2;
+sc__contact_fn sc__contact_generic, sc__contact_avx2, sc__contact_avx512;
 
 #endif /* SC_CONTACT_H */

@@ -36,11 +36,13 @@
 #include "sc_jet.h"
 #include "sc_spatial.h"
 
-/* This file is compiled twice: as is (the portable variant, the public entry points) and
- * by sc_scm_avx2.c for AVX2 (SC_SCM_VARIANT defined there).  The jets' loops are
- * elementwise and -ffp-contract=off holds for both, so the variants give the same bits;
- * the AVX2 one is ~10 % faster at second order in 3D (wider vectors for the Hessian
- * loops).  sc_contact picks it when the resolved ISA is not generic. */
+/* This file is compiled three times: as is (the portable variant, the public entry
+ * points), by sc_scm_avx2.c for AVX2 and by sc_scm_avx512.c for AVX-512F (SC_SCM_VARIANT
+ * defined there; the AVX-512 one also runs 8 samples per lane group in the first-order
+ * pass, SC_SCM_VL).  The jets' loops are elementwise and -ffp-contract=off holds for all,
+ * so the variants give the same bits; the AVX2 one is ~10 % faster at second order in 3D
+ * (wider vectors for the Hessian loops), the AVX-512 one ~8 % faster than AVX2 at first
+ * order.  sc_contact picks by the resolved ISA. */
 #ifndef SC_SCM_VARIANT
     #define SC_SCM_CONTACT sc__contact_generic
 #endif
@@ -991,7 +993,9 @@ static void sample_pass(scm_t *S, acc_t *Z, const int ord, const int D, const in
  * scalar pass (the tests compare the Jacobians of orders 1 and 2, which runs sample_pass).
  * Second order keeps the scalar pass: its Hessian jets (up to 325 entries) are long
  * enough for vectors within a jet. */
-#define SC_SCM_VL 4
+#ifndef SC_SCM_VL
+    #define SC_SCM_VL 4 /* 8 in the AVX-512 variant (sc_scm_avx512.c) */
+#endif
 typedef double lane_jet[1 + SC_SCM_MAXV][SC_SCM_VL];
 /* lane jets of the pass in the arena (sample_lanes: PhiR, then lanes_owner's common jets)
    and the room for them past the first-order jets */
@@ -2008,9 +2012,10 @@ int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel
                double *work, double *wrench, double *scalars, double *phi, double *pi, double *forces,
                double *x_w, double *jac, double *hess, double *dw_dprm)
 {
-    const int r = sc_isa_resolve(isa);
-    const int wide = r >= 0 && r % SC_DENSE != SC_ISA_GENERIC && sc_isa_supported(SC_ISA_AVX2);
-    return (wide ? sc__contact_avx2 : sc__contact_generic)(
+    const int r = sc_isa_resolve(isa), ri = r >= 0 ? r % SC_DENSE : SC_ISA_GENERIC;
+    const int wide = ri != SC_ISA_GENERIC && sc_isa_supported(SC_ISA_AVX2);
+    const int w512 = ri == SC_ISA_AVX512 && sc_isa_supported(SC_ISA_AVX512);
+    return (w512 ? sc__contact_avx512 : wide ? sc__contact_avx2 : sc__contact_generic)(
         a, pose_a, vel_a, b, pose_b, vel_b, prm, order, frozen, isa, nthreads, work, wrench,
         scalars, phi, pi, forces, x_w, jac, hess, dw_dprm);
 }
