@@ -138,5 +138,20 @@ typedef int sc__contact_fn(const sc_packed_cloud *a, const double *pose_a, const
                            double *phi, double *pi, double *forces, double *x_w, double *jac,
                            double *hess, double *dw_dprm);
 sc__contact_fn sc__contact_generic, sc__contact_avx2, sc__contact_avx512;
+/* the definition of an x86 variant where this build has no x86 dispatch: it only returns
+   SC_EUNSUPPORTED (sc_scm_avx2.c, sc_scm_avx512.c) */
+#define SC__CONTACT_UNSUPPORTED(name)                                                         \
+    int name(const sc_packed_cloud *a, const double *pose_a, const double *vel_a,            \
+             const sc_packed_cloud *b, const double *pose_b, const double *vel_b,            \
+             const sc_contact_params *prm, int order, int frozen, int isa, int nthreads,     \
+             double *work, double *wrench, double *scalars, double *phi, double *pi,         \
+             double *forces, double *x_w, double *jac, double *hess, double *dw_dprm)        \
+    {                                                                                         \
+        (void)a, (void)pose_a, (void)vel_a, (void)b, (void)pose_b, (void)vel_b, (void)prm,    \
+            (void)order, (void)frozen, (void)isa, (void)nthreads, (void)work, (void)wrench,   \
+            (void)scalars, (void)phi, (void)pi, (void)forces, (void)x_w, (void)jac,          \
+            (void)hess, (void)dw_dprm;                                                        \
+        return SC_EUNSUPPORTED;                                                               \
+    }
 
 #endif /* SC_CONTACT_H */

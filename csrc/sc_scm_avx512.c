@@ -30,17 +30,6 @@
 
 #else
 
-int sc__contact_avx512(const sc_packed_cloud *a, const double *pose_a, const double *vel_a,
-                     const sc_packed_cloud *b, const double *pose_b, const double *vel_b,
-                     const sc_contact_params *prm, int order, int frozen, int isa, int nthreads,
-                     double *work, double *wrench, double *scalars, double *phi, double *pi,
-                     double *forces, double *x_w, double *jac, double *hess, double *dw_dprm)
-{
-    (void)a, (void)pose_a, (void)vel_a, (void)b, (void)pose_b, (void)vel_b, (void)prm,
-        (void)order, (void)frozen, (void)isa, (void)nthreads, (void)work, (void)wrench,
-        (void)scalars, (void)phi, (void)pi, (void)forces, (void)x_w, (void)jac, (void)hess,
-        (void)dw_dprm;
-    return SC_EUNSUPPORTED;
-}
+SC__CONTACT_UNSUPPORTED(sc__contact_avx512)
 
 #endif

@@ -931,11 +931,11 @@ static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
     const double ie = 1.0 / j->eps, base = cut_base(j->pc);
     double *wk = j->work + tid * j->wsize;
     /* workspace (pruned_workspace): the kernel's scratch (d_i and s_i: 2 x kept leaves x
-       SC_TREE_LEAF <= 2 L SC_TREE_LEAF), the kept pointers (cp: the branch-free list writes up to
-       SC_CAND_PAD past its last), the candidates (9 arrays of cp), their bounds and the
-       walks' scratch (3 cp), the group's cuts (2 SC_PRUNE_GROUP), the Morton keys and
-       the sort's second buffer (2 x 2 SC_PRUNE_CHUNK, as uint64), the kernel's list of
-       evaluated groups (2 L) */
+       SC_TREE_LEAF <= 2 L SC_TREE_LEAF), the kept pointers (cp: the branch-free list
+       writes up to SC_CAND_PAD past its last), the candidates (9 arrays of cp), their
+       bounds and the walks' scratch (3 cp), the group's cuts (2 SC_PRUNE_GROUP), the
+       Morton keys and the sort's second buffer (2 x 2 SC_PRUNE_CHUNK, as uint64), the
+       kernel's list of evaluated groups (L SC_TREE_LEAF / SC_PAD) */
     const double **ptr = (const double **)(void *)(wk + 2 * L * SC_TREE_LEAF);
     double *cand = wk + 2 * L * SC_TREE_LEAF + cp, *ub = cand + 9 * cp, *gcut = ub + 3 * cp;
     uint64_t *const kbuf = (uint64_t *)(void *)(gcut + 2 * SC_PRUNE_GROUP), *keys;

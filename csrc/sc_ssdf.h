@@ -295,20 +295,30 @@ static inline int sc__ctz(unsigned m)
 #endif
 }
 
-/* An upper bound of ln y for y >= 1 (finite), above it by at most ~0.19: y = f 2^e with
-   f in [0.5, 1) read from the bits (frexp without the libm call), and ln y = e ln 2 +
-   ln f <= e ln 2 + f - 1; 1e-12 covers the rounding of the sum.  Non-decreasing in y
-   (a cut from a lower bound of s* is never below the cut from s*).  Scalar, so the same
-   bits on every ISA; ~10 instructions against libm's ~20 ns for log. */
-static inline double sc__ln_up(double y)
+/* frexp without the libm call, for a normal y > 0: y = f 2^e with f in [0.5, 1), read
+   from the bits; returns e (biased exponent - 1022: 1025 for +inf) and stores f unless f
+   is NULL */
+static inline int sc__frexp_e(double y, double *f)
 {
     uint64_t bits, fb;
-    double f;
     memcpy(&bits, &y, sizeof bits);
-    fb = (bits & 0x000FFFFFFFFFFFFFu) | ((uint64_t)1022 << 52);
-    memcpy(&f, &fb, sizeof f);
-    return (double)((int)((bits >> 52) & 0x7FF) - 1022) * 0.6931471805599453 + (f - 1.0) +
-           1e-12;
+    if (f) {
+        fb = (bits & 0x000FFFFFFFFFFFFFu) | ((uint64_t)1022 << 52);
+        memcpy(f, &fb, sizeof *f);
+    }
+    return (int)((bits >> 52) & 0x7FF) - 1022;
+}
+
+/* An upper bound of ln y for y >= 1 (finite), above it by at most ~0.19: y = f 2^e
+   (sc__frexp_e), and ln y = e ln 2 + ln f <= e ln 2 + f - 1; 1e-12 covers the rounding
+   of the sum.  Non-decreasing in y (a cut from a lower bound of s* is never below the
+   cut from s*).  Scalar, so the same bits on every ISA; ~10 instructions against libm's
+   ~20 ns for log. */
+static inline double sc__ln_up(double y)
+{
+    double f;
+    const int e = sc__frexp_e(y, &f);
+    return (double)e * 0.6931471805599453 + (f - 1.0) + 1e-12;
 }
 
 /* whether a query point's dim coordinates are all finite (else its rows are NaN): the one

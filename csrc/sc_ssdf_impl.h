@@ -39,17 +39,8 @@
  * exactly symmetric.
  */
 #include <math.h>
-#include <stdint.h>
-#include <string.h>
 
 #include "sc_ssdf.h"
-
-/* lanes reduced in a fixed order (vhsum's pairwise tree), so results do not depend on
-   scheduling */
-SC_VFN double hsum(vd v)
-{
-    return vhsum(v);
-}
 
 /* A query is "far" beyond SC_SSDF_FAR cloud radii from the bounding-box centre.
  * Why 4: both forms of pass 1 are accurate to rounding at the switch (the direct
@@ -269,18 +260,18 @@ SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, doub
     }
     }
     *nev_s = nev;
-    S = hsum(sw);
-    *dphi_s = hsum(sh) / S; /* phi - h* */
+    S = vhsum(sw);
+    *dphi_s = vhsum(sh) / S; /* phi - h* */
     if (means) {
         double inv = 1.0 / S;
         *inv_s = inv;
-        pbar[0] = pstar[0] + hsum(sp0) * inv;
-        pbar[1] = pstar[1] + hsum(sp1) * inv;
-        nbar[0] = hsum(sn0) * inv;
-        nbar[1] = hsum(sn1) * inv;
+        pbar[0] = pstar[0] + vhsum(sp0) * inv;
+        pbar[1] = pstar[1] + vhsum(sp1) * inv;
+        nbar[0] = vhsum(sn0) * inv;
+        nbar[1] = vhsum(sn1) * inv;
         if (D == 3) {
-            pbar[2] = pstar[2] + hsum(sp2) * inv;
-            nbar[2] = hsum(sn2) * inv;
+            pbar[2] = pstar[2] + vhsum(sp2) * inv;
+            nbar[2] = vhsum(sn2) * inv;
         }
     }
     {
@@ -456,7 +447,7 @@ SC_VFN void deriv_pass(const sc__blocks *B, const int D, const int order, double
 
     /* normalize: E[.] = sum / S */
     for (a = 0; a < D; a++) {
-        ehp[a] = hsum(ahp[a]) * inv;
+        ehp[a] = vhsum(ahp[a]) * inv;
     }
     if (g) {
         for (a = 0; a < D; a++) {
@@ -468,9 +459,9 @@ SC_VFN void deriv_pass(const sc__blocks *B, const int D, const int order, double
     }
     for (a = 0; a < D; a++) {
         for (b = 0; b < D; b++) {
-            enp[a][b] = hsum(anp[a][b]) * inv;
+            enp[a][b] = vhsum(anp[a][b]) * inv;
             if (b >= a) {
-                ehpp[SYM2(D, a, b)] = hsum(ahpp[SYM2(D, a, b)]) * inv;
+                ehpp[SYM2(D, a, b)] = vhsum(ahpp[SYM2(D, a, b)]) * inv;
             }
         }
     }
@@ -488,12 +479,12 @@ SC_VFN void deriv_pass(const sc__blocks *B, const int D, const int order, double
     for (a = 0; a < D; a++) {
         for (b = a; b < D; b++) {
             int ab = SYM2(D, a, b), cc;
-            epp[ab] = hsum(app[ab]) * inv;
+            epp[ab] = vhsum(app[ab]) * inv;
             for (cc = 0; cc < D; cc++) {
-                enpp[cc][ab] = hsum(anpp[cc][ab]) * inv;
+                enpp[cc][ab] = vhsum(anpp[cc][ab]) * inv;
             }
             for (cc = b; cc < D; cc++) {
-                ehppp[a][SYM2(D, b, cc)] = hsum(ahppp[a][SYM2(D, b, cc)]) * inv;
+                ehppp[a][SYM2(D, b, cc)] = vhsum(ahppp[a][SYM2(D, b, cc)]) * inv;
             }
         }
     }
@@ -1061,25 +1052,22 @@ double SC_SSDF_LEAFMAX(const double *blk, int dim, const double *xq, double ie)
  * queries"): T_f = qbase + ln(1 + r rho^3 / eps^2), r = |x - c0| + rho, plus the slack
  * 1 + 1e-13 r^2 / eps, with the logarithm replaced by the upper bound e ln 2 (1 + z =
  * f 2^e, f in [0.5, 1)): a cut at most ln 2 looser than query_cut's, for the exponent
- * bits instead of a log1p.  e is frexp's for every finite 1 + z >= 1 (a normal number:
- * biased exponent - 1022), read from the bits without the libm call (~25 instructions
- * per query); 1025 if 1 + z overflows, a cut above 708, where every weight it could drop
- * flushes to zero anyway (frexp leaves e unspecified there).  Scalar arithmetic, the same
- * on every ISA. */
+ * bits instead of a log1p.  e is frexp's for every finite 1 + z >= 1 (a normal number),
+ * read from the bits (sc__frexp_e, ~25 instructions per query with the rest); 1025 if
+ * 1 + z overflows, a cut above 708, where every weight it could drop flushes to zero
+ * anyway (frexp leaves e unspecified there).  Scalar arithmetic, the same on every ISA. */
 SC_VFN double small_cut(const sc__blocks *B, const int D, double ie, const double *xq)
 {
     const double *hdr = B->hdr, rho = hdr[D];
     double r = 0.0, v;
-    uint64_t bits;
-    int e, k;
+    int k;
     for (k = 0; k < D; k++) {
         r += (xq[k] - hdr[k]) * (xq[k] - hdr[k]);
     }
     r = sqrt(r) + rho;
     v = 1.0 + r * rho * rho * rho * ie * ie;
-    memcpy(&bits, &v, sizeof bits);
-    e = (int)((bits >> 52) & 0x7FF) - 1022;
-    return B->qbase + (double)e * 0.6931471805599453 + 1.0 + 1e-13 * r * r * ie;
+    return B->qbase + (double)sc__frexp_e(v, NULL) * 0.6931471805599453 + 1.0 +
+           1e-13 * r * r * ie;
 }
 
 /* rows through lanes_chunk, VW queries at a time (the last chunk padded with copies of
