@@ -47,7 +47,12 @@ setup(
             sources=sorted(glob("csrc/*.c")),
             depends=sorted(glob("csrc/*.h")),
             include_dirs=["csrc", numpy.get_include()],
-            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+            # the binding's files (_coremodule.c, py_*.c) share one NumPy API table
+            define_macros=[
+                ("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION"),
+                ("PY_ARRAY_UNIQUE_SYMBOL", "softcontact_ARRAY_API"),
+                ("PY_SSIZE_T_CLEAN", None),
+            ],
             extra_compile_args=flags,
             extra_link_args=["-pthread"] if sys.platform != "win32" else [],
             libraries=libraries,

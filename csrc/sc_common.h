@@ -1,6 +1,6 @@
 /*
- * sc_common.h - status codes, ISA identifiers and small macros shared by the
- * softcontact C core.  Pure C11: no Python, no NumPy, no global state.
+ * sc_common.h - status codes, instruction sets, run options and the tolerances shared by
+ * the softcontact C core.  Pure C11: no Python, no NumPy, no global state.
  */
 #ifndef SC_COMMON_H
 #define SC_COMMON_H
@@ -21,10 +21,8 @@ enum sc_status {
     SC_EINVAL = -1,       /* invalid argument (size, range, NULL) */
     SC_ENOMEM = -2,       /* out of memory */
     SC_ENONFINITE = -3,   /* non-finite value where a finite one is required */
-    SC_ENOCONV = -4,      /* iteration did not converge */
-    SC_ESINGULAR = -5,    /* singular matrix */
-    SC_EUNSUPPORTED = -6, /* requested instruction set not supported by this CPU/build */
-    SC_ETHREAD = -7       /* a worker thread could not be started */
+    SC_ENOTUNIT = -4,     /* a quaternion whose norm is not 1 within SC_UNIT_TOL */
+    SC_EUNSUPPORTED = -5  /* requested instruction set not supported by this CPU/build */
 };
 
 /* Instruction-set variants of the SIMD kernels (runtime dispatch). */
@@ -35,15 +33,28 @@ enum sc_isa {
     SC_ISA_AVX512 = 2   /* x86-64 AVX-512F, 8 lanes */
 };
 
-/* Added to an ISA code (SC_ISA_AUTO .. SC_ISA_AVX512) to ask for the dense computation:
- * every sample of every cloud, no pruning (see sc_ssdf.h, "Pruning").  sc_isa_resolve
- * keeps it: it returns the resolved ISA plus SC_DENSE. */
-#define SC_DENSE 16
-/* whether an ISA code (requested or resolved) asks for the dense computation */
-#define SC_IS_DENSE(isa) ((isa) >= SC_ISA_AUTO + SC_DENSE)
+/* How a kernel runs.  Results never depend on isa's lane width in the contact model, and
+ * never on nthreads anywhere; the SSDF's variants agree to rounding (sc_ssdf.h). */
+typedef struct sc_options {
+    int isa;      /* SC_ISA_AUTO or a specific SC_ISA_* supported here */
+    int dense;    /* 1: evaluate every sample of every cloud (no pruning, sc_ssdf.h) */
+    int nthreads; /* threads to split a batch over, >= 1 */
+} sc_options;
 
-/* Largest SIMD width in doubles; packed clouds are padded to a multiple. */
-#define SC_PAD 8
+/* the most threads a kernel starts (more requested run as this many) */
+#define SC_MAX_THREADS 256
+
+/* the options used where a kernel is given NULL: best ISA, pruned, one thread */
+#define SC_OPTIONS_DEFAULT {SC_ISA_AUTO, 0, 1}
+
+/* numbers of a pose of dimension D (2D (x, y, theta), 3D (p, q w first)) and of a velocity
+ * or tangent vector (2D (vx, vy, omega), 3D (v, omega)) */
+#define SC_NQ(D) ((D) == 2 ? 3 : 7)
+#define SC_NV(D) ((D) == 2 ? 3 : 6)
+
+/* Allowed | |q| - 1 | of a pose's quaternion (and of a cloud's normals, checked by the
+ * Python layer).  Quaternions within it are normalized before use. */
+#define SC_UNIT_TOL 1e-9
 
 /*
  * Message for a status code (static string, never NULL).
@@ -66,16 +77,24 @@ SC_API int sc_isa_supported(int isa);
 SC_API int sc_isa_best(void);
 
 /*
- * Resolve a requested ISA: SC_ISA_AUTO becomes sc_isa_best().  A code plus SC_DENSE
- * resolves to the ISA plus SC_DENSE.
+ * Resolve a requested ISA: SC_ISA_AUTO becomes sc_isa_best().
  *
  * Returned (function value):
- *   the ISA to run (plus SC_DENSE if asked), or SC_EINVAL for an unknown value, or
- *   SC_EUNSUPPORTED.
+ *   the ISA to run, or SC_EINVAL for an unknown value, or SC_EUNSUPPORTED.
  */
 SC_API int sc_isa_resolve(int isa);
 
 /* Name of an ISA ("generic", "avx2", "avx512") or "unknown". */
 SC_API const char *sc_isa_name(int isa);
+
+/*
+ * Check run options (NULL: SC_OPTIONS_DEFAULT) and resolve their ISA.
+ *
+ * Returned:
+ *   out   sc_options*   the options with isa resolved (sc_isa_resolve)
+ * Returned (function value):
+ *   SC_OK; SC_EINVAL for an unknown isa or nthreads < 1; SC_EUNSUPPORTED.
+ */
+SC_API int sc_options_resolve(const sc_options *opt, sc_options *out);
 
 #endif /* SC_COMMON_H */

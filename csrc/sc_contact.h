@@ -1,67 +1,24 @@
 /*
- * sc_contact.h - separation field between two posed oriented point clouds, with its
- * derivatives with respect to the poses' tangent coordinates (METHOD.md sections 3-4).
+ * sc_contact.h - the soft-minimum contact model between two posed, moving bodies
+ * (docs/method.md section 5): wrenches, energy, and their first and second derivatives
+ * with respect to both bodies' states.
  *
- * Notation: bodies A (I samples) and B (J samples), poses q_A, q_B (2D (x, y, theta);
- * 3D (p[3], q[4] w first)), nv = 3 (2D) or 6 (3D).  Tangent coordinates, in this
- * order: (dt_A, dtheta_A, dt_B, dtheta_B), size 2 nv: translations in the world frame,
- * rotations in the body frame (q (+) d = (t + dt, R Exp(dtheta))).
- * Sample k (the first I are A's, then B's) has world position x_k and
- *   Phi_k = phi_other(R_other^T (x_k - t_other)),   G_k = R_other grad phi_other,
- * the SSDF of the other body at the sample, and its world gradient.
+ * Notation as sc_separation.h: bodies A (I samples) and B (J samples), nv = 3 (2D) or 6
+ * (3D), the separation field Phi_k of sample k against the other body.  Then
+ *   m = -eps_c log sum exp(-Phi_k / eps_c) (the soft minimum: a smooth depth),
+ *   pi = softmax(-Phi / eps_c), lambda(m) = k sp_b(-m) s_b(-m) (the normal force),
+ * and sample k's force on its owner is
+ *   pi_k [(lambda - c s_b(-m) mdot) G_k - mu lambda t_k / sqrt(|t_k|^2 + v_s^2)]
+ * at its point, mdot = sum pi_k G_k . u_k (u_k the velocity of the point on its owner
+ * minus on the other body), t_k the part of u_k tangent to G_k.
  */
 #ifndef SC_CONTACT_H
 #define SC_CONTACT_H
 
-#include "sc_ssdf.h"
-
-/*
- * Scratch needed by sc_separation, in doubles.
- */
-SC_API ptrdiff_t sc_separation_workspace_size(const sc_packed_cloud *a, const sc_packed_cloud *b,
-                                              int nthreads);
-
-/*
- * Separation field of two posed clouds and its pose derivatives.
- *
- * Given:
- *   a, b       const sc_packed_cloud*  the two clouds (same dimension D), body frames
- *   pose_a     const double*  3 (2D) or 7 (3D) numbers; quaternions are normalized here
- *   pose_b     const double*  as pose_a
- *   eps        double         SSDF temperature, > 0 (length^2)
- *   isa        int            SC_ISA_AUTO or a supported SC_ISA_*
- *   nthreads   int            threads for the SSDF evaluations, >= 1
- *   work       double*        sc_separation_workspace_size(a, b, nthreads) doubles
- * Returned (any may be NULL to skip):
- *   phi        double*        I+J               Phi_k
- *   x_w        double*        (I+J) x D         world positions of the samples
- *   g_w        double*        (I+J) x D         world gradients G_k
- *   dphi_dq    double*        (I+J) x 2nv       d Phi_k / d (tangent coordinates)
- *   d2phi_dq2  double*        (I+J) x 2nv x 2nv second derivatives, exactly symmetric
- * Returned (function value):
- *   SC_OK; SC_EINVAL for NULL clouds/poses/work, different dimensions, eps not finite
- *   and > 0, nthreads < 1, or a zero quaternion; SC_ENONFINITE for a non-finite pose;
- *   SC_EUNSUPPORTED for an unsupported isa.  Outputs are unspecified on error.
- * Notes:
- *   1) Cost: one SSDF evaluation (to order 2 when d2phi_dq2 is requested) per sample,
- *      i.e. O(I J); memory O(I + J).
- *   2) Outputs must not alias inputs, work or each other.
- */
-SC_API int sc_separation(const sc_packed_cloud *a, const double *pose_a, const sc_packed_cloud *b,
-                         const double *pose_b, double eps, int isa, int nthreads, double *work,
-                         double *phi, double *x_w, double *g_w, double *dphi_dq,
-                         double *d2phi_dq2);
-
-/* Internal (not exported): world positions x_w (may be NULL) and other-body coordinates y of
- * every sample, A's then B's, given both bodies' rotations and translations. */
-void sc_pose_samples(const sc_packed_cloud *a, const double *Ra, const double *ta,
-                     const sc_packed_cloud *b, const double *Rb, const double *tb, double *x_w,
-                     double *y);
-
-/* ---- soft-minimum contact model (METHOD.md section 5; sc_scm.c) ---- */
+#include "sc_separation.h"
 
 /* Parameters, SI units; see softcontact.ContactParams for the documented defaults. */
-typedef struct {
+typedef struct sc_contact_params {
     double eps;           /* SSDF temperature, > 0 (m^2) */
     double eps_c;         /* soft-minimum temperature, > 0 (m) */
     double stiffness;     /* k, > 0 (N/m) */
@@ -71,8 +28,37 @@ typedef struct {
     double slip_velocity; /* v_s, > 0 (m/s) */
 } sc_contact_params;
 
-/* nu_k = G_k / sqrt(|G_k|^2 + SC_CONTACT_TINY): the friction normal (METHOD.md section 5) */
-#define SC_CONTACT_TINY 1e-300
+/*
+ * Check contact parameters: SC_OK, or SC_EINVAL if prm is NULL or a field is not finite or
+ * out of its range (above).
+ */
+SC_API int sc_contact_params_check(const sc_contact_params *prm);
+
+/* One body of a contact pair. */
+typedef struct sc_contact_body {
+    const sc_packed_cloud *cloud; /* its samples, body frame (origin: the centre of mass) */
+    const double *pose;           /* 2D (x, y, theta); 3D (p, q w first), q of unit norm
+                                     within SC_UNIT_TOL (normalized here) */
+    const double *vel;            /* 2D (vx, vy, omega); 3D (v world, omega body) */
+    int frozen;                   /* 1: held fixed (a static body): the derivatives with
+                                     respect to its state are not computed (zero in jac and
+                                     hess), which halves the variables of the jets */
+} sc_contact_body;
+
+/* The outputs of sc_contact (any member may be NULL to skip). */
+typedef struct sc_contact_out {
+    double *wrench;  /* 2 nv: generalized forces on A then B in tangent coordinates (2D (fx,
+                        fy, tau); 3D (f world, tau body)) */
+    double *scalars; /* 3: energy U, soft minimum m (depth), Phi_min */
+    double *phi;     /* I+J: separation field Phi_k */
+    double *pi;      /* I+J: separation distribution pi_k */
+    double *forces;  /* (I+J) x D: per-sample world force on the sample's owner */
+    double *x_w;     /* (I+J) x D: world sample positions */
+    double *jac;     /* 2nv x 4nv: d wrench / d s, s = (dq_A, dq_B, v_A, v_B) (order >= 1) */
+    double *hess;    /* 2nv x 4nv x 4nv: d2 wrench / ds2, symmetric in its last two indices
+                        (order 2) */
+    double *dw_dprm; /* 3 x 2nv: d wrench / d (stiffness, damping, friction), any order */
+} sc_contact_out;
 
 /*
  * Scratch needed by sc_contact, in doubles (any order).
@@ -81,77 +67,34 @@ SC_API ptrdiff_t sc_contact_workspace_size(const sc_packed_cloud *a, const sc_pa
                                            int nthreads);
 
 /*
- * Soft-minimum contact between two posed, moving bodies: wrenches, energy, and their first
- * and second derivatives with respect to both bodies' states.
+ * Soft-minimum contact between two posed, moving bodies.
  *
  * Given:
- *   a, b          const sc_packed_cloud*  the two clouds (same dimension D)
- *   pose_a, vel_a const double*  3 and 3 (2D: (x, y, theta), (vx, vy, omega)); 7 and 6 (3D:
- *                                (p, q w first), (v world, omega body)); quaternions are
- *                                normalized here
- *   pose_b, vel_b const double*  as for A
- *   prm           const sc_contact_params*
- *   order         int            0: values; 1: + jac; 2: + hess
- *   frozen        int            bit 0: A, bit 1: B is held fixed (a static body): its
- *                                state's derivatives are not computed (zero in jac and hess),
- *                                which halves the variables of the derivative jets
- *   isa, nthreads int            as sc_separation
- *   work          double*        sc_contact_workspace_size(a, b, nthreads) doubles
- * Returned (any may be NULL to skip, except as noted):
- *   wrench        double*   2 nv       generalized forces on A then B in tangent coordinates
- *                                      (2D (fx, fy, tau); 3D (f world, tau body))
- *   scalars       double*   3          energy U, soft minimum m (depth), Phi_min
- *   phi           double*   I+J        separation field Phi_k
- *   pi            double*   I+J        separation distribution pi_k
- *   forces        double*   (I+J) x D  per-sample world force on the sample's owner
- *   x_w           double*   (I+J) x D  world sample positions
- *   jac           double*   2nv x 4nv  d wrench / d s, s = (dq_A, dq_B, v_A, v_B) (order >= 1)
- *   hess          double*   2nv x 4nv x 4nv   d2 wrench / ds2, symmetric in its last two
- *                                      indices (order 2)
- *   dw_dprm       double*   3 x 2nv    d wrench / d (stiffness, damping, friction), any order
+ *   a, b     const sc_contact_body*    the two bodies (clouds of the same dimension D)
+ *   prm      const sc_contact_params*  the model's parameters
+ *   order    int                       0: values; 1: + jac; 2: + hess
+ *   opt      const sc_options*         the SSDF evaluations' options (sc_ssdf); NULL:
+ *                                      SC_OPTIONS_DEFAULT
+ *   work     double*                   sc_contact_workspace_size(a, b, nthreads) doubles
+ * Returned:
+ *   out      const sc_contact_out*     where to write (members NULL to skip)
  * Returned (function value):
- *   SC_OK; SC_EINVAL for NULL clouds/poses/velocities/params/work, different dimensions, an
- *   order outside 0..2, a parameter out of range, nthreads < 1 or a zero quaternion;
- *   SC_ENONFINITE for a non-finite pose or velocity; SC_EUNSUPPORTED for an unsupported isa.
+ *   SC_OK; SC_EINVAL for NULL arguments, different dimensions, an order outside 0..2,
+ *   invalid parameters (sc_contact_params_check) or options; SC_ENONFINITE for a
+ *   non-finite pose or velocity; SC_ENOTUNIT for a quaternion not of unit norm;
+ *   SC_EUNSUPPORTED for an unsupported isa.
  * Notes:
  *   1) Derivatives are those of s -> wrench(q (+) ds_q, v + ds_v) at s = 0, with (+) the
- *      tangent retraction of METHOD.md section 3: translations world, rotations body.
+ *      tangent retraction of docs/method.md section 3: translations world, rotations body.
  *   2) Cost: one SSDF evaluation per sample (order + 1 derivatives), O(I J), then O(I + J)
  *      closed-form work; memory O(I + J).  The (I+J)^2 Hessian of the soft minimum is never
  *      formed (it is diagonal plus rank one).
  *   3) Outputs must not alias inputs, work or each other.
+ *   4) The results do not depend on the number of threads; the contact model's compiled
+ *      variants give the same bits (the SSDF's agree to rounding, sc_ssdf.h).
  */
-SC_API int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel_a,
-                      const sc_packed_cloud *b, const double *pose_b, const double *vel_b,
-                      const sc_contact_params *prm, int order, int frozen, int isa,
-                      int nthreads, double *work, double *wrench, double *scalars, double *phi, double *pi,
-                      double *forces, double *x_w, double *jac, double *hess,
-                      double *dw_dprm);
-
-/* The three compiled variants of sc_contact (internal; sc_scm.c): portable, AVX2 and
- * AVX-512F, the same bits.  sc_contact dispatches on the resolved ISA; the x86 ones return
- * SC_EUNSUPPORTED where this build has no x86 dispatch. */
-typedef int sc__contact_fn(const sc_packed_cloud *a, const double *pose_a, const double *vel_a,
-                           const sc_packed_cloud *b, const double *pose_b, const double *vel_b,
-                           const sc_contact_params *prm, int order, int frozen, int isa,
-                           int nthreads, double *work, double *wrench, double *scalars,
-                           double *phi, double *pi, double *forces, double *x_w, double *jac,
-                           double *hess, double *dw_dprm);
-sc__contact_fn sc__contact_generic, sc__contact_avx2, sc__contact_avx512;
-/* the definition of an x86 variant where this build has no x86 dispatch: it only returns
-   SC_EUNSUPPORTED (sc_scm_avx2.c, sc_scm_avx512.c) */
-#define SC__CONTACT_UNSUPPORTED(name)                                                         \
-    int name(const sc_packed_cloud *a, const double *pose_a, const double *vel_a,            \
-             const sc_packed_cloud *b, const double *pose_b, const double *vel_b,            \
-             const sc_contact_params *prm, int order, int frozen, int isa, int nthreads,     \
-             double *work, double *wrench, double *scalars, double *phi, double *pi,         \
-             double *forces, double *x_w, double *jac, double *hess, double *dw_dprm)        \
-    {                                                                                         \
-        (void)a, (void)pose_a, (void)vel_a, (void)b, (void)pose_b, (void)vel_b, (void)prm,    \
-            (void)order, (void)frozen, (void)isa, (void)nthreads, (void)work, (void)wrench,   \
-            (void)scalars, (void)phi, (void)pi, (void)forces, (void)x_w, (void)jac,          \
-            (void)hess, (void)dw_dprm;                                                        \
-        return SC_EUNSUPPORTED;                                                               \
-    }
+SC_API int sc_contact(const sc_contact_body *a, const sc_contact_body *b,
+                      const sc_contact_params *prm, int order, const sc_options *opt,
+                      double *work, const sc_contact_out *out);
 
 #endif /* SC_CONTACT_H */

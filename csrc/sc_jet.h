@@ -43,6 +43,13 @@
     default: kernel(c, na, __VA_ARGS__); break; \
     }
 
+/* a variable index past every jet: a jet of "variable" SC_JET_NOVAR is a constant (a
+ * frozen body's state, an undifferentiated parameter) */
+#define SC_JET_NOVAR 1000000
+
+/* doubles of a second-order jet in n variables */
+#define SC_JET_LEN(n) (1 + (n) + (n) * ((n) + 1) / 2)
+
 typedef struct {
     int n;     /* variables of a full jet */
     int order; /* 0, 1 or 2 */
@@ -350,6 +357,34 @@ static inline void sc_jet_hadd(const sc_jet_ctx *c, int na, double *out, int i, 
     if (c->order >= 2 && i < na && j < na) {
         out[sc_jet_hidx(c, i, j)] += v;
     }
+}
+
+/* A bump allocator of jets (of one context's length) in caller scratch: cap jets, then one
+ * sink slot.  Past cap (a bug: the callers count their jets), every request gets the
+ * sink and overflow is set, which the caller reports as SC_ENOMEM instead of writing out
+ * of bounds.  Jets are released by restoring `used` to an earlier value. */
+typedef struct sc_jet_arena {
+    double *base;
+    ptrdiff_t len; /* doubles per jet */
+    int used, cap, overflow;
+} sc_jet_arena;
+
+static inline void sc_jet_arena_init(sc_jet_arena *A, double *base, int len, int cap)
+{
+    A->base = base;
+    A->len = len;
+    A->used = 0;
+    A->cap = cap;
+    A->overflow = 0;
+}
+
+static inline double *sc_jet_alloc(sc_jet_arena *A)
+{
+    if (A->used >= A->cap) {
+        A->overflow = 1;
+        return A->base + (ptrdiff_t)A->cap * A->len;
+    }
+    return A->base + (ptrdiff_t)(A->used++) * A->len;
 }
 
 /* doubles of a jet in at most 4 variables (any order): local jets on the stack */

@@ -1,6 +1,7 @@
 /*
- * sc_model.h - rigid-body scenes: forward and inverse dynamics, one semi-implicit Euler step
- * with closed-form first and second derivatives, batched rollouts (METHOD.md sections 3, 6-7).
+ * sc_model.h - rigid-body scenes (docs/method.md sections 3, 6-7): bodies, contact pairs,
+ * the state's layout, and the model's energy and momentum.  Stepping: sc_step.h; batched
+ * rollouts: sc_rollout.h; inverse dynamics: sc_inverse.h.
  *
  * State x: the positions of the moving (dynamic and kinematic) bodies in body order, then
  * their velocities: 2D (x, y, theta) / (vx, vy, omega); 3D (p, quaternion w first) /
@@ -15,7 +16,7 @@
  * Step (h = dt):  v+ = v + h M^-1 (Q(q, v, u) - gyro),  q+ = q (+) h v+  (dynamic);
  *                 v+ = u,  q+ = q (+) h u  (kinematic).
  * Q: gravity m g, actuation, the contact wrenches of every pair (sc_contact), and the
- * planar support friction of METHOD.md section 6.  Derivatives are those of the map
+ * planar support friction of docs/method.md section 6.  Derivatives are those of the map
  * (dx, du) -> x+(x (+) dx, u + du) (+)^-1 x+(x, u), in the tangent coordinates of x and x+.
  */
 #ifndef SC_MODEL_H
@@ -23,13 +24,18 @@
 
 #include "sc_contact.h"
 
-enum { SC_BODY_DYNAMIC = 0, SC_BODY_KINEMATIC = 1, SC_BODY_STATIC = 2 };
+enum sc_body_kind { SC_BODY_DYNAMIC = 0, SC_BODY_KINEMATIC = 1, SC_BODY_STATIC = 2 };
+
+/* Time integrators of sc_step (sc_step.h), one function each. */
+enum sc_integrator {
+    SC_INTEGRATOR_EULER = 0 /* semi-implicit Euler: v+ = v + h a(q, v, u), q+ = q (+) h v+ */
+};
 
 /* Bodies per model.  The step's jets are dense in (dx, du): order-2 memory and time grow
  * like (2 nv + nu)^2 per moving body, which suits scenes of a few moving bodies. */
 #define SC_MODEL_MAX_BODIES 64
 
-typedef struct {
+typedef struct sc_body {
     int kind;              /* SC_BODY_* */
     int actuated;          /* dynamic bodies: controlled by a generalized force */
     double mass;           /* dynamic bodies, > 0 (kg) */
@@ -47,21 +53,22 @@ typedef struct {
     double support_slip;           /* v_s > 0 (m/s) */
 } sc_body;
 
-typedef struct {
+typedef struct sc_pair {
     int a, b; /* body indices, a != b, not both static */
     sc_contact_params prm;
 } sc_pair;
 
-typedef struct {
+typedef struct sc_model {
     int dim; /* 2 or 3 */
     int nbody, npair;
     const sc_body *bodies;
     const sc_pair *pairs;
     double gravity[3]; /* world gravity (2D: the first two, in the plane) */
     double dt;         /* > 0 (s) */
+    int integrator;    /* SC_INTEGRATOR_* */
 } sc_model;
 
-typedef struct {
+typedef struct sc_model_sizes {
     int nmove;  /* moving (non-static) bodies */
     int nq, nv; /* state: nx = nq + nv; tangent 2 nv */
     int nu, np; /* controls, parameters */
@@ -69,66 +76,16 @@ typedef struct {
 
 /*
  * Validate a model and compute its sizes.  Returns SC_OK, or SC_EINVAL (bad dimension,
- * dt, body kind, mass/inertia, support, pair indices, or contact parameters).
+ * dt, integrator, body kind, mass/inertia, support, pair indices, or contact parameters).
  */
 SC_API int sc_model_check(const sc_model *m, sc_model_sizes *sz);
-
-/* Scratch of sc_step (order 0..2, params 0/1) and of the other sc_model functions, doubles */
-SC_API ptrdiff_t sc_step_workspace_size(const sc_model *m, int order, int params, int nthreads);
-
-/*
- * One step and its derivatives.
- *
- * Given:
- *   m        const sc_model*   a model that passed sc_model_check
- *   x        const double*     nq + nv state (quaternions normalized here)
- *   u        const double*     nu controls (may be NULL when nu == 0)
- *   order    int               0, 1 or 2
- *   params   int               1: also dx_dp (first order)
- *   isa, nthreads              SSDF variant and threads (results independent of nthreads)
- *   work     double*           sc_step_workspace_size(m, order, params, nthreads) doubles
- * Returned (NULL to skip; derivative outputs above `order` are not written):
- *   x_next   nq + nv
- *   dx_dx    2nv x 2nv         dx_du  2nv x nu
- *   d2x_dx2  2nv x 2nv x 2nv   d2x_dxdu  2nv x 2nv x nu   d2x_du2  2nv x nu x nu
- *   dx_dp    2nv x np          (params)
- * Returned (function value): SC_OK; SC_EINVAL; SC_ENONFINITE for a non-finite x or u;
- *   any status of sc_contact.
- */
-SC_API int sc_step(const sc_model *m, const double *x, const double *u, int order, int params,
-                   int isa, int nthreads, double *work, double *x_next, double *dx_dx,
-                   double *dx_du, double *d2x_dx2, double *d2x_dxdu, double *d2x_du2,
-                   double *dx_dp);
-
-/*
- * B independent rollouts of T steps, in parallel over trajectories (one thread each).
- *
- *   x0 (B x nx), U (B x T x nu); order 0 or 1; work: nthreads x
- *   sc_step_workspace_size(m, order, 0, 1) doubles.
- * Returned: X (B x (T+1) x nx), A (B x T x 2nv x 2nv), Bu (B x T x 2nv x nu) (order 1, may
- *   be NULL), status (B): SC_OK or the step's error; a failed trajectory's remaining states
- *   (and Jacobians) are NaN.  Function value: SC_OK, or SC_EINVAL for bad arguments.
- * Each trajectory is computed exactly as the same sequence of sc_step calls would.
- */
-SC_API int sc_rollout(const sc_model *m, ptrdiff_t B, ptrdiff_t T, const double *x0,
-                      const double *U, int order, int isa, int nthreads, double *work,
-                      double *X, double *A, double *Bu, int *status);
-
-/*
- * Inverse dynamics: the controls u (nu) and the generalized forces f (nv; zero rows for
- * kinematic bodies) that take x to a state with the velocities of x_next:
- *   f = M (v+ - v0+) / h  with v0+ the uncontrolled step's velocities;
- *   u = f for actuated dynamic bodies, u = v+ for kinematic ones.
- * For unactuated bodies f is the force the step would need (0 when x_next is reachable).
- */
-SC_API int sc_inverse_dynamics(const sc_model *m, const double *x, const double *x_next,
-                               int isa, int nthreads, double *work, double *u, double *f);
 
 /*
  * Energies of the dynamic bodies: out[0] kinetic, out[1] gravitational potential
  * (-m g . t), out[2] contact potential (sum of the pairs' U).
+ *   work: sc_step_workspace_size(m, 0, 0, nthreads) doubles.
  */
-SC_API int sc_energy(const sc_model *m, const double *x, int isa, int nthreads, double *work,
+SC_API int sc_energy(const sc_model *m, const double *x, const sc_options *opt, double *work,
                      double *out);
 
 /*

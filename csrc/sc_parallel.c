@@ -1,10 +1,10 @@
 /*
- * sc_parallel.c - fork-join over POSIX threads (see sc_parallel.h).
+ * sc_parallel.c - fork-join over POSIX threads (see sc_parallel_internal.h).
  */
 #if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
     #define _POSIX_C_SOURCE 200809L
 #endif
-#include "sc_parallel.h"
+#include "sc_parallel_internal.h"
 
 #if !defined(_WIN32)
     #include <pthread.h>
@@ -14,7 +14,7 @@
 #endif
 
 typedef struct chunk {
-    sc_range_fn fn;
+    sc__range_fn fn;
     void *ctx;
     ptrdiff_t begin, end;
     int tid;
@@ -34,7 +34,7 @@ static void *thread_main(void *arg)
 }
 #endif
 
-int sc_parallel_for(ptrdiff_t n, int nthreads, sc_range_fn fn, void *ctx)
+int sc__parallel_for(ptrdiff_t n, int nthreads, sc__range_fn fn, void *ctx)
 {
     chunk chunks[SC_MAX_THREADS];
 #if SC_HAVE_PTHREADS

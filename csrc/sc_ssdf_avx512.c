@@ -1,74 +1,21 @@
 /*
- * sc_ssdf_avx512.c - the SSDF row kernel compiled for x86-64 AVX-512F.
- * Only this translation unit is compiled for that target (function-level
- * target pragma), so the library stays runnable on any x86-64 CPU; sc_ssdf
- * calls it only when sc_isa_supported(SC_ISA_AVX512).
+ * sc_ssdf_avx512.c - the SSDF kernel compiled for x86-64 AVX-512F.  Only this translation unit is
+ * compiled for that target, so the library stays runnable on any x86-64 CPU; sc_ssdf
+ * selects it only where sc_isa_supported(SC_ISA_AVX512).
  */
-#include <math.h>
-#include <stdint.h>
-#include <string.h>
+#include "sc_isa_internal.h"
+#include "sc_ssdf_internal.h"
 
-#include "sc_ssdf.h"
+#if SC_X86_DISPATCH
 
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
-
-    #if defined(__clang__)
-        #pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
-    #else
-        #pragma GCC push_options
-        #pragma GCC target("avx512f")
-    #endif
-
+SC_TARGET_BEGIN("avx512f")
     #include "sc_vec_avx512.h"
-    #define SC_SSDF_ROWS sc__ssdf_rows_avx512
-    #define SC_SSDF_BEST sc__ssdf_best_avx512
-    #define SC_SSDF_KEEP sc__ssdf_keep_avx512
-    #define SC_SSDF_LEAFMAX sc__ssdf_leafmax_avx512
-    #define SC_SSDF_LIST sc__ssdf_list_avx512
-    #include "sc_ssdf_impl.h"
-
-    #if defined(__clang__)
-        #pragma clang attribute pop
-    #else
-        #pragma GCC pop_options
-    #endif
+    #define SC_SSDF_VARIANT sc__ssdf_avx512
+    #include "sc_ssdf_kernel.h"
+SC_TARGET_END
 
 #else
 
-int sc__ssdf_rows_avx512(const sc__blocks *B, int dim, double eps, ptrdiff_t m,
-                       const double *x, double *work, double *phi, double *g, double *h,
-                       double *t)
-{
-    (void)B, (void)dim, (void)eps, (void)m, (void)x, (void)work, (void)phi, (void)g, (void)h,
-        (void)t;
-    return SC_EUNSUPPORTED;
-}
-
-double sc__ssdf_best_avx512(const sc__cands *C, int dim, const double *xq, double ie,
-                            double *ub)
-{
-    (void)C, (void)dim, (void)xq, (void)ie, (void)ub;
-    return NAN;
-}
-
-ptrdiff_t sc__ssdf_keep_avx512(const sc__cands *C, const double *ub, double cut,
-                               const double **ptr)
-{
-    (void)C, (void)ub, (void)cut, (void)ptr;
-    return 0;
-}
-
-double sc__ssdf_leafmax_avx512(const double *blk, int dim, const double *xq, double ie)
-{
-    (void)blk, (void)dim, (void)xq, (void)ie;
-    return NAN;
-}
-
-ptrdiff_t sc__ssdf_list_avx512(const sc__cands *C, int dim, const double *xq, double ie,
-                               double cut, const double **ptr)
-{
-    (void)C, (void)dim, (void)xq, (void)ie, (void)cut, (void)ptr;
-    return 0;
-}
+const sc__ssdf_isa sc__ssdf_avx512 = {NULL, NULL, NULL, NULL, NULL};
 
 #endif

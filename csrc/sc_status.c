@@ -2,6 +2,7 @@
  * sc_status.c - status messages and instruction-set detection.
  */
 #include "sc_common.h"
+#include "sc_isa_internal.h"
 
 const char *sc_status_str(int status)
 {
@@ -14,24 +15,15 @@ const char *sc_status_str(int status)
         return "out of memory";
     case SC_ENONFINITE:
         return "non-finite value";
-    case SC_ENOCONV:
-        return "did not converge";
-    case SC_ESINGULAR:
-        return "singular matrix";
+    case SC_ENOTUNIT:
+        return "quaternion not of unit norm";
     case SC_EUNSUPPORTED:
         return "instruction set not supported by this CPU or build";
-    case SC_ETHREAD:
-        return "could not start a worker thread";
     default:
         return status > 0 ? "unknown warning" : "unknown error";
     }
 }
 
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
-    #define SC_X86_DISPATCH 1
-#else
-    #define SC_X86_DISPATCH 0
-#endif
 
 int sc_isa_supported(int isa)
 {
@@ -63,22 +55,17 @@ int sc_isa_best(void)
 
 int sc_isa_resolve(int isa)
 {
-    const int dense = SC_IS_DENSE(isa) ? SC_DENSE : 0;
-    isa -= dense;
     if (isa == SC_ISA_AUTO) {
-        return sc_isa_best() + dense;
+        return sc_isa_best();
     }
     if (isa != SC_ISA_GENERIC && isa != SC_ISA_AVX2 && isa != SC_ISA_AVX512) {
         return SC_EINVAL;
     }
-    return sc_isa_supported(isa) ? isa + dense : SC_EUNSUPPORTED;
+    return sc_isa_supported(isa) ? isa : SC_EUNSUPPORTED;
 }
 
 const char *sc_isa_name(int isa)
 {
-    if (SC_IS_DENSE(isa)) {
-        isa -= SC_DENSE;
-    }
     switch (isa) {
     case SC_ISA_GENERIC:
         return "generic";
@@ -89,4 +76,21 @@ const char *sc_isa_name(int isa)
     default:
         return "unknown";
     }
+}
+
+int sc_options_resolve(const sc_options *opt, sc_options *out)
+{
+    static const sc_options defaults = SC_OPTIONS_DEFAULT;
+    const sc_options *o = opt ? opt : &defaults;
+    const int isa = sc_isa_resolve(o->isa);
+    if (isa < 0) {
+        return isa;
+    }
+    if (o->nthreads < 1) {
+        return SC_EINVAL;
+    }
+    out->isa = isa;
+    out->dense = o->dense != 0;
+    out->nthreads = o->nthreads;
+    return SC_OK;
 }

@@ -91,13 +91,9 @@ if not _STANDIN:
             ``{"version": str, "isa_default": str, "isa_supported": tuple[str, ...]}``.
             ``isa_default`` honours the ``SOFTCONTACT_ISA`` environment variable.
         """
-        from .ssdf import _ISA_BY_NAME, _isa_from_env
-
         info = _core.isa_info()
-        code = _isa_from_env()
-        names = {v: k for k, v in _ISA_BY_NAME.items()}
-        default = info["best"] if code == _core.ISA_AUTO else names[code]
-        return {"version": __version__, "isa_default": default, "isa_supported": info["supported"]}
+        return {"version": __version__, "isa_default": info["default"],
+                "isa_supported": info["supported"]}
 
 
 __all__ = [

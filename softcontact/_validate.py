@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numbers
 import operator
-import os
-from time import monotonic as _monotonic
 
 import numpy as np
+
+from ._core import UNIT_TOL  # the C core's SC_UNIT_TOL
 
 __all__ = [
     "as_float_array",
@@ -92,36 +92,20 @@ def as_int(v, name: str, lo: int | None = None, hi: int | None = None) -> int:
     return i
 
 
-def _read_cores() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
-
-
-# the count, and the time.monotonic() when it was read (first read on first use, not at
-# import)
-_cores_n = 1
-_cores_t = -float("inf")
-
-
-def available_cores() -> int:
-    """The cores this process may run on (its CPU affinity), read again at most once a
-    second.  Reading it costs a system call and a Python set of CPUs, ~0.6 us: 2-4 % of a
-    Model.step call, which asks on every call with num_threads=None.  A count up to a second
-    old can only change the speed, never a result: results are bitwise the same for any
-    number of threads."""
-    global _cores_n, _cores_t
-    now = _monotonic()
-    if now - _cores_t >= 1.0:
-        _cores_n = _read_cores()
-        _cores_t = now
-    return _cores_n
-
-
 def as_num_threads(v) -> int:
-    """``None`` means every core this process may run on (available_cores); else an int
-    >= 1."""
+    """The binding's code of a ``num_threads=`` argument: ``None`` (every core this process
+    may run on, its CPU affinity when the call is made) is 0; else an int in 1..256."""
     if v is None:
-        return available_cores()
+        return 0
     return as_int(v, "num_threads", lo=1, hi=256)
+
+
+def first_non_unit(q) -> tuple[int, float] | None:
+    """The first quaternion of ``q`` (``(..., 4)``, w first; flat index) whose norm is not 1
+    within :data:`UNIT_TOL`, and its norm; None when every one is unit.  The one test of
+    the Python layer, with the C core's tolerance and arithmetic (the square root of the
+    sum of squares, w first)."""
+    q = np.asarray(q, dtype=float).reshape(-1, 4)
+    norm = np.sqrt(((q[:, 0] * q[:, 0] + q[:, 1] * q[:, 1]) + q[:, 2] * q[:, 2]) + q[:, 3] * q[:, 3])
+    bad = np.flatnonzero(~(np.abs(norm - 1.0) <= UNIT_TOL))
+    return None if bad.size == 0 else (int(bad[0]), float(norm[bad[0]]))

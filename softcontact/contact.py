@@ -16,13 +16,20 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _core
-from ._validate import as_float_array, as_int, as_num_threads, as_positive_float, shape_str
+from ._validate import (
+    UNIT_TOL,
+    as_float_array,
+    as_int,
+    as_num_threads,
+    as_positive_float,
+    first_non_unit,
+    shape_str,
+)
 from .cloud import PointCloud
-from .ssdf import _isa_code, _packed
+from .ssdf import _packed, _run_options
 
 __all__ = ["Separation", "separation", "ContactParams", "Contact", "contact"]
 
-_UNIT_TOL = 1e-9
 
 
 class Separation(NamedTuple):
@@ -74,11 +81,10 @@ def _check_clouds(cloud_a, cloud_b) -> int:
 
 def _as_pose(pose, name, dim):
     q = _as_vector(pose, name, 3 if dim == 2 else 7, dim, "clouds")
-    if dim == 3:
-        norm = float(np.linalg.norm(q[3:]))
-        if abs(norm - 1.0) > _UNIT_TOL:
-            raise ValueError(f"{name} must hold a unit quaternion in [3:7] (norm 1 within "
-                             f"{_UNIT_TOL:g}), got norm {norm!r}")
+    bad = first_non_unit(q[3:]) if dim == 3 else None
+    if bad is not None:
+        raise ValueError(f"{name} must hold a unit quaternion in [3:7] (norm 1 within "
+                         f"{UNIT_TOL:g}), got norm {bad[1]!r}")
     return q
 
 
@@ -150,9 +156,10 @@ def separation(cloud_a, pose_a, cloud_b, pose_b, eps, order=0, num_threads=None,
     eps = as_positive_float(eps, "eps")
     order = as_int(order, "order", 0, 2)
     nthreads = as_num_threads(num_threads)
-    code = _isa_code(isa, dense)
+    isa_code, dense_code = _run_options(isa, dense)
     phi, x, g, d1, d2 = _core.separation(_packed(cloud_a), len(cloud_a), qa, _packed(cloud_b),
-                                         len(cloud_b), qb, eps, order, nthreads, code)
+                                         len(cloud_b), qb, eps, order, nthreads, isa_code,
+                                         dense_code)
     return Separation(phi, x, g, d1, d2)
 
 
@@ -360,6 +367,6 @@ def contact(cloud_a, pose_a, vel_a, cloud_b, pose_b, vel_b, params=None, order=0
     nthreads = as_num_threads(num_threads)
     w, energy, depth, _, phi, pi, f, x, jac, hess = _core.contact(
         _packed(cloud_a), len(cloud_a), qa, va, _packed(cloud_b), len(cloud_b), qb, vb,
-        params._astuple(), order, nthreads, _isa_code(isa, dense))
+        params._astuple(), order, nthreads, *_run_options(isa, dense))
     nv = 3 if dim == 2 else 6
     return Contact(w[:nv], w[nv:], energy, depth, pi, f, x, phi, jac, hess)

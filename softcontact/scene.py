@@ -26,17 +26,18 @@ import numpy as np
 
 from . import _core
 from ._validate import (
+    UNIT_TOL,
     as_float_array,
     as_int,
     as_num_threads,
     as_positive_float,
-    available_cores,
+    first_non_unit,
     shape_str,
 )
 from .cloud import PointCloud
 from .contact import ContactParams, _as_pose
 from .spatial import pose_difference, retract
-from .ssdf import _isa_code, _isa_from_env, _packed
+from .ssdf import _packed, _run_options
 
 _F64 = np.dtype(np.float64)
 _EMPTY = np.zeros(0)
@@ -534,31 +535,13 @@ class Model:
             if a.shape != (self.nx,):
                 raise ValueError(f"{name} must have shape ({self.nx},), got "
                                  f"{shape_str(a.shape)}")
-        if a.size <= 64:
-            # Python floats: on a state's few entries, ~10x faster than NumPy's ufuncs
-            # (np.einsum alone took ~10 us of a ~35 us 3D step)
-            v = a.tolist()
-            if not all(map(math.isfinite, v)):
-                raise ValueError(f"{name} must be finite (NaN or inf found)")
-            if self.dim == 3:
-                for j in range(0, self.nq, 7):
-                    qw, qx, qy, qz = v[j + 3:j + 7]
-                    n = math.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
-                    if abs(n - 1.0) > 1e-9:
-                        self._bad_quaternion(name, j // 7, n)
-            return a
-        if not bool(np.isfinite(a).all()):
+        if not _all_finite(a):
             raise ValueError(f"{name} must be finite (NaN or inf found)")
-        if self.dim == 3:
-            q = a[:self.nq].reshape(-1, 7)[:, 3:]
-            qn = np.sqrt((q * q).sum(axis=1))
-            for j in np.flatnonzero(np.abs(qn - 1.0) > 1e-9):
-                self._bad_quaternion(name, int(j), float(qn[j]))
+        bad = first_non_unit(a[:self.nq].reshape(-1, 7)[:, 3:]) if self.dim == 3 else None
+        if bad is not None:
+            raise ValueError(f"{name}: the quaternion of {self.moving[bad[0]]!r} is not unit "
+                             f"(norm {bad[1]!r}, tolerance {UNIT_TOL:g})")
         return a
-
-    def _bad_quaternion(self, name, j, norm):
-        raise ValueError(f"{name}: the quaternion of {self.moving[j]!r} is not unit "
-                         f"(norm {float(norm)!r}, tolerance 1e-9)")
 
     def _as_control(self, u):
         if u is None:
@@ -622,14 +605,13 @@ class Model:
                 and (num_threads is None or type(num_threads) is int and
                      1 <= num_threads <= 256)):
             # the common call from a loop, ~2 us cheaper: the arguments' types and shapes
-            # checked here, finiteness and (3D) unit quaternions in C (the same test as
-            # _as_state); on any ValueError the full checks run, for their message naming
-            # the argument (and the body)
+            # checked here, finiteness and (3D) unit quaternions by the C core's state check;
+            # on any ValueError the full checks run, for their message naming the argument
+            # (and the body)
             try:
                 return _step_result(_core.step(
                     self._cap, x, _EMPTY if u is None else u, order, 0,
-                    available_cores() if num_threads is None else num_threads,
-                    _isa_from_env()))
+                    0 if num_threads is None else num_threads))
             except ValueError:
                 self._as_state(x)
                 self._as_control(u)
@@ -640,7 +622,7 @@ class Model:
         if not isinstance(params, (bool, np.bool_)):
             raise TypeError(f"params must be a bool, got {type(params).__name__}")
         return _step_result(_core.step(self._cap, x, u, order, int(params),
-                                       as_num_threads(num_threads), _isa_code(isa, dense)))
+                                       as_num_threads(num_threads), *_run_options(isa, dense)))
 
     def rollout(self, x0, U, order=0, num_threads=None, *, isa="auto",
                 dense=False) -> Rollout:
@@ -672,7 +654,7 @@ class Model:
             for k in np.flatnonzero(np.all(np.isfinite(xf), axis=1)):
                 self._as_state(xf[k], "x0")
         X, A, Bu, st = _core.rollout(self._cap, xf, Ua.reshape(B, T, self.nu), order,
-                                     as_num_threads(num_threads), _isa_code(isa, dense))
+                                     as_num_threads(num_threads), *_run_options(isa, dense))
         n2 = 2 * self.nv
         return Rollout(X.reshape(lead + (T + 1, self.nx)),
                        None if A is None else A.reshape(lead + (T, n2, n2)),
@@ -688,12 +670,12 @@ class Model:
         x = self._as_state(x)
         xn = self._as_state(x_next, "x_next")
         return _core.model_eval(self._cap, 0, x, xn, as_num_threads(num_threads),
-                                _isa_code(isa, dense))
+                                *_run_options(isa, dense))
 
     def energy(self, x, num_threads=None, *, isa="auto", dense=False) -> Energy:
         """Kinetic, gravitational and contact energy of the dynamic bodies at ``x``."""
         e = _core.model_eval(self._cap, 1, self._as_state(x), None, as_num_threads(num_threads),
-                             _isa_code(isa, dense))
+                             *_run_options(isa, dense))
         return Energy(float(e[0]), float(e[1]), float(e[2]), float(e.sum()))
 
     def momentum(self, x) -> Momentum:

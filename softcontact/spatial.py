@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import as_float_array, shape_str
+from ._validate import UNIT_TOL, as_float_array, first_non_unit, shape_str
 
 __all__ = ["retract", "pose_difference"]
 
-_UNIT_TOL = 1e-9
 # below this rotation-vector norm the log map uses its Taylor series: atan2(s, w)/s =
 # (1/w)(1 - s^2/(3 w^2) + ...) with error ~ s^4 ~ 1e-32 there, while the closed form would
 # divide rounding noise of s by s
@@ -35,14 +34,12 @@ def _check_pose(pose, name):
         )
     if not np.all(np.isfinite(q)):
         raise ValueError(f"{name} must be finite (NaN or inf found)")
-    if q.shape[-1] == 7:
-        norm = np.linalg.norm(q[..., 3:], axis=-1)
-        bad = np.abs(norm - 1.0) > _UNIT_TOL
-        if np.any(bad):
-            raise ValueError(
-                f"{name} must hold unit quaternions in [..., 3:7] (norm 1 within "
-                f"{_UNIT_TOL:g}), got norm {float(norm[bad].flat[0])!r}"
-            )
+    bad = first_non_unit(q[..., 3:]) if q.shape[-1] == 7 else None
+    if bad is not None:
+        raise ValueError(
+            f"{name} must hold unit quaternions in [..., 3:7] (norm 1 within "
+            f"{UNIT_TOL:g}), got norm {bad[1]!r}"
+        )
     return q
 
 

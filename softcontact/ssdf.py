@@ -15,7 +15,6 @@ or in a batch.
 
 from __future__ import annotations
 
-import os
 from typing import NamedTuple
 
 import numpy as np
@@ -51,57 +50,18 @@ class SSDF(NamedTuple):
     d3: np.ndarray | None
 
 
-# the last SOFTCONTACT_ISA value seen (None: unset; a fresh object: nothing seen yet)
-# and its code
-_ENV_ISA: list = [object(), None]
-
-
-# os.environ.get on an unset variable raises and catches a KeyError inside (~0.5 us, a
-# tenth of Python's share of a push-T Model.step): read the backing mapping of CPython's
-# os.environ (kept current by its setters), falling back to os.environ.get elsewhere
-_ENV_KEY = (os.environ.encodekey("SOFTCONTACT_ISA")  # type: ignore[attr-defined]
-            if type(os.environ) is os._Environ else None)
-
-
-def _env_isa_raw():
-    env = os.environ
-    data = getattr(env, "_data", None)
-    if data is None or _ENV_KEY is None or type(env) is not os._Environ:  # pragma: no cover
-        return env.get("SOFTCONTACT_ISA")
-    v = data.get(_ENV_KEY)
-    return None if v is None else env.decodevalue(v)
-
-
-def _isa_from_env() -> int:
-    raw = _env_isa_raw()
-    if raw == _ENV_ISA[0]:
-        return _ENV_ISA[1]  # parsed before: the environment is re-read, not re-parsed
-    name = (raw or "auto").strip().lower() or "auto"
-    if name not in _ISA_BY_NAME:
-        raise ValueError(
-            f"SOFTCONTACT_ISA must be one of {sorted(_ISA_BY_NAME)}, got {name!r}"
-        )
-    _ENV_ISA[:] = [raw, _ISA_BY_NAME[name]]
-    return _ISA_BY_NAME[name]
-
-
-# added to the ISA code to ask the kernels for the dense computation (SC_DENSE in C)
-_DENSE = 16
-
-
-def _isa_code(isa, dense=False) -> int:
-    """The kernel code of ``isa=`` and ``dense=`` arguments ("auto" honours
-    SOFTCONTACT_ISA)."""
+def _run_options(isa, dense) -> tuple[int, int]:
+    """The binding's ``(isa, dense)`` codes of ``isa=`` and ``dense=`` arguments.  "auto" is
+    -1, which the binding resolves: the ``SOFTCONTACT_ISA`` environment variable when set,
+    else the best instruction set this CPU runs."""
     if isa == "auto" and dense is False:
-        return _isa_from_env()  # the common case, first (Model.step is called in loops)
+        return -1, 0  # the common case, first (Model.step is called in loops)
     if not isinstance(dense, (bool, np.bool_)):
         raise TypeError(f"dense must be a bool, got {type(dense).__name__}")
-    extra = _DENSE if dense else 0
-    if isa == "auto":
-        return _isa_from_env() + extra
-    if isinstance(isa, str) and isa in _ISA_BY_NAME:
-        return _ISA_BY_NAME[isa] + extra
-    raise ValueError(f"isa must be one of {sorted(_ISA_BY_NAME)}, got {isa!r}")
+    code = _ISA_BY_NAME.get(isa) if isinstance(isa, str) else None
+    if code is None:
+        raise ValueError(f"isa must be one of {sorted(_ISA_BY_NAME)}, got {isa!r}")
+    return code, int(dense)
 
 
 def _packed(cloud: PointCloud) -> np.ndarray:
@@ -199,10 +159,10 @@ def ssdf(cloud, x, eps, order=0, num_threads=None, *, isa="auto", dense=False) -
     eps = as_positive_float(eps, "eps")
     order = as_int(order, "order", 0, 3)
     nthreads = as_num_threads(num_threads)
-    isa_code = _isa_code(isa, dense)
+    isa_code, dense_code = _run_options(isa, dense)
     batch = xa.shape[:-1]
     phi, g, h, t = _core.ssdf(
-        _packed(cloud), len(cloud), xa.reshape(-1, D), eps, order, nthreads, isa_code
+        _packed(cloud), len(cloud), xa.reshape(-1, D), eps, order, nthreads, isa_code, dense_code
     )
     return SSDF(
         phi.reshape(batch),

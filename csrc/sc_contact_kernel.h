@@ -1,6 +1,6 @@
 /*
- * sc_scm.c - the soft-minimum contact model (METHOD.md section 5) and its first and second
- * derivatives with respect to both bodies' states (see sc_contact.h).
+ * sc_contact_kernel.h - the soft-minimum contact model (docs/method.md section 5) and its
+ * first and second derivatives with respect to both bodies' states (see sc_contact.h).
  *
  * Variables s (4 nv): (dq_A, dq_B, v_A, v_B); dq_X = (dt_X (D, world), dth_X (1 or 3,
  * body)) perturbs pose X by the retraction, v_X = (linear (world), angular (2D scalar,
@@ -32,25 +32,15 @@
 #include <math.h>
 #include <string.h>
 
-#include "sc_contact.h"
+#include "sc_contact_internal.h"
 #include "sc_jet.h"
-#include "sc_spatial.h"
+#include "sc_rotation.h"
 
-/* This file is compiled three times: as is (the portable variant, the public entry
- * points), by sc_scm_avx2.c for AVX2 and by sc_scm_avx512.c for AVX-512F (SC_SCM_VARIANT
- * defined there; the AVX-512 one also runs 8 samples per lane group in the first-order
- * pass, SC_SCM_VL).  The jets' loops are elementwise and -ffp-contract=off holds for all,
- * so the variants give the same bits; the AVX2 one is ~10 % faster at second order in 3D
- * (wider vectors for the Hessian loops), the AVX-512 one ~8 % faster than AVX2 at first
- * order.  sc_contact picks by the resolved ISA. */
-#ifndef SC_SCM_VARIANT
-    #define SC_SCM_CONTACT sc__contact_generic
-#endif
-
-#define SC_SCM_NJETS 216 /* jets in the arena (+1 sink); see jalloc */
-#define SC_SCM_MAXV 24   /* 4 nv in 3D */
-#define SC_SCM_JLEN (1 + SC_SCM_MAXV + SC_SCM_MAXV * (SC_SCM_MAXV + 1) / 2)
-#define SC_SCM_NOVAR 1000000 /* past every jet: a frozen body's variables are constants */
+/* Compiled once per ISA (sc_contact_generic.c, sc_contact_avx2.c, sc_contact_avx512.c),
+ * which define SC_CONTACT_VARIANT (the name of the sc__contact_fn to define) and may set
+ * SC_SCM_VL (samples per lane group of the first-order pass; 4 unless set).  The jets'
+ * loops are elementwise and -ffp-contract=off holds for all, so the variants give the
+ * same bits; the wider ones run the jets' loops on wider vectors. */
 
 /* a jet operation of wacc_add: the always-inline kernel in the first-order lane copies with
  * constant sizes (inl = 1), its wrapper (a call, dispatched on the variable count) in the
@@ -66,24 +56,6 @@
     } while (0)
 #define SC_SCM_JOP(inl, op, ...) SC_SCM_CALL(inl, sc__jet_##op, sc_jet_##op, __VA_ARGS__)
 
-#ifndef SC_SCM_VARIANT
-ptrdiff_t sc_contact_workspace_size(const sc_packed_cloud *a, const sc_packed_cloud *b,
-                                    int nthreads)
-{
-    ptrdiff_t D, n, npad;
-    if (a == NULL || b == NULL || nthreads < 1) {
-        return 0;
-    }
-    D = a->dim;
-    n = a->n + b->n;
-    npad = sc__ssdf_workspace_pair(a, b);
-    /* y, g, h, t3, phi (if not returned), pi (if not returned), dPhi (2 nv), pi f (D);
-       pruning: the active marks and list, and compact y, g, h, t3 */
-    return n * (D + D + D * D + D * D * D + 2 + 12 + D) +
-           n * (2 + D + D + D * D + D * D * D) +
-           (ptrdiff_t)(SC_SCM_NJETS + 1) * SC_SCM_JLEN + (ptrdiff_t)nthreads * npad;
-}
-#endif
 
 /* the model's state while assembling */
 typedef struct {
@@ -94,9 +66,8 @@ typedef struct {
     ptrdiff_t I;
     const double *y, *g, *h, *phi, *pi;
     double eps_c;
-    double *arena;
-    int used, overflow;
-    int pv[2], vv[2]; /* first pose / velocity variable of each body (SC_SCM_NOVAR: frozen) */
+    sc_jet_arena jets;
+    int pv[2], vv[2]; /* first pose / velocity variable of each body (SC_JET_NOVAR: frozen) */
     /* per owner O, shared by its samples p: the world lever arm r_O = L[O] p, L_O = R_O
        Exp(dth_O) (full jets), and in the other body K's frame the lever arm q = Q[O] p =
        M_K^T r_O (M_K = R_K Exp(dth_K)) and the position y = q + y0[O] (pose-only jets;
@@ -104,25 +75,12 @@ typedef struct {
     double *L[2][3][3], *Q[2][3][3], *y0[2][3];
 } scm_t;
 
-static double *jalloc(scm_t *S)
-{
-    /* 164 persistent jets in 3D (the soft minimum, its reference sample's Phi, A, B, their
-     * accumulators with the moments, the per-owner kinematics with L, N, Q and y0) + 8 D +
-     * 6 per sample = 194 at most.  Past the arena (a bug), every request gets the sink slot
-     * and sc_contact reports SC_ENOMEM instead of writing out of bounds. */
-    if (S->used >= SC_SCM_NJETS) {
-        S->overflow = 1;
-        return S->arena + (ptrdiff_t)SC_SCM_NJETS * S->c.len;
-    }
-    return S->arena + (ptrdiff_t)(S->used++) * S->c.len;
-}
-
 /* the Levi-Civita symbol e_ijk */
 static const signed char LEVI[3][3][3] = {{{0, 0, 0}, {0, 0, 1}, {0, -1, 0}},
                                           {{0, 0, -1}, {0, 0, 0}, {1, 0, 0}},
                                           {{0, 1, 0}, {-1, 0, 0}, {0, 0, 0}}};
 
-/* the jet variable of pair coordinate i of (dq_A, dq_B, v_A, v_B), or >= SC_SCM_NOVAR */
+/* the jet variable of pair coordinate i of (dq_A, dq_B, v_A, v_B), or >= SC_JET_NOVAR */
 static int full_to_var(const scm_t *S, int i)
 {
     const int blk = i / S->nv, X = blk % 2;
@@ -264,7 +222,7 @@ SC_JET_KERNEL void compose_k(const sc_jet_ctx *c, int na, int D, double *out, do
         curved |= f2[a] != 0.0; /* f2 is read at order 2 only */
     }
     if (curved) {
-        double U[3][SC_SCM_MAXV];
+        double U[3][SC_CONTACT_MAXV];
         double *oh = out + 1 + c->n;
         for (a = 0; a < D; a++) {
             for (s = 0; s < na; s++) {
@@ -321,15 +279,15 @@ static void wacc_init(scm_t *S, int na, wacc_t *w)
     int X, a, b;
     for (X = 0; X < 2; X++) {
         for (a = 0; a < S->D; a++) {
-            w->F[X][a] = jalloc(S);
+            w->F[X][a] = sc_jet_alloc(&S->jets);
             sc_jet_const(&S->c, na, w->F[X][a], 0.0);
             for (b = 0; S->D == 3 && b < 3; b++) {
-                w->P[X][b][a] = jalloc(S);
+                w->P[X][b][a] = sc_jet_alloc(&S->jets);
                 sc_jet_const(&S->c, na, w->P[X][b][a], 0.0);
             }
         }
         for (a = 0; a < (S->D == 2 ? 1 : 3); a++) {
-            w->T[X][a] = jalloc(S);
+            w->T[X][a] = sc_jet_alloc(&S->jets);
             sc_jet_const(&S->c, na, w->T[X][a], 0.0);
         }
     }
@@ -501,7 +459,7 @@ static double pair_cut(const scm_t *S, const sc_contact_params *prm, ptrdiff_t n
         }
         rad[X] = sqrt(c2) + hdr[D];
         vrel += sqrt(v2) + sqrt(w2) * rad[X];
-        if (S->pv[X] == SC_SCM_NOVAR) {
+        if (S->pv[X] == SC_JET_NOVAR) {
             rad[X] = 0.0; /* frozen: no lever arm among the variables */
         }
     }
@@ -596,11 +554,12 @@ static double likely_marked(const scm_t *S, ptrdiff_t n, const double *y, double
  * written); K's sample sees phi_O, one query (value only, into sw); and
  * m >= min_k Phi_k - eps_c ln n. */
 static int halfspace_bound(const scm_t *S, int K, const sc_contact_params *prm, ptrdiff_t n,
-                           int isa, double cut, double *sw, double *m_lb)
+                           const sc_options *opt, double cut, double *sw, double *m_lb)
 {
     const int D = S->D, O = 1 - K;
     const sc_packed_cloud *ck = S->cl[K], *co = S->cl[O];
     const double *hdr = co->data + (3 * D + 3) * co->npad, lnn = prm->eps_c * log((double)n);
+    const sc_options one = {opt->isa, opt->dense, 1}; /* one query: one thread */
     double cw[3], xk[3], nk[3], y[3] = {0.0, 0.0, 0.0}, dist = 0.0, phik = 0.0, lb = 0.0;
     int a, j, st, refined = 0;
     for (a = 0; a < D; a++) {
@@ -675,7 +634,7 @@ static int halfspace_bound(const scm_t *S, int K, const sc_contact_params *prm, 
             y[a] += S->R[O][j * D + a] * (xk[j] - S->t[O][j]);
         }
     }
-    st = sc_ssdf(co, prm->eps, 1, y, isa, 1, sw, &phik, NULL, NULL, NULL);
+    st = sc_ssdf(co, prm->eps, 1, y, &one, sw, &phik, NULL, NULL, NULL);
     if (refined && phik >= dist) {
         *m_lb = lb;
         return st;
@@ -850,24 +809,24 @@ static void sample_pass(scm_t *S, acc_t *Z, const int ord, const int D, const in
     int r, aa;
     sc_jet_ctx_init(&cx, ns, ord);
     for (aa = 0; aa < D; aa++) {
-        rO[aa] = jalloc(S); /* q: the lever arm in K's frame */
-        yy[aa] = jalloc(S);
-        gj[aa] = jalloc(S);
-        piG[aa] = jalloc(S);
+        rO[aa] = sc_jet_alloc(&S->jets); /* q: the lever arm in K's frame */
+        yy[aa] = sc_jet_alloc(&S->jets);
+        gj[aa] = sc_jet_alloc(&S->jets);
+        piG[aa] = sc_jet_alloc(&S->jets);
     }
-    Phi = jalloc(S);
-    pij = jalloc(S);
+    Phi = sc_jet_alloc(&S->jets);
+    pij = sc_jet_alloc(&S->jets);
     for (aa = 0; need_fric && aa < D; aa++) {
-        u[aa] = jalloc(S);
-        nu[aa] = jalloc(S);
-        tg[aa] = jalloc(S);
-        F[aa] = jalloc(S);
+        u[aa] = sc_jet_alloc(&S->jets);
+        nu[aa] = sc_jet_alloc(&S->jets);
+        tg[aa] = sc_jet_alloc(&S->jets);
+        F[aa] = sc_jet_alloc(&S->jets);
     }
     if (need_fric) {
-        gg = jalloc(S);
-        nuu = jalloc(S);
-        tt = jalloc(S);
-        ct = jalloc(S);
+        gg = sc_jet_alloc(&S->jets);
+        nuu = sc_jet_alloc(&S->jets);
+        tt = sc_jet_alloc(&S->jets);
+        ct = sc_jet_alloc(&S->jets);
     }
     for (k = 0; k < n; k++) {
         const int O = k < I ? 0 : 1, K = 1 - O;
@@ -996,13 +955,13 @@ static void sample_pass(scm_t *S, acc_t *Z, const int ord, const int D, const in
 #ifndef SC_SCM_VL
     #define SC_SCM_VL 4 /* 8 in the AVX-512 variant (sc_scm_avx512.c) */
 #endif
-typedef double lane_jet[1 + SC_SCM_MAXV][SC_SCM_VL];
+typedef double lane_jet[1 + SC_CONTACT_MAXV][SC_SCM_VL];
 /* lane jets of the pass in the arena (sample_lanes: PhiR, then lanes_owner's common jets)
    and the room for them past the first-order jets */
 #define SC_SCM_LANE_JETS 26
-_Static_assert((SC_SCM_NJETS + 1) * (1 + SC_SCM_MAXV) + SC_SCM_LANE_JETS * (1 + SC_SCM_MAXV) *
+_Static_assert((SC_CONTACT_NJETS + 1) * (1 + SC_CONTACT_MAXV) + SC_SCM_LANE_JETS * (1 + SC_CONTACT_MAXV) *
                        SC_SCM_VL <=
-                   (SC_SCM_NJETS + 1) * SC_SCM_JLEN,
+                   (SC_CONTACT_NJETS + 1) * SC_CONTACT_JLEN,
                "the lane jets fit in the arena at first order");
 
 /* a common jet (the same for every sample) in every lane */
@@ -1352,7 +1311,7 @@ SC_JET_KERNEL void lanes_owner(scm_t *S, acc_t *Z, const sc_jet_ctx *c, const in
         }
         /* the sums and outputs, lane by lane in sample order (sample_pass's sample_sums) */
         for (l = 0; l < nl; l++) {
-            double jg[3][1 + SC_SCM_MAXV], jf[3][1 + SC_SCM_MAXV], jr[3][1 + SC_SCM_MAXV], pl[3];
+            double jg[3][1 + SC_CONTACT_MAXV], jf[3][1 + SC_CONTACT_MAXV], jr[3][1 + SC_CONTACT_MAXV], pl[3];
             double *gp[3] = {jg[0], jg[1], jg[2]}, *fp[3] = {jf[0], jf[1], jf[2]};
             double *rp[3] = {jr[0], jr[1], jr[2]};
             for (a = 0; a < D; a++) {
@@ -1377,9 +1336,9 @@ SC_JET_KERNEL void sample_lanes(scm_t *S, acc_t *Z, const int D, const int nq, c
 {
     sc_jet_ctx cx; /* a local copy: its order and sizes fold into wacc_add's jet kernels */
     /* PhiR and the owner's common jets in lanes, in the arena's unused tail (not on the
-       stack): at first order the arena's jets take (SC_SCM_NJETS + 1) (1 + ns) of its
-       (SC_SCM_NJETS + 1) SC_SCM_JLEN doubles */
-    lane_jet *LJ = (lane_jet *)(void *)(S->arena + (ptrdiff_t)(SC_SCM_NJETS + 1) * S->c.len);
+       stack): at first order the arena's jets take (SC_CONTACT_NJETS + 1) (1 + ns) of its
+       (SC_CONTACT_NJETS + 1) SC_CONTACT_JLEN doubles */
+    lane_jet *LJ = (lane_jet *)(void *)(S->jets.base + (ptrdiff_t)(SC_CONTACT_NJETS + 1) * S->c.len);
     const ptrdiff_t n = S->I + S->cl[1]->n;
     sc_jet_ctx_init(&cx, ns, 1);
     lj_bcast(nq, LJ[0], PhiR);
@@ -1414,56 +1373,31 @@ SC_SCM_PASS1_COPY(3, 12, 24)
 #undef SC_SCM_PASS1_COPY
 
 
-int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double *vel_a,
-                   const sc_packed_cloud *b, const double *pose_b, const double *vel_b,
-                   const sc_contact_params *prm, int order, int frozen, int isa, int nthreads,
-                   double *work, double *wrench, double *scalars, double *phi, double *pi,
-                   double *forces, double *x_w, double *jac, double *hess, double *dw_dprm)
+static int contact_kernel(const sc_contact_body *ba, const sc_contact_body *bb,
+                          const sc_contact_params *prm, int order, const sc_options *opt,
+                          double *work, const sc_contact_out *out)
 {
+    const sc_packed_cloud *a = ba->cloud, *b = bb->cloud;
+    const double *pose_a = ba->pose, *vel_a = ba->vel, *pose_b = bb->pose, *vel_b = bb->vel;
+    const int frozen = (ba->frozen != 0) | (bb->frozen != 0) << 1, nthreads = opt->nthreads;
+    double *wrench = out->wrench, *scalars = out->scalars, *phi = out->phi, *pi = out->pi;
+    double *forces = out->forces, *x_w = out->x_w, *jac = out->jac, *hess = out->hess;
+    double *dw_dprm = out->dw_dprm;
     scm_t S;
     acc_t Z;
     sc_jet_ctx *c = &S.c;
     double *y, *g, *h, *t3, *phiw, *piw, *dphi, *pf, *sw, *arena, *PhiR = NULL;
     double *mark, *alist, *yc, *gc, *hc, *tc;
-    const int dense = SC_IS_DENSE(isa);
+    const int dense = opt->dense;
     double phimin, zmax, sum, m, eps_c, mu, vs2, P, Sg, Sc, S1, S2, kk, lam0, lam1, lam2;
     double Lsc = 1.0, Tp = 0.0, Tc = 0.0; /* the pruning cuts (set below unless dense) */
     ptrdiff_t I, J, n, k;
     int D, nv, nq, ns, st, j, r, X, base, wrench_only, all_derivs;
     const double *poses[2] = {pose_a, pose_b}, *vels[2] = {vel_a, vel_b};
-    const int need_fric = prm != NULL && (prm->friction > 0.0 || dw_dprm != NULL);
+    const int need_fric = prm->friction > 0.0 || dw_dprm != NULL;
 
-    if (a == NULL || b == NULL || pose_a == NULL || pose_b == NULL || vel_a == NULL ||
-        vel_b == NULL || prm == NULL || work == NULL || a->dim != b->dim ||
-        (a->dim != 2 && a->dim != 3) || order < 0 || order > 2 || frozen < 0 || frozen > 3 ||
-        nthreads < 1) {
-        return SC_EINVAL;
-    }
-    if (!(prm->eps > 0.0) || !isfinite(prm->eps) || !(prm->eps_c > 0.0) ||
-        !isfinite(prm->eps_c) || !(prm->stiffness > 0.0) || !isfinite(prm->stiffness) ||
-        !(prm->beta > 0.0) || !isfinite(prm->beta) || !(prm->damping >= 0.0) ||
-        !isfinite(prm->damping) || !(prm->friction >= 0.0) || !isfinite(prm->friction) ||
-        !(prm->slip_velocity > 0.0) || !isfinite(prm->slip_velocity)) {
-        return SC_EINVAL;
-    }
     D = a->dim;
-    nv = D == 2 ? 3 : 6;
-    for (X = 0; X < 2; X++) {
-        for (j = 0; j < (D == 2 ? 3 : 7); j++) {
-            if (!isfinite(poses[X][j])) {
-                return SC_ENONFINITE;
-            }
-        }
-        for (j = 0; j < nv; j++) {
-            if (!isfinite(vels[X][j])) {
-                return SC_ENONFINITE;
-            }
-        }
-        if (D == 3 && poses[X][3] == 0 && poses[X][4] == 0 && poses[X][5] == 0 &&
-            poses[X][6] == 0) {
-            return SC_EINVAL;
-        }
-    }
+    nv = SC_NV(D);
     I = a->n;
     J = b->n;
     n = I + J;
@@ -1504,10 +1438,10 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
     {
         /* variables: the moving bodies' poses, then their velocities */
         const int fa = (frozen & 1) != 0, fb = (frozen & 2) != 0, nm = 2 - fa - fb;
-        S.pv[0] = fa ? SC_SCM_NOVAR : 0;
-        S.pv[1] = fb ? SC_SCM_NOVAR : (fa ? 0 : nv);
-        S.vv[0] = fa ? SC_SCM_NOVAR : nm * nv;
-        S.vv[1] = fb ? SC_SCM_NOVAR : nm * nv + (fa ? 0 : nv);
+        S.pv[0] = fa ? SC_JET_NOVAR : 0;
+        S.pv[1] = fb ? SC_JET_NOVAR : (fa ? 0 : nv);
+        S.vv[0] = fa ? SC_JET_NOVAR : nm * nv;
+        S.vv[1] = fb ? SC_JET_NOVAR : nm * nv + (fa ? 0 : nv);
         sc_jet_ctx_init(c, 2 * nm * nv, order);
         S.nq = nq = order > 0 ? nm * nv : 0;
         S.ns = ns = order > 0 ? 2 * nm * nv : 0;
@@ -1521,9 +1455,9 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
     S.phi = phi;
     S.pi = pi;
     S.eps_c = eps_c;
-    S.arena = arena;
+    sc_jet_arena_init(&S.jets, arena, S.c.len, SC_CONTACT_NJETS);
     for (X = 0; X < 2; X++) {
-        sc_pose_frame(D, poses[X], S.R[X], S.t[X]);
+        sc__pose_frame(D, poses[X], S.R[X], S.t[X]);
         for (j = 0; j < nv; j++) {
             S.v[X][j] = vels[X][j];
         }
@@ -1538,7 +1472,7 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
     /* a half-space pair beyond the contact range is skipped before its samples are posed */
     if (!dense && wrench_only && (I == 1) != (J == 1)) {
         double m_lb;
-        st = halfspace_bound(&S, I == 1 ? 0 : 1, prm, n, isa, prm->beta * Tp, sw, &m_lb);
+        st = halfspace_bound(&S, I == 1 ? 0 : 1, prm, n, opt, prm->beta * Tp, sw, &m_lb);
         if (st != SC_OK) {
             return st;
         }
@@ -1549,24 +1483,24 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
     }
 
     /* ---- pass 1: the SSDF of the other body at every sample (order + 1 derivatives) ---- */
-    sc_pose_samples(a, S.R[0], S.t[0], b, S.R[1], S.t[1], x_w, y);
+    sc__pose_samples(a, S.R[0], S.t[0], b, S.R[1], S.t[1], x_w, y);
     /* dense, or pruned with most samples likely to matter: every sample's derivatives in
        the same pass (each query's results are the same bits either way; only the time
        differs) */
     all_derivs = dense || likely_marked(&S, n, y, Tc * eps_c) >= 0.35;
     if (all_derivs) {
-        st = sc_ssdf(b, prm->eps, I, y, isa, nthreads, sw, phi, g, order >= 1 ? h : NULL,
+        st = sc_ssdf(b, prm->eps, I, y, opt, sw, phi, g, order >= 1 ? h : NULL,
                      order >= 2 ? t3 : NULL);
         if (st == SC_OK) {
-            st = sc_ssdf(a, prm->eps, J, y + I * D, isa, nthreads, sw, phi + I, g + I * D,
+            st = sc_ssdf(a, prm->eps, J, y + I * D, opt, sw, phi + I, g + I * D,
                          order >= 1 ? h + I * D * D : NULL,
                          order >= 2 ? t3 + I * D * D * D : NULL);
         }
     } else {
         /* pruned: values first; derivatives below, for the samples that matter */
-        st = sc_ssdf(b, prm->eps, I, y, isa, nthreads, sw, phi, NULL, NULL, NULL);
+        st = sc_ssdf(b, prm->eps, I, y, opt, sw, phi, NULL, NULL, NULL);
         if (st == SC_OK) {
-            st = sc_ssdf(a, prm->eps, J, y + I * D, isa, nthreads, sw, phi + I, NULL, NULL, NULL);
+            st = sc_ssdf(a, prm->eps, J, y + I * D, opt, sw, phi + I, NULL, NULL, NULL);
         }
     }
     if (st != SC_OK) {
@@ -1634,10 +1568,10 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
             }
         }
         st = all_derivs ? SC_OK
-                        : sc_ssdf(b, prm->eps, nA, yc, isa, nthreads, sw, NULL, gc,
+                        : sc_ssdf(b, prm->eps, nA, yc, opt, sw, NULL, gc,
                                   order >= 1 ? hc : NULL, order >= 2 ? tc : NULL);
         if (st == SC_OK && !all_derivs) {
-            st = sc_ssdf(a, prm->eps, na - nA, yc + nA * D, isa, nthreads, sw, NULL, gc + nA * D,
+            st = sc_ssdf(a, prm->eps, na - nA, yc + nA * D, opt, sw, NULL, gc + nA * D,
                          order >= 1 ? hc + nA * D * D : NULL,
                          order >= 2 ? tc + nA * D * D * D : NULL);
         }
@@ -1663,11 +1597,11 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
 
     /* ---- the jets: the soft minimum, the sums and their accumulators, and the per-owner
        kinematics ---- */
-    S.used = 0;
-    Z.mj = jalloc(&S);
+    S.jets.used = 0;
+    Z.mj = sc_jet_alloc(&S.jets);
     for (r = 0; r < 2 * nv; r++) {
-        Z.A[r] = jalloc(&S);
-        Z.B[r] = jalloc(&S);
+        Z.A[r] = sc_jet_alloc(&S.jets);
+        Z.B[r] = sc_jet_alloc(&S.jets);
     }
     wacc_init(&S, nq, &Z.wa);
     wacc_init(&S, ns, &Z.wb);
@@ -1677,27 +1611,27 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
         int aa, O;
         for (O = 0; O < 2; O++) {
             for (aa = 0; aa < 3; aa++) {
-                Z.d[O][aa] = jalloc(&S);
-                Z.Om[O][aa] = jalloc(&S);
-                Z.cv[O][aa] = jalloc(&S);
+                Z.d[O][aa] = sc_jet_alloc(&S.jets);
+                Z.Om[O][aa] = sc_jet_alloc(&S.jets);
+                Z.cv[O][aa] = sc_jet_alloc(&S.jets);
             }
             for (aa = 0; aa < D; aa++) {
-                S.y0[O][aa] = jalloc(&S);
+                S.y0[O][aa] = sc_jet_alloc(&S.jets);
                 for (j = 0; j < D; j++) {
-                    S.L[O][aa][j] = jalloc(&S);
-                    S.Q[O][aa][j] = jalloc(&S);
+                    S.L[O][aa][j] = sc_jet_alloc(&S.jets);
+                    S.Q[O][aa][j] = sc_jet_alloc(&S.jets);
                     if (D == 3) {
-                        Z.N[O][aa][j] = jalloc(&S);
+                        Z.N[O][aa][j] = sc_jet_alloc(&S.jets);
                     }
                 }
             }
         }
-        base = S.used; /* the temporaries below are released after this block */
+        base = S.jets.used; /* the temporaries below are released after this block */
         for (aa = 0; aa < 3; aa++) {
-            w[0][aa] = jalloc(&S);
-            w[1][aa] = jalloc(&S);
-            tmp[aa] = jalloc(&S);
-            tmp[3 + aa] = jalloc(&S);
+            w[0][aa] = sc_jet_alloc(&S.jets);
+            w[1][aa] = sc_jet_alloc(&S.jets);
+            tmp[aa] = sc_jet_alloc(&S.jets);
+            tmp[3 + aa] = sc_jet_alloc(&S.jets);
         }
         for (O = 0; O < 2; O++) {
             const int K = 1 - O;
@@ -1788,7 +1722,7 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
             }
         }
     }
-    S.used = base;
+    S.jets.used = base;
     sc_jet_const(c, nq, Z.mj, m);
 
     /* ---- pass 2: per sample, the soft minimum's jet (sums) and the forces ----
@@ -1807,11 +1741,11 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
         for (k = 1; k < n; k++) {
             kr = phi[k] < phi[kr] ? k : kr;
         }
-        PhiR = jalloc(&S);
-        S.used = base + 1;
+        PhiR = sc_jet_alloc(&S.jets);
+        S.jets.used = base + 1;
         for (aa = 0; aa < D; aa++) {
-            rO[aa] = jalloc(&S);
-            yy[aa] = jalloc(&S);
+            rO[aa] = sc_jet_alloc(&S.jets);
+            yy[aa] = sc_jet_alloc(&S.jets);
         }
         sample_geometry(&S, c, D, nq, kr, p, rO, yy, PhiR);
         base++; /* PhiR stays */
@@ -1837,7 +1771,7 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
         }
     } else {
         /* first order: the copies with constant sizes (one or two moving bodies) */
-        S.used = base;
+        S.jets.used = base;
         if (order == 1 && D == 2 && nq == 3) {
             sample_pass1_2_3(&S, &Z, mark, PhiR, need_fric, vs2, pf, forces);
         } else if (order == 1 && D == 2 && nq == 6) {
@@ -1854,12 +1788,12 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
 
     /* the sums to the world (wacc_to_world), then the owners' torques from the moments
        (wacc_torques) */
-    S.used = base;
+    S.jets.used = base;
     {
         double *tmp[6];
         int aa;
         for (aa = 0; aa < 6; aa++) {
-            tmp[aa] = jalloc(&S);
+            tmp[aa] = sc_jet_alloc(&S.jets);
         }
         wacc_to_world(&S, nq, &Z.wa, tmp);
         if (need_fric) {
@@ -1893,9 +1827,9 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
             }
         }
         /* the sums times E(dm - dR) (value 1) */
-        S.used = base;
-        e = jalloc(&S);
-        ef = jalloc(&S);
+        S.jets.used = base;
+        e = sc_jet_alloc(&S.jets);
+        ef = sc_jet_alloc(&S.jets);
         sc_jet_lin(c, nq, e, 1.0 / eps_c, Z.mj, -1.0 / eps_c, PhiR);
         sc_jet_func(c, nq, e, e, 1.0, 1.0, 1.0);
         sc_jet_lin(c, nq, ef, 1.0, e, 0.0, NULL);
@@ -1917,17 +1851,17 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
     }
 
     /* ---- assembly: wrench = (lambda - c s mdot) A - mu lambda B ---- */
-    S.used = base;
+    S.jets.used = base;
     {
-        double *tmp[3] = {jalloc(&S), jalloc(&S), jalloc(&S)};
+        double *tmp[3] = {sc_jet_alloc(&S.jets), sc_jet_alloc(&S.jets), sc_jet_alloc(&S.jets)};
         wacc_finish(&S, nq, &Z.wa, Z.d, Z.A, tmp);
         if (need_fric) {
             wacc_finish(&S, ns, &Z.wb, Z.d, Z.B, tmp);
         }
     }
     {
-        double *lam = jalloc(&S), *sig = jalloc(&S), *md = jalloc(&S), *vj = jalloc(&S);
-        double *al = jalloc(&S), *q = jalloc(&S);
+        double *lam = sc_jet_alloc(&S.jets), *sig = sc_jet_alloc(&S.jets), *md = sc_jet_alloc(&S.jets), *vj = sc_jet_alloc(&S.jets);
+        double *al = sc_jet_alloc(&S.jets), *q = sc_jet_alloc(&S.jets);
         const double zz = -m / prm->beta;
         kk = prm->stiffness;
         /* P = sp_b(-m), S = s_b(-m), Sc = 1 - S, S1 = S Sc / b, S2 = (1 - 2 S) S Sc / b^2 */
@@ -2002,21 +1936,7 @@ int SC_SCM_CONTACT(const sc_packed_cloud *a, const double *pose_a, const double 
             }
         }
     }
-    return S.overflow ? SC_ENOMEM : SC_OK;
+    return S.jets.overflow ? SC_ENOMEM : SC_OK;
 }
 
-#ifndef SC_SCM_VARIANT
-int sc_contact(const sc_packed_cloud *a, const double *pose_a, const double *vel_a,
-               const sc_packed_cloud *b, const double *pose_b, const double *vel_b,
-               const sc_contact_params *prm, int order, int frozen, int isa, int nthreads,
-               double *work, double *wrench, double *scalars, double *phi, double *pi, double *forces,
-               double *x_w, double *jac, double *hess, double *dw_dprm)
-{
-    const int r = sc_isa_resolve(isa), ri = r >= 0 ? r % SC_DENSE : SC_ISA_GENERIC;
-    const int wide = ri != SC_ISA_GENERIC && sc_isa_supported(SC_ISA_AVX2);
-    const int w512 = ri == SC_ISA_AVX512 && sc_isa_supported(SC_ISA_AVX512);
-    return (w512 ? sc__contact_avx512 : wide ? sc__contact_avx2 : sc__contact_generic)(
-        a, pose_a, vel_a, b, pose_b, vel_b, prm, order, frozen, isa, nthreads, work, wrench,
-        scalars, phi, pi, forces, x_w, jac, hess, dw_dprm);
-}
-#endif
+const sc__contact_fn SC_CONTACT_VARIANT = contact_kernel;

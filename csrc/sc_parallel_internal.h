@@ -1,15 +1,16 @@
 /*
- * sc_parallel.h - a minimal fork-join parallel loop over independent items.
+ * sc_parallel_internal.h - a minimal fork-join parallel loop over independent items
+ * (internal).
  */
-#ifndef SC_PARALLEL_H
-#define SC_PARALLEL_H
+#ifndef SC_PARALLEL_INTERNAL_H
+#define SC_PARALLEL_INTERNAL_H
 
 #include "sc_common.h"
 
 /* Work function: process items [begin, end) using thread slot `tid`
  * (0 <= tid < nthreads, so callers can hand each slot its own scratch).
  * Returns a status; the first nonzero status (lowest slot) is reported. */
-typedef int (*sc_range_fn)(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid);
+typedef int (*sc__range_fn)(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid);
 
 /*
  * Run fn over [0, n) split into `nthreads` contiguous, near-equal chunks.
@@ -32,8 +33,6 @@ typedef int (*sc_range_fn)(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid);
  *   3) If a thread cannot be started its chunk is run serially instead, and
  *      the call still returns SC_OK: results are identical either way.
  */
-#define SC_MAX_THREADS 256
+int sc__parallel_for(ptrdiff_t n, int nthreads, sc__range_fn fn, void *ctx);
 
-SC_API int sc_parallel_for(ptrdiff_t n, int nthreads, sc_range_fn fn, void *ctx);
-
-#endif /* SC_PARALLEL_H */
+#endif /* SC_PARALLEL_INTERNAL_H */

@@ -1,10 +1,10 @@
 /*
- * sc_ssdf_impl.h - the SSDF row kernel, written once over the vector
- * primitives of sc_vec_*.h and compiled once per instruction set
- * (sc_ssdf_generic.c, sc_ssdf_avx2.c, sc_ssdf_avx512.c).  Not a public header.
+ * sc_ssdf_kernel.h - the SSDF kernel template, written once over the vector primitives of
+ * sc_vec_*.h and compiled once per instruction set (sc_ssdf_generic.c, sc_ssdf_avx2.c,
+ * sc_ssdf_avx512.c).  Internal.
  *
- * Before including: include one sc_vec_*.h and define SC_SSDF_ROWS as the
- * name of the function to define.
+ * Before including: include one sc_vec_*.h and define SC_SSDF_VARIANT as the name of the
+ * sc__ssdf_isa table to define (sc_ssdf_internal.h).
  *
  * Two forms of the same passes: below, samples in the VW lanes (a query at a time; the
  * indexed clouds' leaves, dense large clouds); lanes_chunk, queries in the lanes (a
@@ -40,16 +40,7 @@
  */
 #include <math.h>
 
-#include "sc_ssdf.h"
-
-/* A query is "far" beyond SC_SSDF_FAR cloud radii from the bounding-box centre.
- * Why 4: both forms of pass 1 are accurate to rounding at the switch (the direct
- * form's error u |x - p|^2 exceeds the expanded form's u (|q|^2 + 2 |x - c0| rho)
- * by at most ~2x there), so the switch is invisible at the 1e-14 level, and
- * beyond it the direct form would lose accuracy quadratically with distance. */
-#ifndef SC_SSDF_FAR
-#define SC_SSDF_FAR 4.0 /* also in sc_ssdf.h: the pruned gather relies on the same test */
-#endif
+#include "sc_ssdf_internal.h"
 
 /* index of the pair (a, b), a <= b, in packed symmetric storage */
 #define SYM2(D, a, b) ((a) * (D) - ((a) * ((a) - 1)) / 2 + ((b) - (a)))
@@ -862,7 +853,7 @@ SC_VFN void lanes_chunk(const sc__blocks *B, const int D, const int order, doubl
     }
 }
 
-/* ---- pruned gather helpers (declared in sc_ssdf.h) ---- */
+/* ---- pruned gather helpers (sc__ssdf_isa) ---- */
 
 SC_VFN double vmax_lanes(vd v)
 {
@@ -1012,13 +1003,13 @@ SC_VFN double best_of(const sc__cands *C, const int D, const double *xq,
     }
 }
 
-double SC_SSDF_BEST(const sc__cands *C, int dim, const double *xq, double ie,
+static double gather_best(const sc__cands *C, int dim, const double *xq, double ie,
                     double *ub)
 {
     return dim == 2 ? best_of(C, 2, xq, ie, ub) : best_of(C, 3, xq, ie, ub);
 }
 
-ptrdiff_t SC_SSDF_KEEP(const sc__cands *C, const double *ub, double cut, const double **ptr)
+static ptrdiff_t gather_keep(const sc__cands *C, const double *ub, double cut, const double **ptr)
 {
     const vd CUT = vset1(cut);
     ptrdiff_t t, k = 0;
@@ -1035,13 +1026,13 @@ ptrdiff_t SC_SSDF_KEEP(const sc__cands *C, const double *ub, double cut, const d
     return k;
 }
 
-ptrdiff_t SC_SSDF_LIST(const sc__cands *C, int dim, const double *xq, double ie, double cut,
+static ptrdiff_t gather_list(const sc__cands *C, int dim, const double *xq, double ie, double cut,
                        const double **ptr)
 {
     return dim == 2 ? list_of(C, 2, xq, ie, cut, ptr) : list_of(C, 3, xq, ie, cut, ptr);
 }
 
-double SC_SSDF_LEAFMAX(const double *blk, int dim, const double *xq, double ie)
+static double gather_leafmax(const double *blk, int dim, const double *xq, double ie)
 {
     return dim == 2 ? leafmax(blk, 2, xq, ie) : leafmax(blk, 3, xq, ie);
 }
@@ -1157,7 +1148,7 @@ SC_VFN void rows(const sc__blocks *B, double eps, ptrdiff_t m, const double *x, 
     }
 }
 
-int SC_SSDF_ROWS(const sc__blocks *B, int dim, double eps, ptrdiff_t m, const double *x,
+static int kernel_rows(const sc__blocks *B, int dim, double eps, ptrdiff_t m, const double *x,
                  double *work, double *phi, double *g, double *hs, double *t3)
 {
     const int order = t3 ? 3 : hs ? 2 : g ? 1 : 0;
@@ -1195,3 +1186,5 @@ int SC_SSDF_ROWS(const sc__blocks *B, int dim, double eps, ptrdiff_t m, const do
     }
     return SC_OK;
 }
+
+const sc__ssdf_isa SC_SSDF_VARIANT = {kernel_rows, gather_best, gather_keep, gather_leafmax, gather_list};

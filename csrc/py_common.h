@@ -1,0 +1,80 @@
+/*
+ * py_common.h - what the binding's files (_coremodule.c, py_*.c) share: argument parsing,
+ * checks with messages naming the argument, status-to-exception mapping, scratch.
+ *
+ * Include after Python.h and numpy/arrayobject.h (the binding files include those
+ * themselves; setup.py defines PY_ARRAY_UNIQUE_SYMBOL, so that the one import_array of
+ * _coremodule.c serves every file, and the others define NO_IMPORT_ARRAY).
+ *
+ * Every binding function: parse -> validate (ValueError/TypeError naming the argument) ->
+ * allocate -> release the GIL around the C call -> map the status to an exception.  The
+ * documented public API is the Python layer (the modules of softcontact/); these functions re-check
+ * what they receive because they can also be called directly.
+ */
+#ifndef PY_COMMON_H
+#define PY_COMMON_H
+
+#include "softcontact.h"
+
+/* softcontact.NumericalError (created by PyInit__core) */
+extern PyObject *sc_py_NumericalError;
+
+/* Map a status code to an exception; returns NULL (for `return sc_py_raise(...)`). */
+PyObject *sc_py_raise(int st, const char *func);
+
+/* float64, C-contiguous, aligned view or copy of obj; TypeError naming `name` for an
+ * unsafe cast */
+PyArrayObject *sc_py_doubles(PyObject *obj, const char *name);
+
+/* the same, of exactly the given shape (ndim entries, -1 = any) */
+PyArrayObject *sc_py_shaped(PyObject *obj, const char *name, int ndim, const npy_intp *shape);
+
+/* a must be 2-D (rows, cols) with cols == want (want == 0: 2 or 3); 0 with ValueError */
+int sc_py_rows_of(PyArrayObject *a, int want, const char *name);
+
+/* the packed buffer (pack_cloud) of a D-dimensional cloud of n samples, as a view; 0 with
+ * ValueError if it is not one */
+int sc_py_packed(PyArrayObject *k, Py_ssize_t n, int D, const char *name, sc_packed_cloud *pc);
+
+/* eps finite and > 0, order in 0..max_order; 0 with ValueError if not */
+int sc_py_eps(double eps);
+int sc_py_order(int order, int max_order);
+
+/* Run options from the binding's arguments: isa -1 (auto: the SOFTCONTACT_ISA environment
+ * variable if set, else the best this CPU runs), 0, 1 or 2; dense 0 or 1; nthreads 0 (the
+ * cores this process may run on) or 1..; at most `items` threads (at least 1).  0 with
+ * ValueError if not valid. */
+int sc_py_options(int isa, int dense, int nthreads, Py_ssize_t items, sc_options *o);
+
+/* the name of the ISA that isa -1 resolves to (honouring SOFTCONTACT_ISA), or NULL with
+ * ValueError for an unknown SOFTCONTACT_ISA */
+const char *sc_py_default_isa(void);
+
+/* the cores this process may run on (its CPU affinity), >= 1 */
+int sc_py_available_cores(void);
+
+/* scratch of n doubles (at least one), or NULL with MemoryError; free with
+ * PyMem_RawFree */
+double *sc_py_work(ptrdiff_t n);
+
+/* a new float64 array of the given shape: zeroed, or uninitialized (empty) */
+PyArrayObject *sc_py_zeros(int nd, const npy_intp *dims);
+PyArrayObject *sc_py_empty(int nd, const npy_intp *dims);
+
+/* the data of an array, or NULL for NULL */
+static inline double *sc_py_data(PyArrayObject *a)
+{
+    return a ? (double *)PyArray_DATA(a) : NULL;
+}
+
+/* an owned reference to a, or to None for NULL (Py_BuildValue "N") */
+static inline PyObject *sc_py_or_none(PyArrayObject *a)
+{
+    return a ? (PyObject *)a : Py_NewRef(Py_None);
+}
+
+/* the functions of each binding file, for the module's method table */
+extern PyMethodDef sc_py_cloud_methods[], sc_py_ssdf_methods[], sc_py_contact_methods[],
+    sc_py_model_methods[];
+
+#endif /* PY_COMMON_H */

@@ -1,0 +1,521 @@
+/*
+ * py_model.c - binding of models (sc_model.h): a model as a capsule owning copies of every
+ * array, its step, rollouts, inverse dynamics, energy and momentum.
+ */
+#include <Python.h>
+#define NO_IMPORT_ARRAY
+#include <numpy/arrayobject.h>
+#include <string.h>
+
+#include "py_common.h"
+
+#define MODEL_CAPSULE "softcontact._core.model"
+
+/* one allocation: the sc_model, its bodies and pairs, and copies of every array */
+typedef struct {
+    sc_model m;
+    sc_body *bodies;
+    sc_pair *pairs;
+    double *data;
+} model_box;
+
+static void model_free(PyObject *cap)
+{
+    PyMem_RawFree(PyCapsule_GetPointer(cap, MODEL_CAPSULE));
+}
+
+/* the model of a capsule and its sizes, or NULL with TypeError */
+static const sc_model *get_model(PyObject *obj, sc_model_sizes *s)
+{
+    model_box *box;
+    if (!PyCapsule_IsValid(obj, MODEL_CAPSULE)) {
+        PyErr_SetString(PyExc_TypeError, "model must be a model capsule from model_new");
+        return NULL;
+    }
+    box = (model_box *)PyCapsule_GetPointer(obj, MODEL_CAPSULE);
+    if (box != NULL) {
+        sc_model_check(&box->m, s);
+    }
+    return box ? &box->m : NULL;
+}
+
+/* model_new's arguments as arrays (owned references) */
+typedef struct {
+    int dim;
+    double dt;
+    PyObject *clouds, *supports; /* borrowed tuples, one entry per body */
+    PyArrayObject *g, *kinds, *act, *mass, *inr, *pose, *counts, *pairs, *pp;
+    PyArrayObject *per_body[3 * SC_MODEL_MAX_BODIES]; /* cloud, support points, weights */
+    npy_intp nb, np_;
+    size_t ndata; /* doubles of every copied array */
+} model_args;
+
+static void args_release(model_args *a)
+{
+    PyArrayObject **own[] = {&a->g, &a->kinds, &a->act, &a->mass, &a->inr,
+                             &a->pose, &a->counts, &a->pairs, &a->pp};
+    size_t k;
+    for (k = 0; k < sizeof own / sizeof own[0]; k++) {
+        Py_CLEAR(*own[k]);
+    }
+    for (k = 0; k < 3 * SC_MODEL_MAX_BODIES; k++) {
+        Py_CLEAR(a->per_body[k]);
+    }
+}
+
+/* body k's packed cloud and support arrays into a->per_body; 0 with an exception */
+static int parse_body(model_args *a, npy_intp k)
+{
+    PyObject *cl = PyTuple_GET_ITEM(a->clouds, k), *sp = PyTuple_GET_ITEM(a->supports, k);
+    const double cnt = ((const double *)PyArray_DATA(a->counts))[k];
+    PyArrayObject **arr = a->per_body + 3 * k;
+    sc_packed_cloud view;
+    npy_intp s2[2] = {-1, 2}, s1[1];
+    if ((arr[0] = sc_py_doubles(cl, "clouds[k]")) == NULL ||
+        (cnt > 0 && !sc_py_packed(arr[0], (Py_ssize_t)cnt, a->dim, "clouds[k]", &view))) {
+        return 0;
+    }
+    a->ndata += (size_t)PyArray_SIZE(arr[0]);
+    if (sp == Py_None) {
+        return 1;
+    }
+    if (!PyTuple_Check(sp) || PyTuple_GET_SIZE(sp) != 5) {
+        PyErr_SetString(PyExc_TypeError,
+                        "a support must be (points, weights, mu, g, slip_velocity)");
+        return 0;
+    }
+    if ((arr[1] = sc_py_shaped(PyTuple_GET_ITEM(sp, 0), "support points", 2, s2)) == NULL) {
+        return 0;
+    }
+    s1[0] = PyArray_DIM(arr[1], 0);
+    if ((arr[2] = sc_py_shaped(PyTuple_GET_ITEM(sp, 1), "support weights", 1, s1)) == NULL) {
+        return 0;
+    }
+    a->ndata += (size_t)(3 * s1[0]);
+    return 1;
+}
+
+/* every argument of model_new checked for shape; 0 with an exception */
+static int parse_model(model_args *a, PyObject *const *o)
+{
+    npy_intp shp[2] = {3, 0}, k;
+    if ((a->g = sc_py_shaped(o[0], "gravity", 1, shp)) == NULL ||
+        (a->mass = sc_py_doubles(o[3], "masses")) == NULL) {
+        return 0;
+    }
+    a->nb = PyArray_DIM(a->mass, 0);
+    if (PyArray_NDIM(a->mass) != 1 || a->nb < 1 || a->nb > SC_MODEL_MAX_BODIES) {
+        PyErr_Format(PyExc_ValueError, "a model has 1..%d bodies", SC_MODEL_MAX_BODIES);
+        return 0;
+    }
+    shp[0] = a->nb;
+    shp[1] = 9;
+    if ((a->kinds = sc_py_shaped(o[1], "kinds", 1, shp)) == NULL ||
+        (a->act = sc_py_shaped(o[2], "actuated", 1, shp)) == NULL ||
+        (a->counts = sc_py_shaped(o[6], "counts", 1, shp)) == NULL ||
+        (a->inr = sc_py_shaped(o[4], "inertias", 2, shp)) == NULL) {
+        return 0;
+    }
+    shp[1] = 7;
+    if ((a->pose = sc_py_shaped(o[5], "poses", 2, shp)) == NULL) {
+        return 0;
+    }
+    if (!PyTuple_Check(a->clouds) || PyTuple_GET_SIZE(a->clouds) != a->nb ||
+        !PyTuple_Check(a->supports) || PyTuple_GET_SIZE(a->supports) != a->nb) {
+        PyErr_SetString(PyExc_TypeError, "clouds and supports must be tuples, one per body");
+        return 0;
+    }
+    shp[0] = -1;
+    shp[1] = 2;
+    if ((a->pairs = sc_py_shaped(o[7], "pairs", 2, shp)) == NULL) {
+        return 0;
+    }
+    a->np_ = PyArray_DIM(a->pairs, 0);
+    shp[0] = a->np_;
+    shp[1] = 7;
+    if ((a->pp = sc_py_shaped(o[8], "pair_params", 2, shp)) == NULL) {
+        return 0;
+    }
+    for (k = 0; k < a->nb; k++) {
+        if (!parse_body(a, k)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* body k of the box from the arguments, its arrays copied at box->data + *off; 0 with an
+   exception */
+static int fill_body(model_box *box, const model_args *a, npy_intp k, size_t *off)
+{
+    sc_body *b = box->bodies + k;
+    const double cnt = ((const double *)PyArray_DATA(a->counts))[k];
+    PyObject *sp = PyTuple_GET_ITEM(a->supports, k);
+    PyArrayObject *const *arr = a->per_body + 3 * k;
+    const size_t len = (size_t)PyArray_SIZE(arr[0]);
+    b->kind = (int)((const double *)PyArray_DATA(a->kinds))[k];
+    b->actuated = ((const double *)PyArray_DATA(a->act))[k] != 0.0;
+    b->mass = ((const double *)PyArray_DATA(a->mass))[k];
+    memcpy(b->inertia, (const double *)PyArray_DATA(a->inr) + 9 * k, 9 * sizeof(double));
+    memcpy(b->pose, (const double *)PyArray_DATA(a->pose) + 7 * k, 7 * sizeof(double));
+    memcpy(box->data + *off, PyArray_DATA(arr[0]), len * sizeof(double));
+    if (cnt > 0) {
+        sc_cloud_view(a->dim, (ptrdiff_t)cnt, box->data + *off, &b->cloud);
+    } else {
+        b->cloud.dim = a->dim; /* a body without geometry */
+    }
+    *off += len;
+    if (sp != Py_None) {
+        const npy_intp ns = PyArray_DIM(arr[1], 0);
+        b->nsupport = ns;
+        memcpy(box->data + *off, PyArray_DATA(arr[1]), 2 * (size_t)ns * sizeof(double));
+        b->support_points = box->data + *off;
+        *off += 2 * (size_t)ns;
+        memcpy(box->data + *off, PyArray_DATA(arr[2]), (size_t)ns * sizeof(double));
+        b->support_weights = box->data + *off;
+        *off += (size_t)ns;
+        b->support_friction = PyFloat_AsDouble(PyTuple_GET_ITEM(sp, 2));
+        b->support_gravity = PyFloat_AsDouble(PyTuple_GET_ITEM(sp, 3));
+        b->support_slip = PyFloat_AsDouble(PyTuple_GET_ITEM(sp, 4));
+        if (PyErr_Occurred()) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* the model in one allocation, or NULL with an exception */
+static model_box *build_model(const model_args *a)
+{
+    const size_t nps = (size_t)(a->np_ > 0 ? a->np_ : 1), nb = (size_t)a->nb;
+    model_box *box = (model_box *)PyMem_RawMalloc(sizeof(model_box) + sizeof(sc_body) * nb +
+                                                  sizeof(sc_pair) * nps +
+                                                  sizeof(double) * (a->ndata + 1));
+    size_t off = 0;
+    npy_intp k;
+    if (box == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    memset(box, 0, sizeof(model_box) + sizeof(sc_body) * nb);
+    box->bodies = (sc_body *)(box + 1);
+    box->pairs = (sc_pair *)(box->bodies + nb);
+    box->data = (double *)(box->pairs + nps);
+    box->m.dim = a->dim;
+    box->m.dt = a->dt;
+    box->m.integrator = SC_INTEGRATOR_EULER;
+    box->m.nbody = (int)a->nb;
+    box->m.npair = (int)a->np_;
+    box->m.bodies = box->bodies;
+    box->m.pairs = box->pairs;
+    memcpy(box->m.gravity, PyArray_DATA(a->g), 3 * sizeof(double));
+    for (k = 0; k < a->nb; k++) {
+        if (!fill_body(box, a, k, &off)) {
+            PyMem_RawFree(box);
+            return NULL;
+        }
+    }
+    for (k = 0; k < a->np_; k++) {
+        const double *pr = (const double *)PyArray_DATA(a->pairs) + 2 * k;
+        const double *q = (const double *)PyArray_DATA(a->pp) + 7 * k;
+        sc_pair *p = box->pairs + k;
+        p->a = (int)pr[0];
+        p->b = (int)pr[1];
+        p->prm.eps = q[0];
+        p->prm.eps_c = q[1];
+        p->prm.stiffness = q[2];
+        p->prm.beta = q[3];
+        p->prm.damping = q[4];
+        p->prm.friction = q[5];
+        p->prm.slip_velocity = q[6];
+    }
+    if (sc_model_check(&box->m, NULL) != SC_OK) {
+        PyErr_SetString(PyExc_ValueError, "model_new: inconsistent model (sc_model_check)");
+        PyMem_RawFree(box);
+        return NULL;
+    }
+    return box;
+}
+
+PyDoc_STRVAR(model_new_doc,
+             "model_new(dim, dt, gravity, kinds, actuated, masses, inertias, poses, clouds, "
+             "counts, supports, pairs, pair_params) -> capsule");
+
+static PyObject *py_model_new(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    model_args a;
+    PyObject *o[9], *cap = NULL;
+    model_box *box = NULL;
+    memset(&a, 0, sizeof a);
+    if (!PyArg_ParseTuple(args, "idOOOOOOOOOOO:model_new", &a.dim, &a.dt, &o[0], &o[1], &o[2],
+                          &o[3], &o[4], &o[5], &a.clouds, &o[6], &a.supports, &o[7], &o[8])) {
+        return NULL;
+    }
+    if (parse_model(&a, o) && (box = build_model(&a)) != NULL) {
+        cap = PyCapsule_New(box, MODEL_CAPSULE, model_free);
+        if (cap == NULL) {
+            PyMem_RawFree(box);
+        }
+    }
+    args_release(&a);
+    return cap;
+}
+
+PyDoc_STRVAR(model_sizes_doc, "model_sizes(model) -> (nq, nv, nu, np, nmove)");
+
+static PyObject *py_model_sizes(PyObject *Py_UNUSED(self), PyObject *arg)
+{
+    sc_model_sizes s;
+    if (get_model(arg, &s) == NULL) {
+        return NULL;
+    }
+    return Py_BuildValue("iiiii", s.nq, s.nv, s.nu, s.np, s.nmove);
+}
+
+PyDoc_STRVAR(step_doc, "step(model, x, u, order=0, params=0, num_threads=1, isa=-1, dense=0) "
+                       "-> (x_next, dx_dx, dx_du, d2x_dx2, d2x_dxdu, d2x_du2, dx_dp)");
+
+static PyObject *py_step(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"model", "x", "u", "order", "params", "num_threads", "isa",
+                             "dense", NULL};
+    PyObject *mo, *xo, *uo;
+    int order = 0, params = 0, nthreads = 1, isa = SC_ISA_AUTO, dense = 0, st, k;
+    const sc_model *m;
+    sc_model_sizes s;
+    sc_options o;
+    sc_step_out so;
+    PyArrayObject *x = NULL, *u = NULL, *out[7] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    double *work = NULL;
+    npy_intp shp[1];
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|iiiii:step", kwlist, &mo, &xo, &uo,
+                                     &order, &params, &nthreads, &isa, &dense)) {
+        return NULL;
+    }
+    if ((m = get_model(mo, &s)) == NULL || !sc_py_order(order, 2) ||
+        !sc_py_options(isa, dense, nthreads, PY_SSIZE_T_MAX, &o)) {
+        return NULL;
+    }
+    shp[0] = s.nq + s.nv;
+    if ((x = sc_py_shaped(xo, "x", 1, shp)) == NULL) {
+        goto fail;
+    }
+    shp[0] = s.nu;
+    if ((u = sc_py_shaped(uo, "u", 1, shp)) == NULL) {
+        goto fail;
+    }
+    {
+        const npy_intp n2 = 2 * s.nv, nu = s.nu;
+        const npy_intp d[7][3] = {{s.nq + s.nv}, {n2, n2},     {n2, nu},  {n2, n2, n2},
+                                  {n2, n2, nu},  {n2, nu, nu}, {n2, s.np}};
+        const int nd[7] = {1, 2, 2, 3, 3, 3, 2};
+        const int need[7] = {1, order >= 1, order >= 1, order >= 2, order >= 2, order >= 2,
+                             params != 0};
+        for (k = 0; k < 7; k++) {
+            if (need[k] && (out[k] = sc_py_zeros(nd[k], d[k])) == NULL) {
+                goto fail;
+            }
+        }
+    }
+    if ((work = sc_py_work(sc_step_workspace_size(m, order, params != 0, o.nthreads))) == NULL) {
+        goto fail;
+    }
+    so.x_next = sc_py_data(out[0]);
+    so.dx_dx = sc_py_data(out[1]);
+    so.dx_du = sc_py_data(out[2]);
+    so.d2x_dx2 = sc_py_data(out[3]);
+    so.d2x_dxdu = sc_py_data(out[4]);
+    so.d2x_du2 = sc_py_data(out[5]);
+    so.dx_dp = sc_py_data(out[6]);
+    Py_BEGIN_ALLOW_THREADS
+    st = sc_step(m, sc_py_data(x), sc_py_data(u), order, params != 0, &o, work, &so);
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(work);
+    if (st != SC_OK) {
+        sc_py_raise(st, "step");
+        goto fail;
+    }
+    Py_DECREF(x);
+    Py_DECREF(u);
+    return Py_BuildValue("NNNNNNN", (PyObject *)out[0], sc_py_or_none(out[1]),
+                         sc_py_or_none(out[2]), sc_py_or_none(out[3]), sc_py_or_none(out[4]),
+                         sc_py_or_none(out[5]), sc_py_or_none(out[6]));
+fail:
+    Py_XDECREF(x);
+    Py_XDECREF(u);
+    for (k = 0; k < 7; k++) {
+        Py_XDECREF(out[k]);
+    }
+    return NULL;
+}
+
+PyDoc_STRVAR(rollout_doc, "rollout(model, x0 (B, nx), U (B, T, nu), order=0, num_threads=1, "
+                          "isa=-1, dense=0) -> (X, A, Bu, status)");
+
+static PyObject *py_rollout(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"model", "x0", "U", "order", "num_threads", "isa", "dense", NULL};
+    PyObject *mo, *xo, *uo;
+    int order = 0, nthreads = 1, isa = SC_ISA_AUTO, dense = 0, st;
+    const sc_model *m;
+    sc_model_sizes s;
+    sc_options o;
+    sc_rollout_out ro;
+    PyArrayObject *x0 = NULL, *U = NULL, *X = NULL, *A = NULL, *Bu = NULL, *status = NULL;
+    double *work = NULL;
+    npy_intp shp[4], B, T;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|iiii:rollout", kwlist, &mo, &xo, &uo,
+                                     &order, &nthreads, &isa, &dense)) {
+        return NULL;
+    }
+    if ((m = get_model(mo, &s)) == NULL || !sc_py_order(order, 1)) {
+        return NULL;
+    }
+    shp[0] = -1;
+    shp[1] = s.nq + s.nv;
+    if ((x0 = sc_py_shaped(xo, "x0", 2, shp)) == NULL) {
+        goto fail;
+    }
+    B = PyArray_DIM(x0, 0);
+    shp[0] = B;
+    shp[1] = -1;
+    shp[2] = s.nu;
+    if ((U = sc_py_shaped(uo, "U", 3, shp)) == NULL ||
+        !sc_py_options(isa, dense, nthreads, B, &o)) {
+        goto fail;
+    }
+    T = PyArray_DIM(U, 1);
+    shp[1] = T + 1;
+    shp[2] = s.nq + s.nv;
+    if ((X = sc_py_empty(3, shp)) == NULL) {
+        goto fail;
+    }
+    if (order >= 1) {
+        shp[1] = T;
+        shp[2] = shp[3] = 2 * s.nv;
+        if ((A = sc_py_zeros(4, shp)) == NULL) {
+            goto fail;
+        }
+        shp[3] = s.nu;
+        if ((Bu = sc_py_zeros(4, shp)) == NULL) {
+            goto fail;
+        }
+    }
+    if ((status = (PyArrayObject *)PyArray_SimpleNew(1, &B, NPY_INT)) == NULL ||
+        (work = sc_py_work((ptrdiff_t)o.nthreads * sc_step_workspace_size(m, order, 0, 1))) ==
+            NULL) {
+        goto fail;
+    }
+    ro.X = sc_py_data(X);
+    ro.A = sc_py_data(A);
+    ro.Bu = sc_py_data(Bu);
+    ro.status = (int *)PyArray_DATA(status);
+    Py_BEGIN_ALLOW_THREADS
+    st = sc_rollout(m, B, T, sc_py_data(x0), sc_py_data(U), order, &o, work, &ro);
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(work);
+    if (st != SC_OK) {
+        sc_py_raise(st, "rollout");
+        goto fail;
+    }
+    Py_DECREF(x0);
+    Py_DECREF(U);
+    return Py_BuildValue("NNNN", (PyObject *)X, sc_py_or_none(A), sc_py_or_none(Bu),
+                         (PyObject *)status);
+fail:
+    Py_XDECREF(x0);
+    Py_XDECREF(U);
+    Py_XDECREF(X);
+    Py_XDECREF(A);
+    Py_XDECREF(Bu);
+    Py_XDECREF(status);
+    return NULL;
+}
+
+PyDoc_STRVAR(model_eval_doc,
+             "model_eval(model, what, x, x_next=None, num_threads=1, isa=-1, dense=0): what = 0 "
+             "inverse dynamics -> (u, f); 1 energy -> (3,); 2 momentum -> (D + rot,)");
+
+static PyObject *py_model_eval(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"model", "what", "x", "x_next", "num_threads", "isa", "dense",
+                             NULL};
+    static const char *const names[3] = {"inverse_dynamics", "energy", "momentum"};
+    PyObject *mo, *xo, *xno = Py_None;
+    int what, nthreads = 1, isa = SC_ISA_AUTO, dense = 0, st = SC_OK;
+    const sc_model *m;
+    sc_model_sizes s;
+    sc_options o;
+    PyArrayObject *x = NULL, *xn = NULL, *o1 = NULL, *o2 = NULL;
+    double *work = NULL;
+    npy_intp shp[1];
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OiO|Oiii:model_eval", kwlist, &mo, &what, &xo,
+                                     &xno, &nthreads, &isa, &dense)) {
+        return NULL;
+    }
+    if ((m = get_model(mo, &s)) == NULL) {
+        return NULL;
+    }
+    if (what < 0 || what > 2) {
+        PyErr_SetString(PyExc_ValueError, "what must be 0, 1 or 2");
+        return NULL;
+    }
+    if (!sc_py_options(isa, dense, nthreads, PY_SSIZE_T_MAX, &o)) {
+        return NULL;
+    }
+    shp[0] = s.nq + s.nv;
+    if ((x = sc_py_shaped(xo, "x", 1, shp)) == NULL ||
+        (what == 0 && (xn = sc_py_shaped(xno, "x_next", 1, shp)) == NULL)) {
+        goto fail;
+    }
+    shp[0] = what == 0 ? s.nu : what == 1 ? 3 : (m->dim == 2 ? 3 : 6);
+    if ((o1 = sc_py_zeros(1, shp)) == NULL) {
+        goto fail;
+    }
+    shp[0] = s.nv;
+    if ((what == 0 && (o2 = sc_py_zeros(1, shp)) == NULL) ||
+        (work = sc_py_work(sc_step_workspace_size(m, 0, 0, o.nthreads))) == NULL) {
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (what == 0) {
+        st = sc_inverse_dynamics(m, sc_py_data(x), sc_py_data(xn), &o, work, sc_py_data(o1),
+                                 sc_py_data(o2));
+    } else if (what == 1) {
+        st = sc_energy(m, sc_py_data(x), &o, work, sc_py_data(o1));
+    } else {
+        st = sc_momentum(m, sc_py_data(x), sc_py_data(o1));
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(work);
+    if (st != SC_OK) {
+        sc_py_raise(st, names[what]);
+        goto fail;
+    }
+    Py_DECREF(x);
+    Py_XDECREF(xn);
+    if (what == 0) {
+        return Py_BuildValue("NN", (PyObject *)o1, (PyObject *)o2);
+    }
+    return (PyObject *)o1;
+fail:
+    Py_XDECREF(x);
+    Py_XDECREF(xn);
+    Py_XDECREF(o1);
+    Py_XDECREF(o2);
+    return NULL;
+}
+
+PyMethodDef sc_py_model_methods[] = {
+    {"model_new", (PyCFunction)py_model_new, METH_VARARGS, model_new_doc},
+    {"model_sizes", (PyCFunction)py_model_sizes, METH_O, model_sizes_doc},
+    {"step", (PyCFunction)(void (*)(void))py_step, METH_VARARGS | METH_KEYWORDS, step_doc},
+    {"rollout", (PyCFunction)(void (*)(void))py_rollout, METH_VARARGS | METH_KEYWORDS,
+     rollout_doc},
+    {"model_eval", (PyCFunction)(void (*)(void))py_model_eval, METH_VARARGS | METH_KEYWORDS,
+     model_eval_doc},
+    {NULL, NULL, 0, NULL},
+};

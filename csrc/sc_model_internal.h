@@ -1,0 +1,59 @@
+/*
+ * sc_model_internal.h - a model's layout (which state, control and parameter entries
+ * belong to which body) and the step's scratch, shared by sc_model.c, sc_step.c,
+ * sc_rollout.c and sc_inverse.c (internal).
+ */
+#ifndef SC_MODEL_INTERNAL_H
+#define SC_MODEL_INTERNAL_H
+
+#include "sc_inverse.h"
+#include "sc_rollout.h"
+#include "sc_rotation.h"
+#include "sc_step.h"
+
+/* position of a body among the moving bodies (its slot in the state), or -1 (static) */
+int sc__move_index(const sc_model *m, int body);
+
+/* first control of a body, or -1 */
+int sc__ctrl_offset(const sc_model *m, int body);
+
+/* first parameter (the mass) of a dynamic body, or -1 */
+int sc__body_param(const sc_model *m, int body);
+
+/* the bodies' parameters in all (the pairs' come next) */
+int sc__n_body_params(const sc_model *m);
+
+/* the support-friction parameter of a body, or -1 */
+int sc__support_param(const sc_model *m, int body);
+
+/* pose (normalized quaternion) and velocity of a body at state x (a static body: its
+ * fixed pose, zero velocity) */
+void sc__body_state(const sc_model *m, const sc_model_sizes *s, const double *x, int body,
+                    double *pose, double *vel);
+
+/* SC_OK for a finite state (3D: unit quaternions within SC_UNIT_TOL) and, when u_len >
+ * 0, finite controls u; SC_EINVAL, SC_ENONFINITE or SC_ENOTUNIT otherwise */
+int sc__state_check(const sc_model *m, const sc_model_sizes *s, const double *x,
+                    const double *u, int u_len);
+
+/* sc_contact of pair `pair` at state x (its bodies' poses and velocities), a static body
+ * frozen when `freeze` (no derivatives with respect to it; the contact model's pruning
+ * cut then counts no lever arm for it) */
+int sc__pair_contact(const sc_model *m, const sc_model_sizes *s, const double *x, int pair,
+                     int order, int freeze, const sc_options *opt, double *cwork,
+                     const sc_contact_out *out);
+
+/* The step's scratch (sc_step_workspace_size): a state and a control of scratch, the
+ * contact model's scratch, one pair's wrench and derivatives, the jet arena. */
+typedef struct sc__step_ws {
+    double *xtmp, *utmp, *cwork, *pairbuf, *arena;
+} sc__step_ws;
+
+void sc__step_ws_layout(const sc_model *m, const sc_model_sizes *s, int nthreads,
+                        double *work, sc__step_ws *w);
+
+/* doubles of sc__step_ws's state and control part: sc_inverse_dynamics runs a step in the
+ * scratch past it */
+ptrdiff_t sc__step_ws_head(const sc_model_sizes *s);
+
+#endif /* SC_MODEL_INTERNAL_H */

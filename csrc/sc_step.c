@@ -1,0 +1,714 @@
+/*
+ * sc_step.c - one step of a model and its derivatives (see sc_step.h), one function per
+ * integrator (sc_model.integrator).
+ *
+ * The semi-implicit Euler step (step_euler) is evaluated once with second-order jets
+ * (sc_jet.h) in the variables (dx (2 nv), du (nu)) -- or, for the parameter derivatives,
+ * first-order jets in (dx, du, dp) -- in three stages:
+ *   forces: gravity and actuation directly, each contact pair's wrench from sc_contact's
+ *     closed-form Jacobian and second-derivative tensor (scattered from the pair's (dq_a,
+ *     dq_b, v_a, v_b) to the step's variables), support friction by the jet rules;
+ *   velocities: M^-1 (with the gyroscopic term and, for parameters, a variable mass and
+ *     inertia), v+ = v + h a;
+ *   positions: the chart of x+: translations and 2D angles dq+ = dq + h dv+ (exact); 3D
+ *     rotations Exp(dth+) = Exp(-h w+) Exp(dth) Exp(h w+(dx, du)), and, because that
+ *     product is the identity at 0, dth+ = 2 vec(product) to second order (the quaternion
+ *     logarithm is 2 v / w (1 + O(|v|^2)) with w = 1 + O(|v|^2)).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "sc_jet.h"
+#include "sc_model_internal.h"
+
+/* ---- scratch ---- */
+
+/* one pair's wrench (12), Jacobian (12 x 24), second derivatives (12 x 24 x 24) and
+   parameter derivatives (3 x 12), 3D sizes */
+#define PAIRBUF (12 + 12 * 24 + 12 * 24 * 24 + 36)
+
+/* jets of the pass: per moving body Q and v+ (2 nv) and the 3D velocity stage's
+   temporaries, plus the chart's */
+static int n_jets(const sc_model_sizes *s)
+{
+    return 24 * s->nmove + 96;
+}
+
+static ptrdiff_t contact_work(const sc_model *m, int nthreads)
+{
+    ptrdiff_t cw = 0;
+    int k;
+    for (k = 0; k < m->npair; k++) {
+        const ptrdiff_t w = sc_contact_workspace_size(&m->bodies[m->pairs[k].a].cloud,
+                                                      &m->bodies[m->pairs[k].b].cloud, nthreads);
+        cw = w > cw ? w : cw;
+    }
+    return cw;
+}
+
+ptrdiff_t sc__step_ws_head(const sc_model_sizes *s)
+{
+    return s->nq + 2 * s->nv + s->nu + 16;
+}
+
+ptrdiff_t sc_step_workspace_size(const sc_model *m, int order, int params, int nthreads)
+{
+    sc_model_sizes s;
+    ptrdiff_t len0, len1;
+    if (sc_model_check(m, &s) != SC_OK || order < 0 || order > 2 || nthreads < 1) {
+        return 0;
+    }
+    len0 = order >= 2 ? SC_JET_LEN(2 * s.nv + s.nu) : 1 + 2 * s.nv + s.nu;
+    len1 = params ? 1 + 2 * s.nv + s.nu + s.np : 0;
+    /* two heads: sc_inverse_dynamics runs a step inside its own scratch */
+    return 2 * sc__step_ws_head(&s) + contact_work(m, nthreads) + PAIRBUF +
+           (ptrdiff_t)(n_jets(&s) + 1) * (len0 > len1 ? len0 : len1);
+}
+
+void sc__step_ws_layout(const sc_model *m, const sc_model_sizes *s, int nthreads, double *work,
+                        sc__step_ws *w)
+{
+    w->xtmp = work;
+    w->utmp = work + s->nq + 2 * s->nv + 8;
+    w->cwork = work + sc__step_ws_head(s);
+    w->pairbuf = w->cwork + contact_work(m, nthreads);
+    w->arena = w->pairbuf + PAIRBUF;
+}
+
+/* ---- the jet pass ---- */
+
+typedef struct {
+    const sc_model *m;
+    sc_model_sizes s;
+    int D, nv1, nvt;
+    sc_jet_ctx c;
+    int n, ubase, pbase; /* jet variables; first control / parameter variable (or
+                            SC_JET_NOVAR) */
+    sc_jet_arena jets;
+    double **Q[SC_MODEL_MAX_BODIES];  /* per moving body: the generalized force (nv jets),
+                                         reused for the dq+ rows at the end */
+    double **vp[SC_MODEL_MAX_BODIES]; /* per moving body: v+ (nv jets) */
+} pass_t;
+
+static void pass_init(pass_t *P, const sc_model *m, const sc_model_sizes *s, int order,
+                      int params, double *arena, double *(*Qs)[6], double *(*vps)[6])
+{
+    int i;
+    memset(P, 0, sizeof *P);
+    P->m = m;
+    P->s = *s;
+    P->D = m->dim;
+    P->nv1 = SC_NV(m->dim);
+    P->nvt = s->nv;
+    P->n = params ? 2 * s->nv + s->nu + s->np : order > 0 ? 2 * s->nv + s->nu : 0;
+    sc_jet_ctx_init(&P->c, P->n, params ? 1 : order);
+    P->ubase = 2 * s->nv;
+    P->pbase = params ? 2 * s->nv + s->nu : SC_JET_NOVAR;
+    sc_jet_arena_init(&P->jets, arena, P->c.len, n_jets(s));
+    for (i = 0; i < m->nbody; i++) {
+        P->Q[i] = Qs[i];
+        P->vp[i] = vps[i];
+    }
+}
+
+/* a parameter's variable (a constant jet when parameters are not differentiated) */
+static void pjet(pass_t *P, double *out, double value, int param)
+{
+    sc_jet_var(&P->c, P->n, out, value,
+               param < 0 || P->pbase == SC_JET_NOVAR ? SC_JET_NOVAR : P->pbase + param);
+}
+
+/* variable of the pair coordinate i = (dq_a, dq_b, v_a, v_b)[...], or -1 (static body) */
+static int pair_var(const pass_t *P, int a, int b, int i)
+{
+    const int blk = i / P->nv1, cc = i % P->nv1;
+    const int j = sc__move_index(P->m, blk % 2 == 0 ? a : b);
+    if (j < 0) {
+        return -1;
+    }
+    return (blk < 2 ? 0 : P->nvt) + j * P->nv1 + cc;
+}
+
+/* Q[body] (nv jets) += the pair's wrench rows r0.. with derivatives */
+static void scatter(pass_t *P, double **Q, int a, int b, int side, const double *W,
+                    const double *jac, const double *hess, const double *dwdp, int pair)
+{
+    const sc_jet_ctx *c = &P->c;
+    const int nv = P->nv1, ns = 4 * nv;
+    int r, i, j;
+    for (r = 0; r < nv; r++) {
+        const int row = side * nv + r;
+        double *q = Q[r];
+        q[0] += W[row];
+        if (c->order >= 1) {
+            for (i = 0; i < ns; i++) {
+                const int gi = pair_var(P, a, b, i);
+                if (gi >= 0) {
+                    q[1 + gi] += jac[row * ns + i];
+                }
+            }
+            if (dwdp && P->pbase != SC_JET_NOVAR) {
+                for (j = 0; j < 3; j++) {
+                    q[1 + P->pbase + pair + j] += dwdp[j * 2 * nv + row];
+                }
+            }
+        }
+        if (c->order >= 2) {
+            for (i = 0; i < ns; i++) {
+                const int gi = pair_var(P, a, b, i);
+                if (gi < 0) {
+                    continue;
+                }
+                for (j = 0; j <= i; j++) {
+                    const int gj = pair_var(P, a, b, j);
+                    if (gj >= 0) {
+                        q[sc_jet_hidx(c, gi, gj)] += hess[(row * ns + i) * ns + j];
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* out (4 jets) = a (x) b, quaternions (w, x, y, z); out must not alias a or b */
+static void quat_mul(pass_t *P, double **out, double *const *a, double *const *b)
+{
+    const sc_jet_ctx *c = &P->c;
+    const int n = P->n;
+    int k;
+    sc_jet_mul(c, n, out[0], a[0], b[0]);
+    for (k = 1; k < 4; k++) {
+        sc_jet_madd(c, n, out[0], -1.0, a[k], b[k]);
+        sc_jet_mul(c, n, out[k], a[0], b[k]);
+        sc_jet_madd(c, n, out[k], 1.0, b[0], a[k]);
+    }
+    /* + a_vec x b_vec */
+    for (k = 0; k < 3; k++) {
+        const int i = (k + 1) % 3, j = (k + 2) % 3;
+        sc_jet_madd(c, n, out[1 + k], 1.0, a[1 + i], b[1 + j]);
+        sc_jet_madd(c, n, out[1 + k], -1.0, a[1 + j], b[1 + i]);
+    }
+}
+
+/* C(s) = cos(sqrt(s)/2) and S(s) = sin(sqrt(s)/2)/sqrt(s), each with two derivatives in s:
+ * Exp(a) = (C(|a|^2), S(|a|^2) a) is then smooth at a = 0 too */
+static void half_angle_fns(double s, double C[3], double S[3])
+{
+    if (s < 1.0) {
+        /* S = sum c_k s^k, c_k = (-1)^k / (2 4^k (2k+1)!); C = sum a_k s^k,
+           a_k = (-1)^k / (4^k (2k)!); 16 terms reach rounding for s < 1 */
+        double ck = 0.5, ak = 1.0, pk = 1.0, pk1 = 0.0, pk2 = 0.0;
+        int k;
+        S[0] = S[1] = S[2] = C[0] = 0.0;
+        for (k = 0; k < 16; k++) {
+            S[0] += ck * pk;
+            S[1] += k * ck * pk1;
+            S[2] += k * (k - 1) * ck * pk2;
+            C[0] += ak * pk;
+            pk2 = pk1;
+            pk1 = pk;
+            pk *= s;
+            ck *= -1.0 / (4.0 * (2 * k + 2) * (2 * k + 3));
+            ak *= -1.0 / (4.0 * (2 * k + 1) * (2 * k + 2));
+        }
+    } else {
+        const double t = 0.5 * sqrt(s), st = sin(t), ct = cos(t);
+        S[0] = st / (2.0 * t);
+        S[1] = (t * ct - st) / (16.0 * t * t * t);
+        S[2] = (-t * t * st - 3.0 * t * ct + 3.0 * st) / (128.0 * t * t * t * t * t);
+        C[0] = ct;
+    }
+    /* dC/ds = -sin(t) / (8 t) = -S / 4 */
+    C[1] = -0.25 * S[0];
+    C[2] = -0.25 * S[1];
+}
+
+/* ---- forces ---- */
+
+/* gravity m g on every dynamic body */
+static void add_gravity(pass_t *P)
+{
+    const sc_model *m = P->m;
+    int i, k;
+    for (i = 0; i < m->nbody; i++) {
+        const sc_body *b = m->bodies + i;
+        double *mj;
+        if (b->kind != SC_BODY_DYNAMIC) {
+            continue;
+        }
+        mj = sc_jet_alloc(&P->jets);
+        pjet(P, mj, b->mass, sc__body_param(m, i));
+        for (k = 0; k < P->D; k++) {
+            sc_jet_axpy(&P->c, P->n, P->Q[i][k], m->gravity[k], mj);
+        }
+        P->jets.used--;
+    }
+}
+
+/* every pair's contact wrench on its dynamic bodies */
+static int add_contacts(pass_t *P, const double *x, const sc_options *opt, double *cwork,
+                        double *pairbuf)
+{
+    const sc_model *m = P->m;
+    const int order = P->c.order;
+    double *W = pairbuf, *jac = W + 12, *hess = jac + 12 * 24, *dwdp = hess + 12 * 24 * 24;
+    int k, st;
+    for (k = 0; k < m->npair; k++) {
+        const sc_pair *pr = m->pairs + k;
+        const sc_body *ba = m->bodies + pr->a, *bb = m->bodies + pr->b;
+        const int pidx = sc__n_body_params(m) + 3 * k;
+        sc_contact_out out = {NULL};
+        if (ba->kind != SC_BODY_DYNAMIC && bb->kind != SC_BODY_DYNAMIC) {
+            continue;
+        }
+        out.wrench = W;
+        out.jac = order >= 1 ? jac : NULL;
+        out.hess = order >= 2 ? hess : NULL;
+        out.dw_dprm = P->pbase != SC_JET_NOVAR ? dwdp : NULL;
+        if ((st = sc__pair_contact(m, &P->s, x, k, order, 1, opt, cwork, &out)) != SC_OK) {
+            return st;
+        }
+        if (ba->kind == SC_BODY_DYNAMIC) {
+            scatter(P, P->Q[pr->a], pr->a, pr->b, 0, W, jac, hess, dwdp, pidx);
+        }
+        if (bb->kind == SC_BODY_DYNAMIC) {
+            scatter(P, P->Q[pr->b], pr->a, pr->b, 1, W, jac, hess, dwdp, pidx);
+        }
+    }
+    return SC_OK;
+}
+
+/* The planar support friction's sums over body b's points, as jets in the four local
+ * variables (the angle perturbation, vx, vy, omega): acc = (f_x, f_y, torque) / coef
+ * (add_support).  Always inlined with ord a constant, so that the jet kernels' order tests
+ * and loop bounds fold and no call is made per jet operation; the operations, and so the
+ * bits, are those of the generic kernels. */
+SC_JET_KERNEL void support_sums(const sc_body *b, const double *R, const double *vel, int ord,
+                                double acc[3][SC_JET4_LEN])
+{
+    sc_jet_ctx c4;
+    double r[2][SC_JET4_LEN], vpnt[2][SC_JET4_LEN], w[SC_JET4_LEN], f[2][SC_JET4_LEN];
+    ptrdiff_t l;
+    int k;
+    sc_jet_ctx_init(&c4, 4, ord);
+    for (k = 0; k < 3; k++) {
+        sc_jet_const(&c4, 4, acc[k], 0.0);
+    }
+    for (l = 0; l < b->nsupport; l++) {
+        const double *sp = b->support_points + 2 * l;
+        const double b0 = R[0] * sp[0] + R[1] * sp[1], b1 = R[2] * sp[0] + R[3] * sp[1];
+        double *wx = f[0], *wy = f[1], *om = w;
+        /* r = R Exp(dth J) s = b + dth J b - dth^2 b / 2, J b = (-b1, b0) */
+        sc_jet_const(&c4, 4, r[0], b0);
+        sc_jet_const(&c4, 4, r[1], b1);
+        if (c4.order >= 1) {
+            r[0][1] = -b1;
+            r[1][1] = b0;
+        }
+        sc_jet_hadd(&c4, 4, r[0], 0, 0, -b0);
+        sc_jet_hadd(&c4, 4, r[1], 0, 0, -b1);
+        /* point velocity v + omega J r */
+        sc_jet_var(&c4, 4, wx, vel[0], 1);
+        sc_jet_var(&c4, 4, wy, vel[1], 2);
+        sc_jet_var(&c4, 4, om, vel[2], 3);
+        sc__jet_lin(&c4, 4, vpnt[0], 1.0, wx, 0.0, NULL);
+        sc__jet_lin(&c4, 4, vpnt[1], 1.0, wy, 0.0, NULL);
+        sc__jet_madd(&c4, 4, vpnt[0], -1.0, om, r[1]);
+        sc__jet_madd(&c4, 4, vpnt[1], 1.0, om, r[0]);
+        /* f / coef = -g w_l vp / sqrt(|vp|^2 + vs^2) */
+        sc__jet_mul(&c4, 4, w, vpnt[0], vpnt[0]);
+        sc__jet_madd(&c4, 4, w, 1.0, vpnt[1], vpnt[1]);
+        {
+            const double q0 = w[0] + b->support_slip * b->support_slip, iq = 1.0 / sqrt(q0);
+            sc__jet_func(&c4, 4, w, w, iq, -0.5 * iq / q0, 0.75 * iq / (q0 * q0));
+        }
+        sc__jet_lin(&c4, 4, w, -b->support_gravity * b->support_weights[l], w, 0.0, NULL);
+        sc__jet_mul(&c4, 4, f[0], w, vpnt[0]);
+        sc__jet_mul(&c4, 4, f[1], w, vpnt[1]);
+        sc__jet_axpy(&c4, 4, acc[0], 1.0, f[0]);
+        sc__jet_axpy(&c4, 4, acc[1], 1.0, f[1]);
+        sc__jet_madd(&c4, 4, acc[2], 1.0, r[0], f[1]);
+        sc__jet_madd(&c4, 4, acc[2], -1.0, r[1], f[0]);
+    }
+}
+
+/* Planar support friction (2D).  Each point's force depends on four of the jet variables
+   only -- the angle perturbation and the three velocities -- and is proportional to coef =
+   mu m: so the points are summed as jets in those four local variables (15 doubles at
+   order 2 instead of a full jet), and the sums are expanded into the full variables and
+   multiplied by coef once per body. */
+static void add_support(pass_t *P, const double *x)
+{
+    const sc_model *m = P->m;
+    const sc_jet_ctx *c = &P->c;
+    const int nv = P->nv1, nvt = P->nvt, n = P->n;
+    int i, k;
+    for (i = 0; i < m->nbody; i++) {
+        const sc_body *b = m->bodies + i;
+        const int j = sc__move_index(m, i);
+        sc_jet_ctx c4;
+        double pose[3], vel[3], R[4], tt[2], *mu, *mj, *coef, *full, acc[3][SC_JET4_LEN];
+        int map[4], base;
+        if (b->nsupport == 0) {
+            continue;
+        }
+        sc__body_state(m, &P->s, x, i, pose, vel);
+        sc__pose_frame(2, pose, R, tt);
+        sc_jet_ctx_init(&c4, 4, c->order);
+        /* local variables: the angle perturbation, then the velocities (vx, vy, omega) */
+        map[0] = j * nv + 2;
+        for (k = 0; k < 3; k++) {
+            map[1 + k] = nvt + j * nv + k;
+        }
+        /* the points' sums, with the order a compile-time constant in each copy */
+        switch (c->order) {
+        case 0: support_sums(b, R, vel, 0, acc); break;
+        case 1: support_sums(b, R, vel, 1, acc); break;
+        default: support_sums(b, R, vel, 2, acc); break;
+        }
+        base = P->jets.used;
+        mu = sc_jet_alloc(&P->jets);
+        mj = sc_jet_alloc(&P->jets);
+        coef = sc_jet_alloc(&P->jets);
+        full = sc_jet_alloc(&P->jets);
+        pjet(P, mu, b->support_friction, sc__support_param(m, i));
+        pjet(P, mj, b->mass, sc__body_param(m, i));
+        sc_jet_mul(c, n, coef, mu, mj);
+        for (k = 0; k < 3; k++) {
+            sc_jet_expand(&c4, acc[k], map, c, n, full);
+            sc_jet_madd(c, n, P->Q[i][k], 1.0, coef, full);
+        }
+        P->jets.used = base;
+    }
+}
+
+/* ---- velocities ---- */
+
+/* a[3..5] = I^-1 (tau - w x I w), 3D, with I = adj(I) / det(I), all as jets (a variable
+   inertia when parameters are differentiated); j the body's slot, p0 its first parameter */
+static void angular_acceleration(pass_t *P, const sc_body *b, double *const *Qrot,
+                                 const double *vel, int j, int p0, double **a)
+{
+    static const int pidx[9] = {1, 4, 5, 4, 2, 6, 5, 6, 3};
+    const sc_jet_ctx *c = &P->c;
+    const int n = P->n, nv = P->nv1, nvt = P->nvt;
+    double *Ij[9], *wj[3], *Iw[3], *bb[3], *cof[9], *det, *t;
+    int k, r2, c2;
+    for (k = 0; k < 9; k++) {
+        Ij[k] = sc_jet_alloc(&P->jets);
+        cof[k] = sc_jet_alloc(&P->jets);
+        pjet(P, Ij[k], b->inertia[k], p0 < 0 ? -1 : p0 + pidx[k]);
+    }
+    for (k = 0; k < 3; k++) {
+        wj[k] = sc_jet_alloc(&P->jets);
+        Iw[k] = sc_jet_alloc(&P->jets);
+        bb[k] = sc_jet_alloc(&P->jets);
+        sc_jet_var(c, n, wj[k], vel[3 + k], nvt + j * nv + 3 + k);
+    }
+    det = sc_jet_alloc(&P->jets);
+    t = sc_jet_alloc(&P->jets);
+    for (r2 = 0; r2 < 3; r2++) {
+        sc_jet_mul(c, n, Iw[r2], Ij[3 * r2], wj[0]);
+        sc_jet_madd(c, n, Iw[r2], 1.0, Ij[3 * r2 + 1], wj[1]);
+        sc_jet_madd(c, n, Iw[r2], 1.0, Ij[3 * r2 + 2], wj[2]);
+    }
+    for (k = 0; k < 3; k++) {
+        const int i1 = (k + 1) % 3, i2 = (k + 2) % 3;
+        sc_jet_lin(c, n, bb[k], 1.0, Qrot[k], 0.0, NULL);
+        sc_jet_madd(c, n, bb[k], -1.0, wj[i1], Iw[i2]);
+        sc_jet_madd(c, n, bb[k], 1.0, wj[i2], Iw[i1]);
+    }
+    /* cofactors cof[r][c] = I[r+1][c+1] I[r+2][c+2] - I[r+1][c+2] I[r+2][c+1] */
+    for (r2 = 0; r2 < 3; r2++) {
+        for (c2 = 0; c2 < 3; c2++) {
+            const int ra = (r2 + 1) % 3, rb = (r2 + 2) % 3;
+            const int ca = (c2 + 1) % 3, cb = (c2 + 2) % 3;
+            sc_jet_mul(c, n, cof[3 * r2 + c2], Ij[3 * ra + ca], Ij[3 * rb + cb]);
+            sc_jet_madd(c, n, cof[3 * r2 + c2], -1.0, Ij[3 * ra + cb], Ij[3 * rb + ca]);
+        }
+    }
+    sc_jet_mul(c, n, det, Ij[0], cof[0]);
+    sc_jet_madd(c, n, det, 1.0, Ij[1], cof[1]);
+    sc_jet_madd(c, n, det, 1.0, Ij[2], cof[2]);
+    {
+        const double d0 = det[0];
+        sc_jet_func(c, n, det, det, 1.0 / d0, -1.0 / (d0 * d0), 2.0 / (d0 * d0 * d0));
+    }
+    for (r2 = 0; r2 < 3; r2++) {
+        /* (I^-1)[r][c] = cof[c][r] / det */
+        sc_jet_mul(c, n, t, cof[r2], bb[0]);
+        sc_jet_madd(c, n, t, 1.0, cof[3 + r2], bb[1]);
+        sc_jet_madd(c, n, t, 1.0, cof[6 + r2], bb[2]);
+        sc_jet_mul(c, n, a[3 + r2], t, det);
+    }
+}
+
+/* v+ of moving body i: the control (kinematic), or v + h M^-1 (Q + actuation) */
+static void body_velocity(pass_t *P, const double *x, const double *u, int i)
+{
+    const sc_model *m = P->m;
+    const sc_body *b = m->bodies + i;
+    const sc_jet_ctx *c = &P->c;
+    const int D = P->D, nv = P->nv1, nvt = P->nvt, n = P->n;
+    const int j = sc__move_index(m, i), uo = sc__ctrl_offset(m, i), p0 = sc__body_param(m, i);
+    double pose[7], vel[6], **Q = P->Q[i], **vp = P->vp[i], *mj, *vj, *a[6];
+    int k, base;
+    sc__body_state(m, &P->s, x, i, pose, vel);
+    if (b->kind == SC_BODY_KINEMATIC) {
+        for (k = 0; k < nv; k++) {
+            sc_jet_var(c, n, vp[k], u[uo + k], P->ubase + uo + k);
+        }
+        return;
+    }
+    if (uo >= 0) {
+        double *uj = sc_jet_alloc(&P->jets);
+        for (k = 0; k < nv; k++) {
+            sc_jet_var(c, n, uj, u[uo + k], P->ubase + uo + k);
+            sc_jet_axpy(c, n, Q[k], 1.0, uj);
+        }
+        P->jets.used--;
+    }
+    base = P->jets.used;
+    mj = sc_jet_alloc(&P->jets);
+    vj = sc_jet_alloc(&P->jets);
+    for (k = 0; k < nv; k++) {
+        a[k] = sc_jet_alloc(&P->jets);
+    }
+    pjet(P, mj, b->mass, p0);
+    sc_jet_func(c, n, mj, mj, 1.0 / b->mass, -1.0 / (b->mass * b->mass),
+                2.0 / (b->mass * b->mass * b->mass));
+    for (k = 0; k < D; k++) {
+        sc_jet_mul(c, n, a[k], Q[k], mj);
+    }
+    if (D == 2) {
+        pjet(P, vj, b->inertia[0], p0 + 1);
+        sc_jet_func(c, n, vj, vj, 1.0 / b->inertia[0], -1.0 / (b->inertia[0] * b->inertia[0]),
+                    2.0 / (b->inertia[0] * b->inertia[0] * b->inertia[0]));
+        sc_jet_mul(c, n, a[2], Q[2], vj);
+    } else {
+        angular_acceleration(P, b, Q + 3, vel, j, p0, a);
+    }
+    /* v+ = v + h a */
+    for (k = 0; k < nv; k++) {
+        sc_jet_var(c, n, vj, vel[k], nvt + j * nv + k);
+        sc_jet_lin(c, n, vp[k], 1.0, vj, m->dt, a[k]);
+    }
+    P->jets.used = base;
+}
+
+/* ---- positions ---- */
+
+/* x+ of moving body i (values) and the chart's rows dq+ (jets, in Q[i]) */
+static void body_position(pass_t *P, const double *x, int i, double *x_next)
+{
+    const sc_model *m = P->m;
+    const sc_jet_ctx *c = &P->c;
+    const int D = P->D, nv = P->nv1, n = P->n, j = sc__move_index(m, i);
+    const double h = m->dt;
+    double pose[7], vel[6], **dq = P->Q[i], **vp = P->vp[i];
+    int k;
+    sc__body_state(m, &P->s, x, i, pose, vel);
+    for (k = 0; k < nv; k++) {
+        x_next[P->s.nq + j * nv + k] = vp[k][0];
+    }
+    for (k = 0; k < D; k++) {
+        x_next[j * SC_NQ(D) + k] = pose[k] + h * vp[k][0];
+        sc_jet_var(c, n, dq[k], 0.0, j * nv + k);
+        sc_jet_axpy(c, n, dq[k], h, vp[k]);
+        dq[k][0] = 0.0;
+    }
+    if (D == 2) {
+        x_next[j * 3 + 2] = pose[2] + h * vp[2][0];
+        sc_jet_var(c, n, dq[2], 0.0, j * nv + 2);
+        sc_jet_axpy(c, n, dq[2], h, vp[2]);
+        dq[2][0] = 0.0;
+    } else {
+        double *qa[4], *qb[4], *qc[4], *qt[4], *s2, *av[3], Cf[3], Sf[3], q0[4], w0[3], qn;
+        const int base = P->jets.used;
+        for (k = 0; k < 4; k++) {
+            qa[k] = sc_jet_alloc(&P->jets);
+            qb[k] = sc_jet_alloc(&P->jets);
+            qc[k] = sc_jet_alloc(&P->jets);
+            qt[k] = sc_jet_alloc(&P->jets);
+        }
+        for (k = 0; k < 3; k++) {
+            av[k] = sc_jet_alloc(&P->jets);
+            sc_jet_lin(c, n, av[k], h, vp[3 + k], 0.0, NULL);
+            w0[k] = av[k][0];
+        }
+        s2 = sc_jet_alloc(&P->jets);
+        sc_jet_mul(c, n, s2, av[0], av[0]);
+        sc_jet_madd(c, n, s2, 1.0, av[1], av[1]);
+        sc_jet_madd(c, n, s2, 1.0, av[2], av[2]);
+        half_angle_fns(s2[0], Cf, Sf);
+        /* qb = Exp(h w+) = (C(s), S(s) a) */
+        sc_jet_func(c, n, qb[0], s2, Cf[0], Cf[1], Cf[2]);
+        sc_jet_func(c, n, s2, s2, Sf[0], Sf[1], Sf[2]);
+        for (k = 0; k < 3; k++) {
+            sc_jet_mul(c, n, qb[1 + k], s2, av[k]);
+        }
+        /* qa = Exp(dth) = (1 - |dth|^2 / 8, dth / 2) */
+        sc_jet_const(c, n, qa[0], 1.0);
+        for (k = 0; k < 3; k++) {
+            sc_jet_var(c, n, qa[1 + k], 0.0, j * nv + 3 + k);
+            sc_jet_lin(c, n, qa[1 + k], 0.5, qa[1 + k], 0.0, NULL);
+            sc_jet_hadd(c, n, qa[0], j * nv + 3 + k, j * nv + 3 + k, -0.25);
+        }
+        /* qc = Exp(-h w+0) = conj(qb value) */
+        sc_jet_const(c, n, qc[0], qb[0][0]);
+        for (k = 0; k < 3; k++) {
+            sc_jet_const(c, n, qc[1 + k], -qb[1 + k][0]);
+        }
+        /* value: q+ = q (x) Exp(h w+), normalized */
+        {
+            const double *q = pose + 3;
+            const double bw = Cf[0], bx = Sf[0] * w0[0], by = Sf[0] * w0[1], bz = Sf[0] * w0[2];
+            q0[0] = q[0] * bw - q[1] * bx - q[2] * by - q[3] * bz;
+            q0[1] = q[0] * bx + bw * q[1] + q[2] * bz - q[3] * by;
+            q0[2] = q[0] * by + bw * q[2] + q[3] * bx - q[1] * bz;
+            q0[3] = q[0] * bz + bw * q[3] + q[1] * by - q[2] * bx;
+            qn = sqrt(q0[0] * q0[0] + q0[1] * q0[1] + q0[2] * q0[2] + q0[3] * q0[3]);
+            for (k = 0; k < 4; k++) {
+                x_next[j * 7 + 3 + k] = q0[k] / qn;
+            }
+        }
+        quat_mul(P, qt, qc, qa);
+        quat_mul(P, qa, qt, qb); /* qa is free again */
+        for (k = 0; k < 3; k++) {
+            sc_jet_lin(c, n, dq[3 + k], 2.0, qa[1 + k], 0.0, NULL);
+            dq[3 + k][0] = 0.0;
+        }
+        P->jets.used = base;
+    }
+}
+
+/* The pass: x_next's values and, through the jets Q (dq+ rows) and vp (v+ rows), every
+   derivative. */
+static int euler_pass(pass_t *P, const double *x, const double *u, const sc_options *opt,
+                      const sc__step_ws *w, double *x_next)
+{
+    const sc_model *m = P->m;
+    int i, k, st;
+    for (i = 0; i < m->nbody; i++) {
+        if (m->bodies[i].kind == SC_BODY_STATIC) {
+            continue;
+        }
+        for (k = 0; k < P->nv1; k++) {
+            P->Q[i][k] = sc_jet_alloc(&P->jets);
+            P->vp[i][k] = sc_jet_alloc(&P->jets);
+            sc_jet_const(&P->c, P->n, P->Q[i][k], 0.0);
+        }
+    }
+    add_gravity(P);
+    if ((st = add_contacts(P, x, opt, w->cwork, w->pairbuf)) != SC_OK) {
+        return st;
+    }
+    add_support(P, x);
+    for (i = 0; i < m->nbody; i++) {
+        if (m->bodies[i].kind != SC_BODY_STATIC) {
+            body_velocity(P, x, u, i);
+        }
+    }
+    for (i = 0; i < m->nbody; i++) {
+        if (m->bodies[i].kind != SC_BODY_STATIC) {
+            body_position(P, x, i, x_next);
+        }
+    }
+    return P->jets.overflow ? SC_ENOMEM : SC_OK;
+}
+
+/* The derivatives of one pass into the outputs: the first-order ones from pass 1, or from
+   the parameter pass (pass 0) when it is the only one; the second-order ones from pass 1;
+   dx_dp from pass 0. */
+static void write_derivatives(const pass_t *P, int pass, int order, const sc_step_out *out)
+{
+    const sc_model *m = P->m;
+    const int nx2 = 2 * P->s.nv, nu = P->s.nu, np = P->s.np;
+    int i, k, a, b;
+    for (i = 0; i < m->nbody; i++) {
+        const int j = sc__move_index(m, i);
+        if (j < 0) {
+            continue;
+        }
+        for (k = 0; k < 2 * P->nv1; k++) {
+            const int row = k < P->nv1 ? j * P->nv1 + k : P->s.nv + j * P->nv1 + (k - P->nv1);
+            const double *J = k < P->nv1 ? P->Q[i][k] : P->vp[i][k - P->nv1];
+            if (order >= 1 && (pass == 1 || order <= 1)) {
+                for (a = 0; out->dx_dx && a < nx2; a++) {
+                    out->dx_dx[row * nx2 + a] = J[1 + a];
+                }
+                for (a = 0; out->dx_du && a < nu; a++) {
+                    out->dx_du[row * nu + a] = J[1 + nx2 + a];
+                }
+            }
+            for (a = 0; pass == 0 && out->dx_dp && a < np; a++) {
+                out->dx_dp[row * np + a] = J[1 + P->pbase + a];
+            }
+            if (pass != 1 || order < 2) {
+                continue;
+            }
+            for (a = 0; a < nx2 + nu; a++) {
+                for (b = 0; b < nx2 + nu; b++) {
+                    const double v = J[sc_jet_hidx(&P->c, a, b)];
+                    if (a < nx2 && b < nx2) {
+                        if (out->d2x_dx2) {
+                            out->d2x_dx2[(row * nx2 + a) * nx2 + b] = v;
+                        }
+                    } else if (a < nx2) {
+                        if (out->d2x_dxdu) {
+                            out->d2x_dxdu[(row * nx2 + a) * nu + (b - nx2)] = v;
+                        }
+                    } else if (b >= nx2 && out->d2x_du2) {
+                        out->d2x_du2[(row * nu + (a - nx2)) * nu + (b - nx2)] = v;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* Semi-implicit Euler: pass 0, first-order jets in (dx, du, dp), when parameters are asked
+   for; pass 1, jets of the requested order in (dx, du), unless pass 0 covered it. */
+static int step_euler(const sc_model *m, const sc_model_sizes *s, const double *x,
+                      const double *u, int order, int params, const sc_options *opt,
+                      const sc__step_ws *w, const sc_step_out *out)
+{
+    double *Qs[SC_MODEL_MAX_BODIES][6], *vps[SC_MODEL_MAX_BODIES][6];
+    double *x_next = out->x_next ? out->x_next : w->xtmp;
+    int pass, st;
+    for (pass = params ? 0 : 1; pass < 2; pass++) {
+        pass_t P;
+        if (pass == 1 && params && order <= 1) {
+            break;
+        }
+        pass_init(&P, m, s, order, pass == 0, w->arena, Qs, vps);
+        if ((st = euler_pass(&P, x, u, opt, w, x_next)) != SC_OK) {
+            return st;
+        }
+        write_derivatives(&P, pass, order, out);
+    }
+    return SC_OK;
+}
+
+int sc_step(const sc_model *m, const double *x, const double *u, int order, int params,
+            const sc_options *opt, double *work, const sc_step_out *out)
+{
+    sc_model_sizes s;
+    sc__step_ws w;
+    sc_options o;
+    int st;
+    if (sc_model_check(m, &s) != SC_OK || order < 0 || order > 2 || work == NULL ||
+        out == NULL) {
+        return SC_EINVAL;
+    }
+    if ((st = sc__state_check(m, &s, x, u, s.nu)) != SC_OK ||
+        (st = sc_options_resolve(opt, &o)) != SC_OK) {
+        return st;
+    }
+    sc__step_ws_layout(m, &s, o.nthreads, work, &w);
+    switch (m->integrator) {
+    case SC_INTEGRATOR_EULER:
+    default:
+        return step_euler(m, &s, x, u, order, params, &o, &w, out);
+    }
+}
