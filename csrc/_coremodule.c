@@ -25,10 +25,18 @@ PyObject *sc_py_NumericalError;
 
 _Static_assert(sizeof(ptrdiff_t) == sizeof(npy_intp), "ptrdiff_t and npy_intp differ");
 
-PyObject *sc_py_raise(int st, const char *func)
+PyObject *sc_py_raise(int st, const char *func, const char *inputs)
 {
     if (st == SC_ENOMEM) {
         return PyErr_NoMemory();
+    }
+    if (st == SC_ENONFINITE && inputs != NULL) {
+        return PyErr_Format(PyExc_ValueError, "%s: %s must be finite", func, inputs);
+    }
+    if (st == SC_ENOTUNIT && inputs != NULL) {
+        return PyErr_Format(PyExc_ValueError,
+                            "%s: a quaternion of %s is not unit (norm 1 within %g)", func,
+                            inputs, SC_UNIT_TOL);
     }
     if (st == SC_ENONFINITE || st == SC_EINVAL || st == SC_ENOTUNIT || st == SC_EUNSUPPORTED) {
         return PyErr_Format(PyExc_ValueError, "%s: %s", func, sc_status_str(st));

@@ -19,8 +19,9 @@
 /* softcontact.NumericalError (created by PyInit__core) */
 extern PyObject *sc_py_NumericalError;
 
-/* Map a status code to an exception; returns NULL (for `return sc_py_raise(...)`). */
-PyObject *sc_py_raise(int st, const char *func);
+/* Map a status code of `func` to an exception, naming the arguments `inputs` (or NULL)
+ * for a non-finite value or a quaternion not of unit norm; returns NULL. */
+PyObject *sc_py_raise(int st, const char *func, const char *inputs);
 
 /* float64, C-contiguous, aligned view or copy of obj; TypeError naming `name` for an
  * unsafe cast */

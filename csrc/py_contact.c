@@ -90,7 +90,7 @@ static PyObject *py_separation(PyObject *Py_UNUSED(self), PyObject *args, PyObje
     Py_END_ALLOW_THREADS
     PyMem_RawFree(work);
     if (st != SC_OK) {
-        sc_py_raise(st, "separation");
+        sc_py_raise(st, "separation", "pose_a and pose_b");
         goto fail;
     }
     for (j = 0; j < 4; j++) {
@@ -198,7 +198,7 @@ static PyObject *py_contact(PyObject *Py_UNUSED(self), PyObject *args, PyObject 
     Py_END_ALLOW_THREADS
     PyMem_RawFree(work);
     if (st != SC_OK) {
-        sc_py_raise(st, "contact");
+        sc_py_raise(st, "contact", "pose_a, pose_b, vel_a and vel_b");
         goto fail;
     }
     for (j = 0; j < 4; j++) {

@@ -333,7 +333,7 @@ static PyObject *py_step(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kw
     Py_END_ALLOW_THREADS
     PyMem_RawFree(work);
     if (st != SC_OK) {
-        sc_py_raise(st, "step");
+        sc_py_raise(st, "step", "x and u");
         goto fail;
     }
     Py_DECREF(x);
@@ -417,7 +417,7 @@ static PyObject *py_rollout(PyObject *Py_UNUSED(self), PyObject *args, PyObject 
     Py_END_ALLOW_THREADS
     PyMem_RawFree(work);
     if (st != SC_OK) {
-        sc_py_raise(st, "rollout");
+        sc_py_raise(st, "rollout", NULL);
         goto fail;
     }
     Py_DECREF(x0);
@@ -492,7 +492,7 @@ static PyObject *py_model_eval(PyObject *Py_UNUSED(self), PyObject *args, PyObje
     Py_END_ALLOW_THREADS
     PyMem_RawFree(work);
     if (st != SC_OK) {
-        sc_py_raise(st, names[what]);
+        sc_py_raise(st, names[what], what == 0 ? "x and x_next" : "x");
         goto fail;
     }
     Py_DECREF(x);

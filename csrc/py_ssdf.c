@@ -54,7 +54,7 @@ static PyObject *py_ssdf(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kw
     Py_END_ALLOW_THREADS
     PyMem_RawFree(work);
     if (st != SC_OK) {
-        sc_py_raise(st, "ssdf");
+        sc_py_raise(st, "ssdf", NULL);
         goto fail;
     }
     Py_DECREF(packed);

@@ -216,10 +216,12 @@ def test_core_ssdf_errors(cloud2):
         _core.ssdf(k, n, x, eps=-2.0)
     with pytest.raises(ValueError, match="order must be in 0..3, got 7"):
         _core.ssdf(k, n, x, 1e-3, 7)
-    with pytest.raises(ValueError, match="num_threads must be >= 1"):
-        _core.ssdf(k, n, x, 1e-3, 0, 0)
+    with pytest.raises(ValueError, match=r"num_threads must be >= 1 \(or 0: every core\)"):
+        _core.ssdf(k, n, x, 1e-3, 0, -1)
     with pytest.raises(ValueError, match="isa must be -1"):
         _core.ssdf(k, n, x, 1e-3, 0, 1, 9)
+    with pytest.raises(ValueError, match="dense must be 0 or 1, got 2"):
+        _core.ssdf(k, n, x, 1e-3, 0, 1, -1, 2)
     with pytest.raises(TypeError):
         _core.ssdf(k, n, x, "eps")
     with pytest.raises(TypeError, match="x must be an array of float64"):
@@ -235,23 +237,17 @@ def test_core_matches_public_and_clips_threads(cloud2, rng):
         np.testing.assert_array_equal(u, v)
 
 
-def test_available_cores_follows_the_affinity_within_a_second(monkeypatch):
-    """num_threads=None is the process's cores, read again at most once a second (a system
-    call per Model.step otherwise): a new count shows after a second, not before."""
+def test_num_threads_none_is_every_available_core():
+    """num_threads=None is passed as 0, which the binding reads as the cores this process
+    may run on, at the time of the call (its CPU affinity)."""
+    import os
+
     from softcontact import _validate
 
-    counts = iter([3, 5])
-    now = [1000.0]
-    monkeypatch.setattr(_validate, "_read_cores", lambda: next(counts))
-    monkeypatch.setattr(_validate, "_monotonic", lambda: now[0])
-    monkeypatch.setattr(_validate, "_cores_t", -1e9)
-    assert _validate.available_cores() == 3  # stale: read now
-    now[0] += 0.999
-    assert _validate.available_cores() == 3  # within the second: no read
-    now[0] += 0.002
-    assert _validate.available_cores() == 5  # a second on: read again
-    assert _validate.as_num_threads(None) == 5
+    assert _validate.as_num_threads(None) == 0
     assert _validate.as_num_threads(2) == 2
+    want = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert _core.available_cores() == want
 
 
 def test_gil_released(cloud3, rng):
