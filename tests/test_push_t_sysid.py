@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import shapely
 
-from softcontact.optimize import _observed_values, trajectory_residuals
+from softcontact.optimize import trajectory_residuals
+from softcontact.optimize.sysid import _observed_values
 from softcontact.tasks import push_t, push_t_sysid
 
 pytest.importorskip("scipy")

@@ -97,7 +97,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from .._validate import as_float_array, as_int, as_positive_float, shape_str
-from ..optimize import _observed_values, trajectory_residuals
+from ..optimize import trajectory_residuals
+from ..optimize.sysid import _observed_values
 from . import push_t
 
 __all__ = ["PARAMETERS", "MODEL_NAMES", "HIDDEN", "BOUNDS", "ANGLE_SCALE", "DURATION",
