@@ -487,14 +487,15 @@ import matplotlib.pyplot as plt
 from IPython.display import Image, display
 from scipy.optimize import minimize
 
-from softcontact.tasks import push_t, push_t_mpc, push_t_compare, push_t_viz
+from softcontact.tasks import push_t
+from softcontact.tasks.push_t import compare, mpc, viz
 
 task = push_t.make(seed=14)
 print(task)
 print("state:", task.model.nx, "numbers; controls:", task.model.control_names)
 print("parameters:", {k: task.params[k] for k in ("mass", "support_friction", "friction", "dt")})
 print(f"initial coverage {task.coverage(task.x0[:3]):.3f}")
-push_t_viz.plot_trajectory(task, task.x0[None], title="initial state (T blue, goal green)")
+viz.plot_trajectory(task, task.x0[None], title="initial state (T blue, goal green)")
 plt.show()"""),
     new_markdown_cell("""## An open-loop push with exact derivatives
 
@@ -505,8 +506,8 @@ along the way, plus a little control effort.  The pusher starts where the contro
 push selection puts it (4 mm from the T), the controls are constant over blocks of 20 steps,
 and we compare L-BFGS-B (gradients) with trust-region Newton-CG (Hessian-vector products)
 from the same start."""),
-    new_code_cell("""ctl = push_t_mpc.Controller(task, horizon=200, block=20)
-_, standoff, z_push = push_t_mpc.Controller(task).select(task.x0)
+    new_code_cell("""ctl = mpc.Controller(task, horizon=200, block=20)
+_, standoff, z_push = mpc.Controller(task).select(task.x0)
 x0 = np.array(task.x0)
 x0[3:5] = standoff
 prob = ctl.problem(x0)
@@ -533,23 +534,23 @@ for name, kw in {"L-BFGS-B": dict(method="L-BFGS-B", bounds=[(-ctl.u_box, ctl.u_
 
 fig, axes = plt.subplots(1, 2, figsize=(10, 5))
 for ax, (name, X) in zip(axes, results.items()):
-    push_t_viz.plot_trajectory(task, X, ax=ax, title=f"{name}: 1 s open loop")
+    viz.plot_trajectory(task, X, ax=ax, title=f"{name}: 1 s open loop")
 plt.show()"""),
     new_markdown_cell("""## Closed loop: the MPC controller
 
-Every 0.1 s the controller (see `softcontact.tasks.push_t_mpc` for exactly what it does)
+Every 0.1 s the controller (see `softcontact.tasks.push_t.mpc` for exactly what it does)
 picks a push by scoring candidate pushes in one batched, threaded rollout (sampling, for the
 initial guess only), moves the pusher there clear of the T if needed, and refines the plan
 by L-BFGS-B with exact gradients, warm-started from the previous tick.  Over 50 seeded
 initial states (`python -m softcontact mpc`) it succeeds on every one; see the README."""),
     new_code_cell("""t0 = time.perf_counter()
-ep = push_t_mpc.run_episode(task)
+ep = mpc.run_episode(task)
 print(ep)
 print(f"median solve {np.median(ep.solve_times):.3f} s; phases: "
       f"{(ep.phases == 'move').sum()} move steps, {(ep.phases == 'push').sum()} push steps")
-push_t_viz.plot_trajectory(task, ep.states)
+viz.plot_trajectory(task, ep.states)
 plt.show()
-n = push_t_viz.animate(task, ep.states, "push_t_notebook.gif", fps=15)
+n = viz.animate(task, ep.states, "push_t_notebook.gif", fps=15)
 display(Image(filename="push_t_notebook.gif"))"""),
     new_markdown_cell("""## Gradient and Hessian methods against the zeroth-order baseline
 
@@ -558,9 +559,9 @@ each iteration is one batched C rollout across threads.  L-BFGS uses exact gradi
 trust-region Newton exact Hessian-vector products.  All three solve the same problem
 (controls squashed into the speed box by `tanh`, from the pusher at rest).  Short budgets
 here; the README has the full table (`python -m softcontact compare`)."""),
-    new_code_cell("""comp = push_t_compare.compare(seeds=(0,), horizon=160, block=20, cem_samples=32,
-                              cem_elites=6, cem_iterations=4, lbfgs_iterations=12,
-                              newton_iterations=3)
+    new_code_cell("""comp = compare.compare(seeds=(0,), horizon=160, block=20, cem_samples=32,
+                       cem_elites=6, cem_iterations=4, lbfgs_iterations=12,
+                       newton_iterations=3)
 print(comp.table())
 comp.plot()
 plt.show()"""),

@@ -1,7 +1,7 @@
 """Cells of notebooks/04_sysid.ipynb: system identification on push-T.
 
 ``cells`` is a list of nbformat v4 cells, for tools/make_notebooks.py to write (outputs
-cleared).  The notebook runs ``softcontact.tasks.push_t_sysid.experiment`` a few times
+cleared).  The notebook runs ``softcontact.tasks.push_t.sysid.experiment`` a few times
 (about 5 s per fit on one core; under a minute in all).
 """
 
@@ -14,7 +14,7 @@ Can the push-T simulator's physical parameters be recovered from a *trajectory* 
 A T of unknown **mass** `m`, **support friction** `mu_s` (T on the table) and **pusher
 friction** `mu_c` (disk on the T) is pushed by a fixed open-loop pusher motion; its pose
 `(x, y, theta)` is observed at every step (200 Hz, 2.58 s) with 1 mm of Gaussian noise
-(0.02 rad on the angle).  `softcontact.tasks.push_t_sysid.experiment` simulates the
+(0.02 rad on the angle).  `softcontact.tasks.push_t.sysid.experiment` simulates the
 observation with hidden parameters `(0.18 kg, 0.30, 0.45)` and fits the three with
 `scipy.optimize.least_squares`, starting from the task's defaults `(0.15, 0.35, 0.40)`
 (11-17 % off).  Every Jacobian the fit uses is analytic: the forward parameter
@@ -42,18 +42,19 @@ alike; the mass column of the Jacobian is the chain rule
 `dr/dT.mass + r_g^2 dr/dT.inertia`."""),
     new_code_cell("""import numpy as np
 import matplotlib.pyplot as plt
-from softcontact.tasks import push_t, push_t_sysid
+from softcontact.tasks import push_t
+from softcontact.tasks.push_t import sysid
 
 task = push_t.make()
-x0 = push_t_sysid.initial_state(task)
-U = push_t_sysid.excitation(task)
+x0 = sysid.initial_state(task)
+U = sysid.excitation(task)
 t = np.arange(1, len(U) + 1) * task.dt
 phases = [(0.0, 0.61, "1 release"), (0.61, 1.54, "2 kick into the wall"),
-          (1.54, push_t_sysid.DURATION, "3 sliding push")]
-hidden = [push_t_sysid.HIDDEN[k] for k in push_t_sysid.PARAMETERS]
-truth = push_t.make(**push_t_sysid.HIDDEN).model
+          (1.54, sysid.DURATION, "3 sliding push")]
+hidden = [sysid.HIDDEN[k] for k in sysid.PARAMETERS]
+truth = push_t.make(**sysid.HIDDEN).model
 X = np.asarray(truth.rollout(x0, U).states).reshape(-1, truth.nx)
-print(f"{len(U)} steps of {task.dt} s; hidden {dict(push_t_sysid.HIDDEN)}")
+print(f"{len(U)} steps of {task.dt} s; hidden {dict(sysid.HIDDEN)}")
 
 fig, (ax, bx) = plt.subplots(1, 2, figsize=(13, 5.5), constrained_layout=True,
                              gridspec_kw={"width_ratios": [1, 1.4]})
@@ -85,7 +86,7 @@ the whole trajectory converges from the default guess too, but stops in a local 
 from far guesses such as `(0.25, 0.2, 0.6)`; the windows reach the truth from every corner
 of the bounds.)  The residuals are the T's observed coordinates with the angle's scaled by
 5 cm, so that all have the same noise std: the fit is maximum likelihood."""),
-    new_code_cell("""res = push_t_sysid.experiment(seed=0, noise=1e-3, verbose=True)
+    new_code_cell("""res = sysid.experiment(seed=0, noise=1e-3, verbose=True)
 print(f"\\n{res.nfev} evaluations (rollouts with sensitivities), {res.wall:.1f} s, "
       f"cost {res.cost:.3g} (noise alone: {0.5 * res.observed.size * 1e-6:.3g})\\n")
 print(res.table())"""),
@@ -110,9 +111,9 @@ Without noise the fit returns the hidden values to rounding.  With 1 mm of noise
 errors scatter around zero with the spread the linearized covariance
 `sigma^2 (J^T J)^{-1}` predicts (0.45 %, 0.25 % and 0.79 % for `m`, `mu_s`, `mu_c`); over
 20 draws the largest errors were 1.0 %, 0.55 % and 1.3 %, against a 5 % target."""),
-    new_code_cell("""clean = push_t_sysid.experiment(noise=0.0)
+    new_code_cell("""clean = sysid.experiment(noise=0.0)
 print("clean data, relative errors:", clean.relative_error)
-runs = [res] + [push_t_sysid.experiment(seed=s, noise=1e-3) for s in (1, 2)]
+runs = [res] + [sysid.experiment(seed=s, noise=1e-3) for s in (1, 2)]
 errors = np.array([r.relative_error for r in runs])
 for s, r in enumerate(runs):
     print(f"seed {s}: relative errors {np.round(100 * r.relative_error, 2)} %, "
@@ -123,7 +124,7 @@ w = 0.25
 for s in range(len(runs)):
     ax.bar(np.arange(3) + (s - 1) * w, 100 * errors[s], w, label=f"noise seed {s}")
 ax.axhline(5.0, color="k", ls="--", lw=1, label="5 % target")
-ax.set(xticks=range(3), xticklabels=push_t_sysid.PARAMETERS, ylabel="relative error (%)",
+ax.set(xticks=range(3), xticklabels=sysid.PARAMETERS, ylabel="relative error (%)",
        yscale="log", ylim=(1e-3, 10), title="1 mm observation noise")
 ax.legend(fontsize=8)
 plt.show()"""),
