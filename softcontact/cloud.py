@@ -219,7 +219,7 @@ class PointCloud:
         }
 
     def __setstate__(self, state):
-        geo = state.get("geometry")  # absent in pickles from before mass properties
+        geo = state.get("geometry")  # a state without the entry records no solid
         self._init(
             state["points"],
             state["normals"],

@@ -9,9 +9,9 @@
   (adjoint of the analytic step Jacobians);
 - ``"trust-Newton"``: ``scipy.optimize.minimize(method="trust-krylov")``, a trust-region
   Newton method whose subproblems are solved in Krylov subspaces from exact
-  Hessian-vector products (second-order adjoint), with the exact gradient.  (On these
-  problems it beats ``trust-ncg``, whose truncated CG stops at the first negative
-  curvature: 0.54 against 0.87 after 25 iterations on seed 0),
+  Hessian-vector products (second-order adjoint), with the exact gradient.  (Krylov
+  rather than ``trust-ncg``, whose truncated CG stops at the first direction of negative
+  curvature, which these problems have),
 
 and records the best objective against wall time and against dynamics evaluations
 (steps of the model, at any derivative order).
