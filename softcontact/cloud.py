@@ -196,7 +196,7 @@ class PointCloud:
         return self
 
     @classmethod
-    def _sampled(cls, sample: Sample, kind: str):
+    def _sampled(cls, sample: Sample, kind: str) -> PointCloud:
         """The cloud of a shape sampler's output, made by the constructor ``kind``."""
         return cls._make(sample.points, sample.normals, sample.weights, kind, sample.solid)
 
