@@ -12,7 +12,7 @@ medians over rounds, hence the ratios come from one run on the same machine stat
   ``mj_step``; the same + ``mjd_transitionFD`` (A and B; eps 1e-6) with forward and with
   centred differences; ``mujoco.rollout`` of the same batch on 1 and 2 threads (a thread
   pool made once);
-* JAX (``benchmarks/jax_model.py``, the dense jit-compiled float64 version of the same
+* JAX (``tests/jax_oracle.py``, the dense jit-compiled float64 version of the same
   model, optional): ``step``, ``step_d1`` (forward-mode Jacobians), ``step_d2`` (Hessians)
   and the ``vmap``-ped ``rollout`` (XLA picks its own threads), outputs blocked on, with
   compilation excluded (warm-up first; the compile time is printed).
@@ -67,8 +67,11 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:  # benchmarks/ is the script folder; also when imported
-    sys.path.insert(0, str(HERE))
+# benchmarks/ is the script folder (also when imported); tests/ holds the JAX oracle and
+# the scene capture that scenes.py uses
+for _path in (HERE.parent / "tests", HERE):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
 
 import scenes  # noqa: E402
 
@@ -233,13 +236,13 @@ def mujoco_cases(bs, B, T, prefix="mj", rollouts=True):
 
 
 def load_jax():
-    """``(jax, jax_model)`` or ``(None, reason)``."""
+    """``(jax, jax_oracle)`` or ``(None, reason)``."""
     try:
         import jax
-        import jax_model
+        import jax_oracle
     except Exception as e:  # ImportError, or jax failing to initialize
         return None, f"{type(e).__name__}: {e}".splitlines()[0]
-    return (jax, jax_model), None
+    return (jax, jax_oracle), None
 
 
 def jax_cases(bs, B, T, jx, budget=8.0):
@@ -248,12 +251,12 @@ def jax_cases(bs, B, T, jx, budget=8.0):
     estimated time (B T single steps) exceeds a third of ``budget`` run on a horizon
     shortened to fit, but not below 10 steps (B unchanged, so the batch is as wide), and
     their times are scaled by T / T' (a scan over the horizon: linear in it)."""
-    jax, jax_model = jx
+    jax, jax_oracle = jx
     import jax.numpy as jnp
 
     keys = ("jx0", "jx1", "jx2", "jx_r")
     try:
-        jm = jax_model.JaxModel.from_scene(bs.scene, bs.dt)
+        jm = jax_oracle.JaxModel.from_scene(bs.scene, bs.dt)
     except Exception as e:
         err = f"{type(e).__name__}: {e}".splitlines()[0][:160]
         return [Case(k, None, error=err) for k in keys]

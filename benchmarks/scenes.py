@@ -1,7 +1,7 @@
 """The three comparison scenes, each as a softcontact model and an equivalent MuJoCo model.
 
 Each function returns a :class:`BenchScene`: the softcontact :class:`~softcontact.Scene`
-(for ``jax_model.JaxModel.from_scene``), its compiled :class:`~softcontact.Model`, ``dt``,
+(for ``jax_oracle.JaxModel.from_scene``), its compiled :class:`~softcontact.Model`, ``dt``,
 a representative in-contact state ``x`` and control ``u``, and the MJCF text of a MuJoCo
 model generated from the same parameters (masses, inertias, geometry, ``dt``, gravity,
 friction coefficients; ``integrator="Euler"``) with the MuJoCo state ``(qpos, qvel)`` and
@@ -46,7 +46,7 @@ meaningless configuration, kept for comparison).
 The MuJoCo models need ``mujoco`` only in :meth:`BenchScene.mj_model` and the timing
 helpers at the end of this module; the rest imports without it.
 
-    from scenes import push_t, box_on_floor, two_tori   # benchmarks/ on sys.path
+    from scenes import push_t, box_on_floor, two_tori   # benchmarks/ and tests/ on sys.path
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ import math
 from functools import cached_property
 
 import numpy as np
-from _capture import capture_scene  # benchmarks/ is on sys.path (script folder or tests)
+from scene_capture import capture_scene  # tests/ is on sys.path (run.py or the test suite)
 
 import softcontact as sc
 

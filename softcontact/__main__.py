@@ -4,7 +4,7 @@ Subcommands (``python -m softcontact --help``; each has ``--help``):
 
 ``demo`` (the default, also with no arguments)
     Push-T from a fixed seed with the gradient-based MPC controller
-    (:mod:`softcontact.tasks.push_t_mpc`): a per-tick log, the final coverage, and
+    (:mod:`softcontact.tasks.push_t.mpc`): a per-tick log, the final coverage, and
     ``push_t.png`` (trajectory of the T and the pusher over the goal) and ``push_t.gif``
     (animation) in the current folder.  Well under a minute on 2 cores.
 ``mpc``
@@ -108,9 +108,10 @@ def _check(cond, msg):
 
 def demo(seed=DEMO_SEED, time_limit=30.0, png="push_t.png", gif="push_t.gif", figures=True,
          log=True, stream=sys.stdout):
-    """The push-T demo; returns the :class:`~softcontact.tasks.push_t_mpc.Episode`."""
+    """The push-T demo; returns the :class:`~softcontact.tasks.push_t.mpc.Episode`."""
     import softcontact as sc
-    from softcontact.tasks import push_t, push_t_mpc
+    from softcontact.tasks import push_t
+    from softcontact.tasks.push_t.mpc import run_episode
 
     info = sc.build_info()
     print(f"softcontact {info['version']} (SIMD: {info['isa_default']})", file=stream)
@@ -119,7 +120,7 @@ def demo(seed=DEMO_SEED, time_limit=30.0, png="push_t.png", gif="push_t.gif", fi
           f"{np.round(task.x0[3:5], 3).tolist()}, goal {np.round(task.goal, 3).tolist()}",
           file=stream)
     print("controller: push selection by batched rollouts, refinement by L-BFGS-B with "
-          "exact gradients (see softcontact.tasks.push_t_mpc)", file=stream)
+          "exact gradients (see softcontact.tasks.push_t.mpc)", file=stream)
     t0 = time.perf_counter()
 
     def progress(t, x, cov, phase):
@@ -128,7 +129,7 @@ def demo(seed=DEMO_SEED, time_limit=30.0, png="push_t.png", gif="push_t.gif", fi
                   f"{np.round(x[:3], 3).tolist()}  ({time.perf_counter() - t0:5.1f} s)",
                   file=stream, flush=True)
 
-    ep = push_t_mpc.run_episode(task, time_limit=time_limit, callback=progress)
+    ep = run_episode(task, time_limit=time_limit, callback=progress)
     st = ep.solve_times
     print(f"{'success' if ep.success else 'no success'}: coverage {ep.coverage:.3f} after "
           f"{ep.time:.2f} s simulated, {ep.wall:.1f} s wall; {st.size} ticks planned, "
@@ -136,21 +137,22 @@ def demo(seed=DEMO_SEED, time_limit=30.0, png="push_t.png", gif="push_t.gif", fi
     if figures:
         import matplotlib
 
-        from softcontact.tasks import push_t_viz
+        from softcontact.tasks.push_t.viz import animate, plot_trajectory
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        fig = push_t_viz.plot_trajectory(task, ep.states, png)
+        fig = plot_trajectory(task, ep.states, png)
         plt.close(fig)
-        n = push_t_viz.animate(task, ep.states, gif)
+        n = animate(task, ep.states, gif)
         print(f"wrote {png} and {gif} ({n} frames)", file=stream)
     return ep
 
 
 def mpc(seeds=50, first_seed=0, jobs=2, time_limit=30.0, iterations=10, figure=None,
         stream=sys.stdout):
-    """The MPC runner; returns the :class:`~softcontact.tasks.push_t_mpc.Evaluation`."""
-    from softcontact.tasks import push_t, push_t_mpc
+    """The MPC runner; returns the :class:`~softcontact.tasks.push_t.mpc.Evaluation`."""
+    from softcontact.tasks import push_t
+    from softcontact.tasks.push_t.mpc import evaluate
 
     t0 = time.perf_counter()
 
@@ -159,14 +161,14 @@ def mpc(seeds=50, first_seed=0, jobs=2, time_limit=30.0, iterations=10, figure=N
               f"{ep.coverage:.3f} at {ep.time:5.2f} s ({ep.wall:5.1f} s wall, "
               f"{ep.solve_times.size} solves)", file=stream, flush=True)
 
-    ev = push_t_mpc.evaluate(range(first_seed, first_seed + seeds), jobs=jobs,
-                             time_limit=time_limit, callback=done, iterations=iterations)
+    ev = evaluate(range(first_seed, first_seed + seeds), jobs=jobs, time_limit=time_limit,
+                  callback=done, iterations=iterations)
     print(ev.summary(), file=stream)
     print(f"total wall {time.perf_counter() - t0:.1f} s with {jobs} job(s)", file=stream)
     if figure and ev.failures:
         import matplotlib
 
-        from softcontact.tasks import push_t_viz
+        from softcontact.tasks.push_t.viz import plot_trajectory
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
@@ -175,8 +177,8 @@ def mpc(seeds=50, first_seed=0, jobs=2, time_limit=30.0, iterations=10, figure=N
         rows = -(-len(fails) // cols)
         fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 4.2 * rows), squeeze=False)
         for ax, ep in zip(axes.flat, fails, strict=False):
-            push_t_viz.plot_trajectory(push_t.make(seed=ep.seed), ep.states, ax=ax,
-                                       title=f"seed {ep.seed}: coverage {ep.coverage:.3f}")
+            plot_trajectory(push_t.make(seed=ep.seed), ep.states, ax=ax,
+                            title=f"seed {ep.seed}: coverage {ep.coverage:.3f}")
         for ax in list(axes.flat)[len(fails):]:
             ax.axis("off")
         fig.tight_layout()
@@ -190,18 +192,17 @@ def compare(seeds=(0, 1, 2), horizon=400, block=20, cem_samples=64, cem_elites=8
             cem_iterations=30, lbfgs_iterations=60, newton_iterations=20,
             figure="compare.png", stream=sys.stdout):
     """The optimizer comparison; returns the
-    :class:`~softcontact.tasks.push_t_compare.Comparison`."""
-    from softcontact.tasks import push_t_compare
+    :class:`~softcontact.tasks.push_t.compare.Comparison`."""
+    from softcontact.tasks.push_t.compare import compare as compare_methods
 
     def done(t):
         print(f"  seed {t.seed} {t.method:12s}: best {t.best[-1]:.4g} after "
               f"{t.wall[-1]:.2f} s, {t.steps[-1]} steps", file=stream, flush=True)
 
-    comp = push_t_compare.compare(seeds, horizon=horizon, block=block,
-                                  cem_samples=cem_samples, cem_elites=cem_elites,
-                                  cem_iterations=cem_iterations,
-                                  lbfgs_iterations=lbfgs_iterations,
-                                  newton_iterations=newton_iterations, callback=done)
+    comp = compare_methods(seeds, horizon=horizon, block=block, cem_samples=cem_samples,
+                           cem_elites=cem_elites, cem_iterations=cem_iterations,
+                           lbfgs_iterations=lbfgs_iterations,
+                           newton_iterations=newton_iterations, callback=done)
     print(comp.table(), file=stream)
     if figure:
         import matplotlib
@@ -215,9 +216,9 @@ def compare(seeds=(0, 1, 2), horizon=400, block=20, cem_samples=64, cem_elites=8
 
 def sysid(seed=0, noise=1e-3, max_nfev=None, stream=sys.stdout):
     """The identification experiment; returns its result."""
-    from softcontact.tasks import push_t_sysid
+    from softcontact.tasks.push_t.sysid import experiment
 
-    res = push_t_sysid.experiment(seed=seed, noise=noise, max_nfev=max_nfev)
+    res = experiment(seed=seed, noise=noise, max_nfev=max_nfev)
     print(res.table(), file=stream)
     print(f"{res.nfev} least-squares evaluations, {res.wall:.1f} s", file=stream)
     return res

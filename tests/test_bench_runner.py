@@ -276,7 +276,7 @@ def test_mujoco_timing_helpers_run():
 
 def test_runner_jax_columns_with_a_stub_model():
     """The JAX plumbing (cases, blocking, table cells, target rows) without JAX's compile
-    times: a stand-in ``jax_model`` whose methods are softcontact's."""
+    times: a stand-in ``jax_oracle`` whose methods are softcontact's."""
     import io
     import types
 

@@ -1,4 +1,4 @@
-"""softcontact's step against an independent JAX implementation (benchmarks/jax_model.py).
+"""softcontact's step against an independent JAX implementation (tests/jax_oracle.py).
 
 The JAX model is written from METHOD.md / docs/method.md (dense, vmapped, float64) and
 differentiated by JAX's autodiff, so it checks the C step's values *and* its closed-form
@@ -41,20 +41,17 @@ from __future__ import annotations
 
 import copy
 import functools
-import os
-import sys
 
 import numpy as np
 import pytest
 
 jax = pytest.importorskip("jax")
 
+from jax_oracle import JaxModel  # noqa: E402
+from scene_capture import capture_scene  # noqa: E402
+
 import softcontact as sc  # noqa: E402
 from softcontact.tasks import push_t  # noqa: E402
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                "benchmarks"))
-from jax_model import JaxModel, capture_scene  # noqa: E402
 
 RTOL = 1e-9
 ROW_FLOOR = 1e-3

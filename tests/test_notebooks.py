@@ -1,4 +1,6 @@
-"""Execute every notebook under notebooks/ (they import only the public API)."""
+"""The notebooks under notebooks/: each ``NN_name.ipynb`` is generated from its jupytext
+source ``NN_name.py`` (percent format) and is current, and every notebook executes (they
+import only the public API)."""
 
 import time
 from pathlib import Path
@@ -8,7 +10,27 @@ import pytest
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
+FOLDER = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = sorted(FOLDER.glob("*.ipynb"))
+SOURCES = sorted(FOLDER.glob("*.py"))
+
+
+def test_every_notebook_has_its_source():
+    assert NOTEBOOKS, f"no notebooks in {FOLDER}"
+    assert [p.stem for p in NOTEBOOKS] == [p.stem for p in SOURCES], (
+        "every notebooks/NN_name.py needs its NN_name.ipynb and vice versa: "
+        "jupytext --update --to ipynb notebooks/*.py")
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=[p.name for p in SOURCES])
+def test_notebook_is_current(source):
+    jupytext = pytest.importorskip("jupytext")
+    want = jupytext.read(source)
+    got = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
+    assert [(c.cell_type, c.source) for c in got.cells] == [
+        (c.cell_type, c.source) for c in want.cells], (
+        f"{source.with_suffix('.ipynb').name} differs from {source.name}: "
+        "jupytext --update --to ipynb notebooks/*.py")
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])

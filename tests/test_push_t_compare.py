@@ -1,11 +1,11 @@
 """The zeroth-order baseline (softcontact.optimize.cross_entropy) and the comparison of
-optimizers on fixed push-T problems (softcontact.tasks.push_t_compare)."""
+optimizers on fixed push-T problems (softcontact.tasks.push_t.compare)."""
 
 import numpy as np
 import pytest
 
 from softcontact.optimize import cross_entropy
-from softcontact.tasks import push_t_compare
+from softcontact.tasks.push_t import compare
 
 pytest.importorskip("scipy")
 
@@ -76,7 +76,7 @@ def test_cem_errors():
 
 @pytest.fixture(scope="module")
 def fp():
-    return push_t_compare.FixedProblem(0, horizon=60, block=20)
+    return compare.FixedProblem(0, horizon=60, block=20)
 
 
 def test_fixed_problem_derivatives(fp, rng):
@@ -121,10 +121,10 @@ def test_fixed_problem_starts_near_the_t(fp):
 
 
 def test_compare_tiny_run(tmp_path):
-    comp = push_t_compare.compare(seeds=(1,), horizon=40, block=20, cem_samples=8,
-                                  cem_elites=2, cem_iterations=3, lbfgs_iterations=3,
-                                  newton_iterations=2)
-    assert {t.method for t in comp.traces} == set(push_t_compare.METHODS)
+    comp = compare.compare(seeds=(1,), horizon=40, block=20, cem_samples=8,
+                           cem_elites=2, cem_iterations=3, lbfgs_iterations=3,
+                           newton_iterations=2)
+    assert {t.method for t in comp.traces} == set(compare.METHODS)
     for t in comp.traces:
         assert len(t.wall) == len(t.steps) == len(t.best) >= 1
         assert all(b1 <= b0 for b0, b1 in zip(t.best[:-1], t.best[1:], strict=True))
@@ -144,6 +144,6 @@ def test_compare_tiny_run(tmp_path):
 
 def test_compare_errors():
     with pytest.raises(ValueError, match="methods"):
-        push_t_compare.compare(seeds=(0,), methods=("SGD",))
+        compare.compare(seeds=(0,), methods=("SGD",))
     with pytest.raises(ValueError, match="cem_elites"):
-        push_t_compare.compare(seeds=(0,), cem_samples=4, cem_elites=8)
+        compare.compare(seeds=(0,), cem_samples=4, cem_elites=8)

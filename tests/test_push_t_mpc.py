@@ -1,4 +1,4 @@
-"""The push-T MPC controller (softcontact.tasks.push_t_mpc): its objective, candidate
+"""The push-T MPC controller (softcontact.tasks.push_t.mpc): its objective, candidate
 pushes, collision-free moves, a closed-loop episode to success, the runner, and errors."""
 
 import math
@@ -8,7 +8,8 @@ import pytest
 import shapely
 
 from softcontact.optimize import TrajectoryProblem
-from softcontact.tasks import push_t, push_t_mpc
+from softcontact.tasks import push_t
+from softcontact.tasks.push_t import mpc
 
 pytest.importorskip("scipy")
 
@@ -22,7 +23,7 @@ def task():
 
 @pytest.fixture(scope="module")
 def ctl(task):
-    return push_t_mpc.Controller(task, horizon=40, block=10, replan=20)
+    return mpc.Controller(task, horizon=40, block=10, replan=20)
 
 
 def test_batch_objective_equals_trajectory_problem(task, ctl, rng):
@@ -100,7 +101,7 @@ def test_paths_around_the_t_stay_clear(task, ctl):
 
 @pytest.fixture(scope="module")
 def episode():
-    return push_t_mpc.run_episode(push_t.make(seed=FAST_SEED))
+    return mpc.run_episode(push_t.make(seed=FAST_SEED))
 
 
 def test_episode_reaches_the_goal(episode):
@@ -127,8 +128,8 @@ def test_short_optimization_lowers_cost_and_raises_coverage():
     from scipy.optimize import minimize
 
     task = push_t.make(seed=FAST_SEED)
-    ctl = push_t_mpc.Controller(task, horizon=200, block=20)
-    _, s, z0 = push_t_mpc.Controller(task).select(task.x0)
+    ctl = mpc.Controller(task, horizon=200, block=20)
+    _, s, z0 = mpc.Controller(task).select(task.x0)
     x = np.array(task.x0)
     x[3:5] = s
     prob = ctl.problem(x)
@@ -152,8 +153,8 @@ def test_short_optimization_lowers_cost_and_raises_coverage():
 
 def test_evaluate_runs_seeds_in_order():
     got = []
-    ev = push_t_mpc.evaluate([5, FAST_SEED], time_limit=0.3, callback=got.append,
-                             iterations=3)
+    ev = mpc.evaluate([5, FAST_SEED], time_limit=0.3, callback=got.append,
+                      iterations=3)
     assert [e.seed for e in ev.episodes] == [5, FAST_SEED]
     assert [e.seed for e in got] == [5, FAST_SEED]
     for e in ev.episodes:
@@ -168,13 +169,13 @@ def test_evaluate_runs_seeds_in_order():
 def test_inputs_are_not_modified(task, ctl):
     x = np.array(task.x0)
     x_copy = x.copy()
-    ctl2 = push_t_mpc.Controller(task, horizon=40, block=10, replan=20, iterations=2)
+    ctl2 = mpc.Controller(task, horizon=40, block=10, replan=20, iterations=2)
     ctl2.act(x)
     np.testing.assert_array_equal(x, x_copy)
 
 
 def test_errors(task):
-    C = push_t_mpc.Controller
+    C = mpc.Controller
     with pytest.raises(TypeError, match="task"):
         C("push-T")
     with pytest.raises(TypeError, match="unknown setting.*'horizn'"):
@@ -200,15 +201,15 @@ def test_errors(task):
     with pytest.raises(ValueError, match="x"):
         C(task).act(np.zeros(5))
     with pytest.raises(ValueError, match="time_limit"):
-        push_t_mpc.run_episode(task, time_limit=-1.0)
+        mpc.run_episode(task, time_limit=-1.0)
     with pytest.raises(TypeError, match="controller"):
-        push_t_mpc.run_episode(task, controller="mpc")
+        mpc.run_episode(task, controller="mpc")
     with pytest.raises(TypeError, match="either a controller or settings"):
-        push_t_mpc.run_episode(task, controller=C(task), iterations=3)
+        mpc.run_episode(task, controller=C(task), iterations=3)
     with pytest.raises(ValueError, match="jobs"):
-        push_t_mpc.evaluate([0], jobs=0)
+        mpc.evaluate([0], jobs=0)
     with pytest.raises(ValueError, match="seed"):
-        push_t_mpc.evaluate([-1])
+        mpc.evaluate([-1])
 
 
 def test_problem_is_a_trajectory_problem(task, ctl):

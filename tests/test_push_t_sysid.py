@@ -1,4 +1,4 @@
-"""System identification on push-T (softcontact.tasks.push_t_sysid): the excitation, the
+"""System identification on push-T (softcontact.tasks.push_t.sysid): the excitation, the
 analytic residual Jacobian (mass with the inertia scaled) against central differences,
 exact recovery on clean data, the 5 % target at 1 mm noise, and argument errors."""
 
@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 import shapely
 
-from softcontact.optimize import _observed_values, trajectory_residuals
-from softcontact.tasks import push_t, push_t_sysid
+from softcontact.optimize import trajectory_residuals
+from softcontact.optimize.sysid import _observed_values
+from softcontact.tasks import push_t
+from softcontact.tasks.push_t import sysid
 
 pytest.importorskip("scipy")
 
@@ -22,12 +24,12 @@ def task():
 @pytest.fixture(scope="module")
 def clean():
     """The default experiment without noise (from the task defaults, 11-17 % off)."""
-    return push_t_sysid.experiment(seed=0, noise=0.0)
+    return sysid.experiment(seed=0, noise=0.0)
 
 
 def _truth(task, p):
-    x0 = push_t_sysid.initial_state(task)
-    U = push_t_sysid.excitation(task)
+    x0 = sysid.initial_state(task)
+    U = sysid.excitation(task)
     model = push_t.make(mass=p[0], support_friction=p[1], friction=p[2]).model
     X = np.asarray(model.rollout(x0, U).states).reshape(-1, model.nx)
     return x0, U, X, model
@@ -36,16 +38,16 @@ def _truth(task, p):
 # -- the excitation ---------------------------------------------------------------------------
 
 def test_excitation_is_admissible_and_starts_clear(task):
-    U = push_t_sysid.excitation(task)
-    assert U.shape == (int(round(push_t_sysid.DURATION / task.dt)), 3) == (516, 3)
+    U = sysid.excitation(task)
+    assert U.shape == (int(round(sysid.DURATION / task.dt)), 3) == (516, 3)
     np.testing.assert_array_equal(task.project_controls(U), U)  # |v| <= 0.5, omega = 0
-    x0 = push_t_sysid.initial_state(task)
+    x0 = sysid.initial_state(task)
     gap = task.t_polygon(x0[:3]).distance(shapely.Point(x0[3:5])) - task.pusher_radius
     assert gap == pytest.approx(0.004, abs=1e-9)
     assert np.all(x0[6:] == 0) and x0[2] == 0.0 and x0[0] == x0[3] == 0.256
     # cut and padded
-    np.testing.assert_array_equal(push_t_sysid.excitation(task, 1.0), U[:200])
-    long = push_t_sysid.excitation(task, 3.0)
+    np.testing.assert_array_equal(sysid.excitation(task, 1.0), U[:200])
+    long = sysid.excitation(task, 3.0)
     np.testing.assert_array_equal(long[:516], U)
     assert long.shape == (600, 3) and not np.any(long[516:])
 
@@ -73,7 +75,7 @@ def test_residual_jacobian_matches_central_differences(task):
     with the inertia held fixed differs by far more: the chain rule matters."""
     x0, U, X, model = _truth(task, [0.18, 0.30, 0.45])
     obs = _observed_values(model, X[1:])[:, :3]
-    prob = push_t_sysid._Problem(x0, U, obs)
+    prob = sysid._Problem(x0, U, obs)
     p = np.array([0.165, 0.32, 0.42])
     _, J = prob.evaluate(p)
     assert J.shape == (3 * len(U), 3)
@@ -87,9 +89,9 @@ def test_residual_jacobian_matches_central_differences(task):
         if k == 0:
             obs6 = np.zeros((len(U), 6))
             obs6[:, :3] = obs
-            _, Jm = trajectory_residuals(push_t_sysid._Problem.build, ["T.mass"], p, x0, U,
+            _, Jm = trajectory_residuals(sysid._Problem.build, ["T.mass"], p, x0, U,
                                          obs6)
-            fixed_inertia = Jm.reshape(len(U), 6)[:, :3] * [1.0, 1.0, push_t_sysid.ANGLE_SCALE]
+            fixed_inertia = Jm.reshape(len(U), 6)[:, :3] * [1.0, 1.0, sysid.ANGLE_SCALE]
             assert np.abs(fixed_inertia.reshape(-1) - fd).max() > 0.05 * scale
 
 
@@ -107,7 +109,7 @@ def test_clean_data_recovers_the_parameters(clean):
 
 def test_result_fields_and_table(clean):
     r = clean
-    assert r.names == push_t_sysid.PARAMETERS == ("mass", "support_friction", "friction")
+    assert r.names == sysid.PARAMETERS == ("mass", "support_friction", "friction")
     assert r.x0.shape == (12,) and r.U.shape == (516, 3)
     assert r.observed.shape == r.fitted.shape == (516, 3)
     assert isinstance(r.nfev, int) and r.nfev > 0 and r.wall > 0
@@ -124,7 +126,7 @@ def test_far_guess_converges():
     """From a corner of the bounds (mass -44 %, frictions 83 % and 89 % low) the growing
     windows still reach the hidden values; a single fit over the whole trajectory from
     (0.25, 0.2, 0.6) stops in a local minimum at mass 0.45."""
-    r = push_t_sysid.experiment(noise=0.0, guess=[0.1, 0.05, 0.05])
+    r = sysid.experiment(noise=0.0, guess=[0.1, 0.05, 0.05])
     np.testing.assert_allclose(r.estimate, r.true, rtol=1e-6)
 
 
@@ -136,7 +138,7 @@ def test_one_millimetre_noise():
     1.0 %, 0.55 %, 1.3 %."""
     worst = np.zeros(3)
     for seed in range(5):
-        r = push_t_sysid.experiment(seed=seed, noise=1e-3)
+        r = sysid.experiment(seed=seed, noise=1e-3)
         assert np.all(r.relative_error < 0.05), (seed, r.relative_error)
         worst = np.maximum(worst, r.relative_error)
         # the residual is noise-sized: 3 T (T observed coordinates) x (1 mm)^2 / 2
@@ -165,27 +167,27 @@ def test_one_millimetre_noise():
 ])
 def test_bad_arguments(kwargs, exc, match):
     with pytest.raises(exc, match=match):
-        push_t_sysid.experiment(**kwargs)
+        sysid.experiment(**kwargs)
 
 
 def test_bad_excitation_arguments(task):
     with pytest.raises(TypeError, match="task must be a push_t.PushT"):
-        push_t_sysid.excitation(task.model)
+        sysid.excitation(task.model)
     with pytest.raises(TypeError, match="task"):
-        push_t_sysid.initial_state(None)
+        sysid.initial_state(None)
     with pytest.raises(ValueError, match="duration"):
-        push_t_sysid.excitation(task, -1.0)
+        sysid.excitation(task, -1.0)
     with pytest.raises(ValueError, match="duration must be at least one step"):
-        push_t_sysid.excitation(task, 1e-4)
+        sysid.excitation(task, 1e-4)
     with pytest.raises(TypeError, match="duration"):
-        push_t_sysid.excitation(task, "2 s")
+        sysid.excitation(task, "2 s")
 
 
 def test_mapping_arguments():
     """``hidden`` and ``guess`` may be mappings naming some parameters (the others keep
     their defaults); max_nfev bounds each stage's evaluations."""
-    r = push_t_sysid.experiment(noise=0.0, hidden={"mass": 0.2}, guess={"friction": 0.45},
-                                duration=0.3, max_nfev=2)
+    r = sysid.experiment(noise=0.0, hidden={"mass": 0.2}, guess={"friction": 0.45},
+                         duration=0.3, max_nfev=2)
     np.testing.assert_allclose(r.true, [0.2, 0.30, 0.45])
     np.testing.assert_allclose(r.initial, [0.15, 0.35, 0.45])
     assert r.U.shape == (60, 3) and r.nfev <= 3 * 2

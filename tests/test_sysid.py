@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import softcontact as sc
-from softcontact.optimize import _observed_values, fit_parameters, trajectory_residuals
+from softcontact.optimize import fit_parameters, trajectory_residuals
+from softcontact.optimize.sysid import _observed_values
 
 pytest.importorskip("scipy")
 

@@ -44,7 +44,8 @@ Layouts match :class:`softcontact.StepResult`: ``A = dx_dx`` (n, n), ``B = dx_du
 (n, nu), ``d2x_dx2`` (n, n, n), ``d2x_dxdu`` (n, n, nu), ``d2x_du2`` (n, nu, nu) with
 ``n = 2 nv`` (tangent coordinates: all moving bodies' poses, then their velocities).
 
-    from jax_model import JaxModel, capture_scene     # benchmarks/ on sys.path
+    from jax_oracle import JaxModel                   # tests/ on sys.path
+    from scene_capture import capture_scene
     from softcontact.tasks import push_t
     task, scene = capture_scene(push_t.make, seed=0)  # the Scene behind task.model
     jm = JaxModel.from_scene(scene, task.dt)
@@ -69,12 +70,11 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 import numpy as np
-from _capture import capture_scene  # benchmarks/ on sys.path
 from jax import lax
 
 jax.config.update("jax_enable_x64", True)
 
-__all__ = ["JaxModel", "capture_scene"]
+__all__ = ["JaxModel"]
 
 _TINY = 1e-300  # nu = G / sqrt(|G|^2 + tiny): the friction normal
 _LOG_SMALL2 = 1e-16  # |v|^2 below which the quaternion log uses its series

@@ -1,4 +1,4 @@
-"""The Scene behind a task's model (shared by scenes.py and jax_model.py).
+"""The Scene behind a task's model (for the JAX oracle and the benchmark scenes).
 
 ``softcontact.tasks.push_t.make`` returns a compiled, immutable ``Model``; comparisons
 with other engines need the ``Scene`` it was built from (bodies, clouds, parameters)."""

@@ -1,5 +1,11 @@
 """The planar push-T task: push a T-shaped block with a disk until it covers a goal pose.
 
+This module is the task (:func:`make`, :class:`PushT`, the constants); its submodules
+solve and study it: :mod:`~softcontact.tasks.push_t.mpc` (the MPC controller),
+:mod:`~softcontact.tasks.push_t.compare` (gradient and Hessian methods against CEM),
+:mod:`~softcontact.tasks.push_t.sysid` (identifying the physical parameters) and
+:mod:`~softcontact.tasks.push_t.viz` (figures and animations).
+
 The common push-T benchmark (as in Diffusion Policy and its successors) in SI units, as
 a :class:`softcontact.Scene` seen from above:
 
@@ -140,10 +146,10 @@ from typing import Any
 import numpy as np
 import shapely  # type: ignore[import-untyped]
 
-from .._validate import as_float_array, as_int, as_positive_float, shape_str
-from ..cloud import PointCloud
-from ..contact import ContactParams
-from ..scene import Model, Scene
+from ..._validate import as_float_array, as_int, as_positive_float, shape_str
+from ...cloud import PointCloud
+from ...contact import ContactParams
+from ...scene import Model, Scene
 
 __all__ = ["make", "PushT", "PARAMETERS", "DEFAULT_SEED", "WORKSPACE", "GOAL",
            "SUCCESS_COVERAGE", "TIME_LIMIT"]

@@ -48,9 +48,9 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_int, as_positive_float
-from ..optimize import ControlResidual, PoseResidual, TrajectoryProblem
-from . import push_t
+from ..._validate import as_int, as_positive_float
+from ...optimize import ControlResidual, PoseResidual, TrajectoryProblem
+from .. import push_t
 
 __all__ = ["Controller", "Episode", "Evaluation", "run_episode", "evaluate", "DEFAULTS"]
 

@@ -81,9 +81,9 @@ The pusher is kinematic (its pose follows from the controls), so it is not a res
 
 Examples
 --------
->>> from softcontact.tasks import push_t_sysid
->>> res = push_t_sysid.experiment(seed=0, noise=1e-3)   # doctest: +SKIP
->>> print(res.table())                                  # doctest: +SKIP
+>>> from softcontact.tasks.push_t import sysid
+>>> res = sysid.experiment(seed=0, noise=1e-3)   # doctest: +SKIP
+>>> print(res.table())                           # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -96,9 +96,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .._validate import as_float_array, as_int, as_positive_float, shape_str
-from ..optimize import _observed_values, trajectory_residuals
-from . import push_t
+from ..._validate import as_float_array, as_int, as_positive_float, shape_str
+from ...optimize import trajectory_residuals
+from ...optimize.sysid import _observed_values
+from .. import push_t
 
 __all__ = ["PARAMETERS", "MODEL_NAMES", "HIDDEN", "BOUNDS", "ANGLE_SCALE", "DURATION",
            "SysidResult", "initial_state", "excitation", "experiment"]

@@ -9,20 +9,20 @@
   (adjoint of the analytic step Jacobians);
 - ``"trust-Newton"``: ``scipy.optimize.minimize(method="trust-krylov")``, a trust-region
   Newton method whose subproblems are solved in Krylov subspaces from exact
-  Hessian-vector products (second-order adjoint), with the exact gradient.  (On these
-  problems it beats ``trust-ncg``, whose truncated CG stops at the first negative
-  curvature: 0.54 against 0.87 after 25 iterations on seed 0),
+  Hessian-vector products (second-order adjoint), with the exact gradient.  (Krylov
+  rather than ``trust-ncg``, whose truncated CG stops at the first direction of negative
+  curvature, which these problems have),
 
 and records the best objective against wall time and against dynamics evaluations
 (steps of the model, at any derivative order).
 
 The problems (:func:`fixed_problem`): push-T from seed ``s`` with the pusher moved to
-the start of the best push that :class:`~softcontact.tasks.push_t_mpc.Controller`
+the start of the best push that :class:`~softcontact.tasks.push_t.mpc.Controller`
 selects (4 mm from the T's surface); horizon ``horizon`` steps (400 = 2 s); controls
 constant over blocks of ``block`` steps (20 blocks x (vx, vy) = 40 variables), squashed
 into the speed box, ``u = u_max / sqrt(2) tanh(w)``, so that every method works
 unconstrained on the same ``w``; the objective is the MPC objective of
-:mod:`~softcontact.tasks.push_t_mpc` over the horizon.  Every method starts from
+:mod:`~softcontact.tasks.push_t.mpc` over the horizon.  Every method starts from
 ``w = 0`` (pusher at rest).
 """
 
@@ -34,10 +34,10 @@ import time
 
 import numpy as np
 
-from .._validate import as_int
-from ..optimize import cross_entropy
-from . import push_t
-from .push_t_mpc import Controller
+from ..._validate import as_int
+from ...optimize import cross_entropy
+from .. import push_t
+from .mpc import Controller
 
 __all__ = ["FixedProblem", "Trace", "compare", "Comparison", "METHODS"]
 

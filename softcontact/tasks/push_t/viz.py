@@ -2,7 +2,7 @@
 
 Uses matplotlib (and Pillow, which matplotlib requires, for the GIF).  Functions take a
 :class:`~softcontact.tasks.push_t.PushT` and states ``X`` (N + 1, 12) -- e.g.
-``Episode.states`` from :mod:`~softcontact.tasks.push_t_mpc`.
+``Episode.states`` from :mod:`~softcontact.tasks.push_t.mpc`.
 """
 
 from __future__ import annotations

@@ -1,0 +1,100 @@
+"""System identification: fitting model parameters to an observed trajectory.
+
+The residuals are the observed coordinates' prediction errors; their Jacobian with respect
+to the parameters comes from forward sensitivities of the analytic step derivatives.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validate import as_float_array
+
+__all__ = ["trajectory_residuals", "fit_parameters"]
+
+
+def _observed_coords(model):
+    """Tangent coordinates that are plain coordinates of the state: every moving body's
+    position and, in 2D, its angle (additive charts)."""
+    nvb = 3 if model.dim == 2 else 6
+    return np.array([nvb * j + c for j in range(len(model.moving)) for c in range(3)])
+
+
+def _observed_values(model, X):
+    nqb = 3 if model.dim == 2 else 7
+    cols = [nqb * j + c for j in range(len(model.moving)) for c in range(3)]
+    return X[..., cols]
+
+
+def trajectory_residuals(build, names, p, x0, U, observed):
+    """Residuals ``predicted - observed`` of the observed coordinates (every moving body's
+    position, and its angle in 2D) at steps 1..T, and their Jacobian with respect to the
+    parameters ``names`` (model parameter names, see ``Model.param_names``), by forward
+    parameter sensitivities ``S_{t+1} = A_t S_t + dx_dp_t`` of the analytic step
+    derivatives.  ``build(p)`` must return the model with those parameters set to ``p``.
+    Returns ``(r, J)`` with r (T * k,), J (T * k, len(names))."""
+    model = build(np.asarray(p, dtype=float))
+    try:
+        cols = [model.param_names.index(nm) for nm in names]
+    except ValueError:
+        raise ValueError(f"names must be model parameters, got {list(names)}; the model has "
+                         f"{list(model.param_names)}") from None
+    Ua = as_float_array(U, "U")
+    T = Ua.shape[0]
+    obs = as_float_array(observed, "observed")
+    k = _observed_coords(model)
+    if obs.shape != (T, len(k)):
+        raise ValueError(f"observed must have shape ({T}, {len(k)}) (the observed coordinates "
+                         f"of x_1..x_T), got {obs.shape}")
+    x = model._as_state(x0, "x0")
+    S = np.zeros((2 * model.nv, len(cols)))
+    r = np.empty((T, len(k)))
+    J = np.empty((T, len(k), len(cols)))
+    for t in range(T):
+        s = model.step(x, Ua[t], order=1, params=True)
+        S = s.dx_dx @ S + s.dx_dp[:, cols]
+        x = s.x_next
+        r[t] = _observed_values(model, x) - obs[t]
+        J[t] = S[k]
+    return r.reshape(-1), J.reshape(T * len(k), len(cols))
+
+
+def fit_parameters(build, names, p0, x0, U, observed, **least_squares_options):
+    """Identify model parameters from an observed trajectory with
+    ``scipy.optimize.least_squares`` and the analytic parameter Jacobians.
+
+    Parameters
+    ----------
+    build : callable
+        ``build(p) -> Model`` for a parameter vector ``p`` (the entries named ``names``;
+        every other parameter must not depend on ``p`` -- e.g. give the inertia explicitly
+        when identifying the mass).
+    names : sequence of str
+        The model parameters in ``p`` (entries of ``Model.param_names``).
+    p0 : array_like
+        Initial guess.
+    x0, U : array_like
+        Initial state (nx,) and controls (T, nu) of the observed trajectory.
+    observed : array_like
+        (T, k): observed positions (and 2D angles) of every moving body at steps 1..T.
+    **least_squares_options
+        Passed to ``scipy.optimize.least_squares`` (e.g. ``bounds``, ``x_scale``).
+
+    Returns
+    -------
+    scipy.optimize.OptimizeResult
+        ``x`` holds the identified parameters.
+    """
+    from scipy.optimize import least_squares  # type: ignore[import-untyped]
+
+    cache = {}  # the last parameter vector's (residuals, Jacobian)
+
+    def evaluate(p):
+        key = np.asarray(p, dtype=float).tobytes()
+        if key not in cache:
+            cache.clear()
+            cache[key] = trajectory_residuals(build, names, p, x0, U, observed)
+        return cache[key]
+
+    return least_squares(lambda p: evaluate(p)[0], np.asarray(p0, dtype=float),
+                         jac=lambda p: evaluate(p)[1], **least_squares_options)
