@@ -1,4 +1,5 @@
-"""Type stubs of the compiled core (csrc/_coremodule.c); kept in sync by hand."""
+"""Type stubs of the compiled core (csrc/_coremodule.c and csrc/py_*.c); kept in sync by
+hand and checked by stubtest in CI."""
 
 from typing import Any
 
@@ -14,7 +15,9 @@ SC_OK: int
 SC_EINVAL: int
 SC_ENOMEM: int
 SC_ENONFINITE: int
+SC_ENOTUNIT: int
 SC_EUNSUPPORTED: int
+UNIT_TOL: float
 VERSION: str
 
 class NumericalError(ArithmeticError): ...
@@ -30,6 +33,7 @@ def ssdf(
     order: int = 0,
     num_threads: int = 1,
     isa: int = -1,
+    dense: int = 0,
 ) -> tuple[
     npt.NDArray[np.float64],
     npt.NDArray[np.float64] | None,
@@ -47,6 +51,7 @@ def separation(
     order: int = 0,
     num_threads: int = 1,
     isa: int = -1,
+    dense: int = 0,
 ) -> tuple[
     npt.NDArray[np.float64],
     npt.NDArray[np.float64],
@@ -67,6 +72,7 @@ def contact(
     order: int = 0,
     num_threads: int = 1,
     isa: int = -1,
+    dense: int = 0,
 ) -> tuple[
     npt.NDArray[np.float64],
     float,
@@ -104,6 +110,7 @@ def step(
     params: int = 0,
     num_threads: int = 1,
     isa: int = -1,
+    dense: int = 0,
 ) -> tuple[
     npt.NDArray[np.float64],
     npt.NDArray[np.float64] | None,
@@ -120,6 +127,7 @@ def rollout(
     order: int = 0,
     num_threads: int = 1,
     isa: int = -1,
+    dense: int = 0,
 ) -> tuple[
     npt.NDArray[np.float64],
     npt.NDArray[np.float64] | None,
@@ -133,5 +141,7 @@ def model_eval(
     x_next: npt.ArrayLike | None = None,
     num_threads: int = 1,
     isa: int = -1,
+    dense: int = 0,
 ) -> Any: ...
 def isa_info() -> dict[str, object]: ...
+def available_cores() -> int: ...

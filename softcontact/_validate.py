@@ -106,6 +106,7 @@ def first_non_unit(q) -> tuple[int, float] | None:
     the Python layer, with the C core's tolerance and arithmetic (the square root of the
     sum of squares, w first)."""
     q = np.asarray(q, dtype=float).reshape(-1, 4)
-    norm = np.sqrt(((q[:, 0] * q[:, 0] + q[:, 1] * q[:, 1]) + q[:, 2] * q[:, 2]) + q[:, 3] * q[:, 3])
+    w, x, y, z = q.T
+    norm = np.sqrt(w * w + x * x + y * y + z * z)
     bad = np.flatnonzero(~(np.abs(norm - 1.0) <= UNIT_TOL))
     return None if bad.size == 0 else (int(bad[0]), float(norm[bad[0]]))

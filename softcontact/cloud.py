@@ -35,7 +35,7 @@ import math
 
 import numpy as np
 
-from ._validate import as_float_array, as_positive_float, shape_str
+from ._validate import UNIT_TOL, as_float_array, as_positive_float, first_non_unit, shape_str
 from .mass import MassProperties, sample_mass_properties
 from .plotting import plot_cloud
 from .sampling import MAX_SAMPLES as MAX_SAMPLES  # the sample budget, part of this API
@@ -57,7 +57,6 @@ from .spatial import quat_to_matrix
 
 __all__ = ["MassProperties", "PointCloud"]
 
-_UNIT_TOL = 1e-9  # allowed | |n| - 1 | for normals and quaternions
 
 
 # --------------------------------------------------------------------------------------------
@@ -152,11 +151,11 @@ class PointCloud:
         if normalize:
             nrm = nrm / length[:, None]
         else:
-            bad = np.flatnonzero(np.abs(length - 1.0) > _UNIT_TOL)
+            bad = np.flatnonzero(np.abs(length - 1.0) > UNIT_TOL)
             if bad.size:
                 i = int(bad[0])
                 raise ValueError(
-                    f"normals must have unit length (within {_UNIT_TOL:g}; pass "
+                    f"normals must have unit length (within {UNIT_TOL:g}; pass "
                     f"normalize=True to normalize them), got length {float(length[i])!r} in row {i}"
                 )
 
@@ -336,12 +335,13 @@ class PointCloud:
             rot = np.array([[c, -s], [s, c]])
             t = q[:2]
         else:
-            norm = float(np.linalg.norm(q[3:]))
-            if abs(norm - 1.0) > _UNIT_TOL:
+            bad = first_non_unit(q[3:])
+            if bad is not None:
                 raise ValueError(
                     f"pose must hold a unit quaternion in pose[3:7] (norm 1 within "
-                    f"{_UNIT_TOL:g}), got norm {norm!r}"
+                    f"{UNIT_TOL:g}), got norm {bad[1]!r}"
                 )
+            norm = float(np.linalg.norm(q[3:]))
             rot = quat_to_matrix(q[3:] / norm)
             t = q[:3]
         geometry = None if self._geometry is None else self._geometry.moved(rot, t)

@@ -193,8 +193,6 @@ class TrajectoryProblem:
         Python.  A trajectory that becomes non-finite gets ``inf``.  Equals ``fun`` row by
         row (bitwise: the same steps and the same cost code).  For sampling-based initial
         guesses and zeroth-order baselines; counted in ``n_steps[0]``."""
-        from .._validate import as_num_threads
-
         Ub = as_float_array(U_batch, "U_batch")
         if not ((Ub.ndim == 2 and Ub.shape[1] == self.size)
                 or (Ub.ndim == 3 and Ub.shape[1:] == (self.T, self.nu))):
@@ -204,7 +202,7 @@ class TrajectoryProblem:
         Ub = Ub.reshape(B, self.T, self.nu)
         if not np.all(np.isfinite(Ub)):
             raise ValueError("U_batch must be finite (NaN or inf found)")
-        ro = self.model.rollout(self.x0, Ub, order=0, num_threads=as_num_threads(num_threads))
+        ro = self.model.rollout(self.x0, Ub, order=0, num_threads=num_threads)
         self.n_steps[0] += B * self.T
         out = np.full(B, np.inf)
         zeros = np.zeros(self.nu)
