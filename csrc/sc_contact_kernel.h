@@ -38,15 +38,15 @@
 
 /* Compiled once per ISA (sc_contact_generic.c, sc_contact_avx2.c, sc_contact_avx512.c),
  * which define SC_CONTACT_VARIANT (the name of the sc__contact_fn to define) and may set
- * SC_SCM_VL (samples per lane group of the first-order pass; 4 unless set).  The jets'
+ * SC_CONTACT_VL (samples per lane group of the first-order pass; 4 unless set).  The jets'
  * loops are elementwise and -ffp-contract=off holds for all, so the variants give the
  * same bits; the wider ones run the jets' loops on wider vectors. */
 
 /* a jet operation of wacc_add: the always-inline kernel in the first-order lane copies with
  * constant sizes (inl = 1), its wrapper (a call, dispatched on the variable count) in the
  * second-order pass, whose inlined kernels would only add compile time.  Both run the same
- * kernel, so the bits do not depend on the copy.  SC_SCM_JOP: an sc_jet.h operation. */
-#define SC_SCM_CALL(inl, kernel, wrapper, ...) \
+ * kernel, so the bits do not depend on the copy.  SC_CONTACT_JOP: an sc_jet.h operation. */
+#define SC_CONTACT_CALL(inl, kernel, wrapper, ...) \
     do {                                       \
         if (inl) {                             \
             kernel(__VA_ARGS__);               \
@@ -54,7 +54,7 @@
             wrapper(__VA_ARGS__);              \
         }                                      \
     } while (0)
-#define SC_SCM_JOP(inl, op, ...) SC_SCM_CALL(inl, sc__jet_##op, sc_jet_##op, __VA_ARGS__)
+#define SC_CONTACT_JOP(inl, op, ...) SC_CONTACT_CALL(inl, sc__jet_##op, sc_jet_##op, __VA_ARGS__)
 
 
 /* the model's state while assembling */
@@ -64,16 +64,16 @@ typedef struct {
     double R[2][9], t[2][3], v[2][6];
     const sc_packed_cloud *cl[2];
     ptrdiff_t I;
-    const double *y, *g, *h, *phi, *pi;
+    const double *y, *g, *h, *t3, *phi, *pi;
     double eps_c;
     sc_jet_arena jets;
     int pv[2], vv[2]; /* first pose / velocity variable of each body (SC_JET_NOVAR: frozen) */
     /* per owner O, shared by its samples p: the world lever arm r_O = L[O] p, L_O = R_O
        Exp(dth_O) (full jets), and in the other body K's frame the lever arm q = Q[O] p =
        M_K^T r_O (M_K = R_K Exp(dth_K)) and the position y = q + y0[O] (pose-only jets;
-       sample_geometry) */
+       sc_contact_law.h) */
     double *L[2][3][3], *Q[2][3][3], *y0[2][3];
-} scm_t;
+} contact_t;
 
 /* the Levi-Civita symbol e_ijk */
 static const signed char LEVI[3][3][3] = {{{0, 0, 0}, {0, 0, 1}, {0, -1, 0}},
@@ -81,14 +81,14 @@ static const signed char LEVI[3][3][3] = {{{0, 0, 0}, {0, 0, 1}, {0, -1, 0}},
                                           {{0, 1, 0}, {-1, 0, 0}, {0, 0, 0}}};
 
 /* the jet variable of pair coordinate i of (dq_A, dq_B, v_A, v_B), or >= SC_JET_NOVAR */
-static int full_to_var(const scm_t *S, int i)
+static int full_to_var(const contact_t *S, int i)
 {
     const int blk = i / S->nv, X = blk % 2;
     return (blk < 2 ? S->pv[X] : S->vv[X]) + i % S->nv;
 }
 
 /* out = Exp(sgn [dth_X]) in, to second order (out must not alias in) */
-static void rot_apply(const scm_t *S, int na, double **out, double *const *in, int X, double sgn)
+static void rot_apply(const contact_t *S, int na, double **out, double *const *in, int X, double sgn)
 {
     const sc_jet_ctx *c = &S->c;
     const int D = S->D, r0 = S->pv[X] + D;
@@ -128,7 +128,7 @@ static void rot_apply(const scm_t *S, int na, double **out, double *const *in, i
 }
 
 /* out = M in (trans = 0) or M^T in (trans = 1), M constant D x D (out must not alias in) */
-static void mat_apply(const scm_t *S, int na, double **out, const double *M, int trans,
+static void mat_apply(const contact_t *S, int na, double **out, const double *M, int trans,
                       double *const *in)
 {
     const int D = S->D;
@@ -172,7 +172,7 @@ static void mat_apply0(int D, double **out, const double *M, int trans, double *
 
 /* out = R_X Exp(dth_X) in (body X's frame to the world) and out = Exp(-dth_X) R_X^T in (the
  * world to X's frame); tmp: D scratch jets (none of them aliases out or in) */
-static void to_world(const scm_t *S, int na, double **out, double *const *in, int X,
+static void to_world(const contact_t *S, int na, double **out, double *const *in, int X,
                      double **tmp)
 {
     if (S->c.order == 0) {
@@ -183,7 +183,7 @@ static void to_world(const scm_t *S, int na, double **out, double *const *in, in
     mat_apply(S, na, out, S->R[X], 0, tmp);
 }
 
-static void to_body(const scm_t *S, int na, double **out, double *const *in, int X,
+static void to_body(const contact_t *S, int na, double **out, double *const *in, int X,
                     double **tmp)
 {
     if (S->c.order == 0) {
@@ -274,7 +274,7 @@ typedef struct {
     double *F[2][3], *P[2][3][3], *T[2][3];
 } wacc_t;
 
-static void wacc_init(scm_t *S, int na, wacc_t *w)
+static void wacc_init(contact_t *S, int na, wacc_t *w)
 {
     int X, a, b;
     for (X = 0; X < 2; X++) {
@@ -300,22 +300,22 @@ SC_JET_KERNEL void wacc_add(int inl, const sc_jet_ctx *c, int D, int na, wacc_t 
 {
     int a;
     for (a = 0; a < D; a++) {
-        SC_SCM_JOP(inl, axpy, c, na, w->F[O][a], 1.0, F[a]);
+        SC_CONTACT_JOP(inl, axpy, c, na, w->F[O][a], 1.0, F[a]);
     }
     if (D == 2) {
-        SC_SCM_JOP(inl, madd, c, na, w->T[O][0], 1.0, rO[0], F[1]);
-        SC_SCM_JOP(inl, madd, c, na, w->T[O][0], -1.0, rO[1], F[0]);
+        SC_CONTACT_JOP(inl, madd, c, na, w->T[O][0], 1.0, rO[0], F[1]);
+        SC_CONTACT_JOP(inl, madd, c, na, w->T[O][0], -1.0, rO[1], F[0]);
         return;
     }
     for (a = 0; a < 3; a++) {
-        SC_SCM_JOP(inl, axpy3, c, na, w->P[O][0][a], w->P[O][1][a], w->P[O][2][a], p[0], p[1], p[2],
+        SC_CONTACT_JOP(inl, axpy3, c, na, w->P[O][0][a], w->P[O][1][a], w->P[O][2][a], p[0], p[1], p[2],
                       F[a]);
     }
 }
 
 /* after the sample pass: F[O] (and the 3D moments P[O][b]) from K's frame to the world,
  * M_K = R_K Exp(dth_K), K = 1 - O; tmp: 2 D scratch jets.  (2D torques are invariant.) */
-static void wacc_to_world(const scm_t *S, int na, wacc_t *w, double **tmp)
+static void wacc_to_world(const contact_t *S, int na, wacc_t *w, double **tmp)
 {
     const int D = S->D;
     int O, b, a;
@@ -332,7 +332,7 @@ static void wacc_to_world(const scm_t *S, int na, wacc_t *w, double **tmp)
 
 /* 3D: T[X] = sum_b L_X e_b x P[X][b], the world torque of X's own sample forces about X's
  * origin; L[X][i][b] = (R_X Exp(dth_X) e_b)_i.  (2D: T was accumulated directly.) */
-static void wacc_torques(const scm_t *S, int na, wacc_t *w, double *(*L)[3][3])
+static void wacc_torques(const contact_t *S, int na, wacc_t *w, double *(*L)[3][3])
 {
     const sc_jet_ctx *c = &S->c;
     int X, a, b;
@@ -353,7 +353,7 @@ static void wacc_torques(const scm_t *S, int na, wacc_t *w, double *(*L)[3][3])
 
 /* W (2 nv jets) = the accumulated wrenches in tangent coordinates; d[O]: d_O (D jets);
  * tmp: 3 jets.  W's force rows: F[X] - F[1-X] (each sample force acts on both bodies). */
-static void wacc_finish(const scm_t *S, int na, wacc_t *w, double *(*d)[3], double **W,
+static void wacc_finish(const contact_t *S, int na, wacc_t *w, double *(*d)[3], double **W,
                         double **tmp)
 {
     const sc_jet_ctx *c = &S->c;
@@ -393,33 +393,6 @@ static void wacc_finish(const scm_t *S, int na, wacc_t *w, double *(*d)[3], doub
     }
 }
 
-/* the sample's geometry as pose-only jets: q = Q_O p (the lever arm in K's frame), y = q +
- * y0_O (its position there) and Phi */
-static void sample_geometry(const scm_t *S, const sc_jet_ctx *c, int D, int na, ptrdiff_t k,
-                            double *p, double **rO, double **y, double *Phi)
-{
-    const int O = k < S->I ? 0 : 1;
-    const ptrdiff_t kk = O == 0 ? k : k - S->I;
-    const sc_packed_cloud *own = S->cl[O];
-    int a;
-    for (a = 0; a < D; a++) {
-        p[a] = own->data[a * own->npad + kk];
-    }
-    /* q = Q_O p: its values as in sample_forces0; y = q + y0_O, whose value is replaced by
-     * the one the SSDF saw (equal up to rounding) so that Phi and grad phi are evaluated
-     * exactly there */
-    for (a = 0; a < D; a++) {
-        if (D == 2) {
-            sc_jet_lin(c, na, rO[a], p[0], S->Q[O][a][0], p[1], S->Q[O][a][1]);
-        } else {
-            sc_jet_lin34(c, na, rO[a], p, S->Q[O][a][0], S->Q[O][a][1], S->Q[O][a][2], NULL);
-        }
-        sc_jet_lin(c, na, y[a], 1.0, rO[a], 1.0, S->y0[O][a]);
-        y[a][0] = S->y[k * D + a];
-    }
-    compose(c, na, D, Phi, S->phi[k], S->g + k * D, S->h + k * D * D, y);
-}
-
 /* the assembled model: the soft minimum, A and B (and their accumulators) */
 typedef struct {
     double *mj;           /* the soft minimum's jet (pose variables) */
@@ -441,7 +414,7 @@ typedef struct {
  * of its moving bodies (their radii about their origins; a frozen body, a wall or a floor,
  * has no variables and adds none) plus beta + eps_c.  Measured in a fixed metre instead,
  * the cut would change with the unit of length. */
-static double pair_cut(const scm_t *S, const sc_contact_params *prm, ptrdiff_t n, double *Lsc)
+static double pair_cut(const contact_t *S, const sc_contact_params *prm, ptrdiff_t n, double *Lsc)
 {
     const int D = S->D, nv = S->nv;
     double rad[2], vrel = 0.0;
@@ -501,7 +474,7 @@ static void zero_wrench(int nv, int order, double *wrench, double *jac, double *
    within the sample cut (in distance) of the other body's bounding sphere, or of its
    plane for a half-space.  Only the choice between one pass over all samples and two
    (values, then the kept samples' derivatives) depends on it: not the results. */
-static double likely_marked(const scm_t *S, ptrdiff_t n, const double *y, double reach)
+static double likely_marked(const contact_t *S, ptrdiff_t n, const double *y, double reach)
 {
     const int D = S->D;
     double cnt = 0.0;
@@ -553,7 +526,7 @@ static double likely_marked(const scm_t *S, ptrdiff_t n, const double *y, double
  * `cut`, the smallest of their own plane distances (one dot product per sample, no pose
  * written); K's sample sees phi_O, one query (value only, into sw); and
  * m >= min_k Phi_k - eps_c ln n. */
-static int halfspace_bound(const scm_t *S, int K, const sc_contact_params *prm, ptrdiff_t n,
+static int halfspace_bound(const contact_t *S, int K, const sc_contact_params *prm, ptrdiff_t n,
                            const sc_options *opt, double cut, double *sw, double *m_lb)
 {
     const int D = S->D, O = 1 - K;
@@ -643,28 +616,8 @@ static int halfspace_bound(const scm_t *S, int K, const sc_contact_params *prm, 
     return st;
 }
 
-/* wacc_add on the values alone (order 0): the same operations on the jets' first entries */
-SC_JET_KERNEL void wacc_add0(const wacc_t *w, int D, int O, const double *p, const double *rO,
-                      const double *F)
-{
-    int a, b;
-    for (a = 0; a < D; a++) {
-        w->F[O][a][0] += F[a];
-    }
-    if (D == 2) {
-        w->T[O][0][0] += rO[0] * F[1];
-        w->T[O][0][0] += -rO[1] * F[0];
-        return;
-    }
-    for (b = 0; b < 3; b++) {
-        for (a = 0; a < 3; a++) {
-            w->P[O][b][a][0] += p[b] * F[a];
-        }
-    }
-}
-
-/* nu = g / sqrt(|g|^2 + tiny) on numbers: the values of the jet path's friction direction
- * (the same products in the same order) */
+/* nu = g / sqrt(|g|^2 + tiny) on numbers: the values of the jets' friction direction (the
+ * same products in the same order) */
 SC_JET_KERNEL void unit_value(int D, const double *g, double *nu)
 {
     double gg = g[0] * g[0], iq;
@@ -678,88 +631,11 @@ SC_JET_KERNEL void unit_value(int D, const double *g, double *nu)
     }
 }
 
-/* The per-sample pass at order 0 for sample k: the same operations as the jet path's values, in the
- * same order (so values are bitwise those of orders 1 and 2), on plain doubles: the
- * force pi_k G_k and, with friction, pi_k t_k / sqrt(|t_k|^2 + v_s^2), in K's frame,
- * accumulated into the order-0 wrench jets.  Writes pf and forces (world) of sample k when
- * forces are asked for. */
-SC_JET_KERNEL void sample_forces0(const int D, const scm_t *S, ptrdiff_t k, const acc_t *Z,
-                                  int need_fric, double vs2, double *pf, double *forces)
-{
-    const wacc_t *wa = &Z->wa, *wb = &Z->wb;
-    const int O = k < S->I ? 0 : 1, K = 1 - O;
-    const ptrdiff_t kk = O == 0 ? k : k - S->I;
-    const sc_packed_cloud *own = S->cl[O];
-    const double *gk = S->g + k * D, pik = S->pi[k];
-    double p[3] = {0.0, 0.0, 0.0}, q[3] = {0.0, 0.0, 0.0}, G[3] = {0.0, 0.0, 0.0};
-    double F[3] = {0.0, 0.0, 0.0};
-    int a, j;
-    for (a = 0; a < D; a++) {
-        p[a] = own->data[a * own->npad + kk];
-    }
-    /* the lever arm in K's frame, q = Q_O p (sample_geometry) */
-    for (a = 0; a < D; a++) {
-        q[a] = p[0] * S->Q[O][a][0][0];
-        for (j = 1; j < D; j++) {
-            q[a] += p[j] * S->Q[O][a][j][0];
-        }
-    }
-    for (a = 0; a < D; a++) {
-        F[a] = pik * gk[a];
-    }
-    if (forces) {
-        mat_value(D, S->R[K], 0, gk, G);
-        for (a = 0; a < D; a++) {
-            forces[k * D + a] = pik * G[a];
-        }
-    }
-    wacc_add0(wa, D, O, p, q, F);
-    if (need_fric) {
-        double u[3] = {0.0, 0.0, 0.0}, nu[3] = {0.0, 0.0, 0.0}, tg[3] = {0.0, 0.0, 0.0};
-        double nuu, tt, iq;
-        if (D == 2) {
-            u[0] = Z->cv[O][0][0] + -Z->Om[O][0][0] * q[1];
-            u[1] = Z->cv[O][1][0] + Z->Om[O][0][0] * q[0];
-        } else {
-            for (a = 0; a < 3; a++) {
-                u[a] = Z->cv[O][a][0];
-                for (j = 0; j < 3; j++) {
-                    u[a] += p[j] * Z->N[O][a][j][0];
-                }
-            }
-        }
-        unit_value(D, gk, nu);
-        nuu = nu[0] * u[0];
-        for (a = 1; a < D; a++) {
-            nuu += nu[a] * u[a];
-        }
-        for (a = 0; a < D; a++) {
-            tg[a] = u[a] + -(nuu * nu[a]);
-        }
-        tt = tg[0] * tg[0];
-        for (a = 1; a < D; a++) {
-            tt += tg[a] * tg[a];
-        }
-        iq = 1.0 / sqrt(tt + vs2);
-        iq = iq * pik;
-        for (a = 0; a < D; a++) {
-            F[a] = iq * tg[a];
-        }
-        if (forces) {
-            mat_value(D, S->R[K], 0, F, pf + k * D);
-        }
-        wacc_add0(wb, D, O, p, q, F);
-    } else if (forces) {
-        for (a = 0; a < D; a++) {
-            pf[k * D + a] = 0.0;
-        }
-    }
-}
-
-/* A sample's sums and outputs, the last step of both per-sample passes: its force pi_k G_k
- * (world) on forces, the wrench sums of piG (A's) and, with friction, of F (B's) and F's
- * value (world) on pf.  Jets in the pass's variables; rO only read in 2D. */
-SC_JET_KERNEL void sample_sums(int inl, const scm_t *S, acc_t *Z, const sc_jet_ctx *c,
+/* A sample's outputs and sums, the last step of every per-sample pass: its force pi_k G_k
+ * (world) on forces, with friction the value of F (world) on pf, and the wrench sums of
+ * piG (A's) and F (B's).  piG, F and rO are numbers (jets, or values in a context of
+ * order 0) in the pass's variables; rO only read in 2D. */
+SC_JET_KERNEL void sample_sums(int inl, const contact_t *S, acc_t *Z, const sc_jet_ctx *c,
                                const int D, const int nq, const int ns, ptrdiff_t k,
                                const double *p, double *const *piG, double *const *F,
                                double *const *rO, int need_fric, double *pf, double *forces)
@@ -789,283 +665,465 @@ SC_JET_KERNEL void sample_sums(int inl, const scm_t *S, acc_t *Z, const sc_jet_c
     }
 }
 
-/* Pass 2 at order 2 (SC_SCM_CONTACT; first order runs the lane copies below, the same
- * operations): per marked sample, the soft minimum's jet sums and the forces' jets, one
- * sample at a time, each jet operation a call of its sc_jet.h wrapper (dispatched on the
- * variable count).  The sample jets sit at the same arena slots for every sample, so
- * they are allocated once. */
-static void sample_pass(scm_t *S, acc_t *Z, const int ord, const int D, const int nq,
-                        const int ns, const double *mark, const double *PhiR,
-                        const double *t3, double *dphi, int need_fric, double vs2,
-                        double *pf, double *forces)
+/* the law's environment: the jets' context, the coefficient rows 1, -1, 1 / eps_c and
+ * -1 / eps_c (of the instance's lanes) and v_s^2 */
+typedef struct {
+    const sc_jet_ctx *c;
+    const double *one, *mone, *ie, *mie;
+    double vs2;
+} law_env;
+
+/* a value's or a jet's handle (sc_contact_law.h, LAW_N) */
+typedef double *num_t;
+
+/* ---- the law on values (order 0) ---- */
+
+typedef struct {
+    const double *p[3], *pi, *g[3], *y[3];
+} sample_values;
+
+#define LAW(name) name##_values
+#define LAW_N num_t
+#define LAW_VL 1
+#define LAW_DERIVS 0
+#define LAW_SAMPLE sample_values
+#define L_LIN(na, out, ka, a, kb, b) (*(out) = (ka)[0] * *(a) + (kb)[0] * *(b))
+#define L_SCALE(na, out, ka, a) (*(out) = (ka)[0] * *(a))
+#define L_LIN3(na, out, k0, a0, k1, a1, k2, a2)  \
+    do {                                         \
+        double v_ = (k0)[0] * *(a0);             \
+        v_ += (k1)[0] * *(a1);                   \
+        *(out) = v_ + (k2)[0] * *(a2);           \
+    } while (0)
+#define L_LIN4(na, out, k0, a0, k1, a1, k2, a2, k3, a3) \
+    do {                                                \
+        double v_ = (k0)[0] * *(a0);                    \
+        v_ += (k1)[0] * *(a1);                          \
+        v_ += (k2)[0] * *(a2);                          \
+        *(out) = v_ + (k3)[0] * *(a3);                  \
+    } while (0)
+#define L_AXPY(na, out, ka, a) (*(out) += (ka)[0] * *(a))
+#define L_MUL(na, out, a, b) (*(out) = *(a) * *(b))
+#define L_MADD(na, out, s, a, b) (*(out) += (s) * *(a) * *(b))
+#define L_FUNC(na, out, a, k0, k1, k2) (*(out) = (k0)[0])
+#define L_INVNORM(na, D, out, v, cst) inv_norm_values(D, out, v, cst)
+#define L_PROMOTE(na, nb, a) ((void)0)
+
+/* out = 1 / sqrt(|v|^2 + c), the jets' products and sums (a madd's factor 1 is exact) */
+SC_JET_KERNEL void inv_norm_values(int D, double *out, double *const *v, double c)
 {
-    sc_jet_ctx cx;
-    const sc_jet_ctx *c = &cx;
-    const ptrdiff_t n = S->I + S->cl[1]->n, I = S->I;
-    const double *g = S->g, *h = S->h, *pi = S->pi, eps_c = S->eps_c;
-    double *rO[3], *yy[3], *Phi, *gj[3], *pij, *piG[3];
-    double *u[3], *nu[3], *gg = NULL, *nuu = NULL, *tt = NULL, *tg[3], *ct = NULL, *F[3];
+    int a;
+    *out = *v[0] * *v[0];
+    for (a = 1; a < D; a++) {
+        *out += 1.0 * *v[a] * *v[a];
+    }
+    *out = 1.0 / sqrt(*out + c);
+}
+
+#include "sc_contact_law.h"
+#include "sc_contact_law_undef.h"
+
+/* The pass at order 0: every marked sample's forces, values only; D a constant in each
+   copy (below), the helpers inlined. */
+SC_JET_KERNEL void pass_values(contact_t *S, acc_t *Z, const int D, const double *mark,
+                               int need_fric, double vs2, double *pf, double *forces)
+{
+    static const double one = 1.0, mone = -1.0;
+    const sc_jet_ctx c0 = {0, 0, 1}; /* order 0: the sums' jet kernels take values */
+    const law_env E = {&c0, &one, &mone, NULL, NULL, vs2};
+    const ptrdiff_t n = S->I + S->cl[1]->n;
+    owner_values ow[2];
+    double x[30], gk[3];
+    nums_values v;
     ptrdiff_t k;
-    int r, aa;
-    sc_jet_ctx_init(&cx, ns, ord);
-    for (aa = 0; aa < D; aa++) {
-        rO[aa] = sc_jet_alloc(&S->jets); /* q: the lever arm in K's frame */
-        yy[aa] = sc_jet_alloc(&S->jets);
-        gj[aa] = sc_jet_alloc(&S->jets);
-        piG[aa] = sc_jet_alloc(&S->jets);
+    int O, a, b, j = 0;
+    /* the owners' numbers: the values of their jets (order 0: one entry each) */
+    for (O = 0; O < 2; O++) {
+        for (a = 0; a < D; a++) {
+            for (b = 0; b < D; b++) {
+                ow[O].Q[3 * a + b] = S->Q[O][a][b];
+                ow[O].N[3 * a + b] = D == 3 ? Z->N[O][a][b] : NULL;
+            }
+            ow[O].cv[a] = Z->cv[O][a];
+        }
+        ow[O].Om = Z->Om[O][0];
     }
-    Phi = sc_jet_alloc(&S->jets);
-    pij = sc_jet_alloc(&S->jets);
-    for (aa = 0; need_fric && aa < D; aa++) {
-        u[aa] = sc_jet_alloc(&S->jets);
-        nu[aa] = sc_jet_alloc(&S->jets);
-        tg[aa] = sc_jet_alloc(&S->jets);
-        F[aa] = sc_jet_alloc(&S->jets);
+    /* the sample's numbers: locals */
+    for (a = 0; a < 3; a++) {
+        v.rO[a] = x + j++;
+        v.piG[a] = x + j++;
+        v.u[a] = x + j++;
+        v.nu[a] = x + j++;
+        v.tg[a] = x + j++;
+        v.F[a] = x + j++;
+        v.gj[a] = gk + a;
     }
-    if (need_fric) {
-        gg = sc_jet_alloc(&S->jets);
-        nuu = sc_jet_alloc(&S->jets);
-        tt = sc_jet_alloc(&S->jets);
-        ct = sc_jet_alloc(&S->jets);
-    }
+    v.pij = x + j++;
+    v.gg = x + j++;
+    v.nuu = x + j++;
+    v.tt = x + j++;
+    v.ct = x + j++;
     for (k = 0; k < n; k++) {
-        const int O = k < I ? 0 : 1, K = 1 - O;
-        double p[3];
-        /* K a half-space: its SSDF gradient gj is a constant (compose adds nothing to it) */
-        const int flat = S->cl[K]->n == 1;
+        const int Ok = k < S->I ? 0 : 1;
+        const ptrdiff_t kk = Ok == 0 ? k : k - S->I;
+        const int flat = S->cl[1 - Ok]->n == 1;
+        double p[3] = {0.0, 0.0, 0.0};
+        sample_values s;
         if (mark[k] == 0.0) {
-            continue; /* its outputs were zeroed before the pass */
+            continue;
         }
-        sample_geometry(S, c, D, nq, k, p, rO, yy, Phi);
-        {
-            /* the soft minimum: dm = sum pi dPhi, d2m = sum pi d2Phi - (centred, below) */
-            double *mg = Z->mj + 1, *mh = Z->mj + 1 + c->n;
-            for (r = 0; r < nq; r++) {
-                mg[r] += pi[k] * Phi[1 + r];
-            }
-            for (r = 0; ord >= 2 && r < nq; r++) {
-                dphi[k * nq + r] = Phi[1 + r]; /* for the centred term (order 2) */
-            }
-            for (r = 0; r < sc_jet_nh(c, nq); r++) {
-                mh[r] += pi[k] * Phi[1 + c->n + r];
-            }
+        for (a = 0; a < D; a++) {
+            p[a] = sc__cloud_array(S->cl[Ok], SC_CLOUD_P(a))[kk];
+            gk[a] = S->g[k * D + a];
+            s.p[a] = p + a;
+            s.g[a] = S->g + k * D + a;
         }
-        /* the gradient grad phi_K(y) in K's frame (the world's G = M_K gj is formed for the
-           sums only, after the pass: wacc_to_world); a half-space's is its constant normal,
-           used as the numbers g below */
-        for (aa = 0; !flat && aa < D; aa++) {
-            compose(c, nq, D, gj[aa], g[k * D + aa], h + (k * D + aa) * D,
-                    t3 + (k * D + aa) * D * D, yy);
-        }
-        /* pi_k(0) E(dR - dPhi_k) (the factor E(dm - dR) is applied to the sums below) */
-        sc_jet_lin(c, nq, pij, 1.0 / eps_c, PhiR, -1.0 / eps_c, Phi);
-        sc_jet_func(c, nq, pij, pij, pi[k], pi[k], pi[k]);
-        for (aa = 0; aa < D; aa++) {
-            if (flat) {
-                sc_jet_lin(c, nq, piG[aa], g[k * D + aa], pij, 0.0, NULL);
-            } else {
-                sc_jet_mul(c, nq, piG[aa], pij, gj[aa]);
-            }
-        }
-        if (need_fric) {
-            /* friction: full jets (pose and velocity variables) */
-            sc_jet_promote(c, nq, ns, pij);
-            /* in K's frame, u = M_K^T (v_O + w_O x r_O - v_K - w_K x (r_O + d_O)) = cv_O +
-               Om_O x q (2D; a 2D rotation commutes with the cross product by Om_O), 3D:
-               cv_O + N_O p, scalars times jets (cv_O and N_O are in K's frame) */
-            if (D == 2) {
-                sc_jet_promote(c, nq, ns, rO[0]);
-                sc_jet_promote(c, nq, ns, rO[1]);
-                sc_jet_lin(c, ns, u[0], 1.0, Z->cv[O][0], 0.0, NULL);
-                sc_jet_lin(c, ns, u[1], 1.0, Z->cv[O][1], 0.0, NULL);
-                sc_jet_madd(c, ns, u[0], -1.0, Z->Om[O][0], rO[1]);
-                sc_jet_madd(c, ns, u[1], 1.0, Z->Om[O][0], rO[0]);
-            } else {
-                const double cf[4] = {1.0, p[0], p[1], p[2]};
-                for (aa = 0; aa < 3; aa++) {
-                    sc_jet_lin34(c, ns, u[aa], cf, Z->cv[O][aa], Z->N[O][aa][0],
-                                 Z->N[O][aa][1], Z->N[O][aa][2]);
-                }
-            }
-            if (flat) {
-                /* a plane: nu is a constant (the values of the general path, so the same
-                   bits), and t = u - (nu . u) nu is linear in u */
-                double nv0[3];
-                unit_value(D, g + k * D, nv0);
-                sc_jet_lin(c, ns, nuu, nv0[0], u[0], 0.0, NULL);
-                for (aa = 1; aa < D; aa++) {
-                    sc_jet_axpy(c, ns, nuu, nv0[aa], u[aa]);
-                }
-                for (aa = 0; aa < D; aa++) {
-                    sc_jet_lin(c, ns, tg[aa], 1.0, u[aa], -nv0[aa], nuu);
-                }
-            } else {
-                /* nu = G / sqrt(|G|^2 + tiny) (pose-only; |G| = |gj|) */
-                sc_jet_mul(c, nq, gg, gj[0], gj[0]);
-                for (aa = 1; aa < D; aa++) {
-                    sc_jet_madd(c, nq, gg, 1.0, gj[aa], gj[aa]);
-                }
-                {
-                    double q0 = gg[0] + SC_CONTACT_TINY, iq = 1.0 / sqrt(q0);
-                    sc_jet_func(c, nq, gg, gg, iq, -0.5 * iq / q0, 0.75 * iq / (q0 * q0));
-                }
-                for (aa = 0; aa < D; aa++) {
-                    sc_jet_mul(c, nq, nu[aa], gg, gj[aa]);
-                    sc_jet_promote(c, nq, ns, nu[aa]);
-                }
-                /* t = u - (nu . u) nu */
-                sc_jet_mul(c, ns, nuu, nu[0], u[0]);
-                for (aa = 1; aa < D; aa++) {
-                    sc_jet_madd(c, ns, nuu, 1.0, nu[aa], u[aa]);
-                }
-                for (aa = 0; aa < D; aa++) {
-                    sc_jet_mul(c, ns, tg[aa], nuu, nu[aa]);
-                    sc_jet_lin(c, ns, tg[aa], 1.0, u[aa], -1.0, tg[aa]);
-                }
-            }
-            /* F = pi t / sqrt(|t|^2 + v_s^2) */
-            sc_jet_mul(c, ns, tt, tg[0], tg[0]);
-            for (aa = 1; aa < D; aa++) {
-                sc_jet_madd(c, ns, tt, 1.0, tg[aa], tg[aa]);
-            }
-            {
-                double q0 = tt[0] + vs2, iq = 1.0 / sqrt(q0);
-                sc_jet_func(c, ns, tt, tt, iq, -0.5 * iq / q0, 0.75 * iq / (q0 * q0));
-            }
-            sc_jet_mul(c, ns, ct, tt, pij);
-            for (aa = 0; aa < D; aa++) {
-                sc_jet_mul(c, ns, F[aa], ct, tg[aa]);
-            }
-        }
-        sample_sums(0, S, Z, c, D, nq, ns, k, p, piG, F, rO, need_fric, pf, forces);
+        s.pi = S->pi + k;
+        geometry_values(&E, D, 0, &s, &ow[Ok], 0, &v);
+        forces_values(&E, D, 0, 0, &s, &ow[Ok], flat, need_fric, &v);
+        sample_sums(1, S, Z, &c0, D, 0, 0, k, p, v.piG, v.F, v.rO, need_fric, pf, forces);
     }
 }
 
-/* ---- first order across samples (the copies sample_pass1_*) ----
+/* ---- the law on jets (order 2; order 1 outside the lane copies) ---- */
+
+typedef struct {
+    const double *p[3], *pi, *g[3], *y[3];
+    const double *phi, *gk, *hk, *tk; /* the SSDF's value and derivatives at the sample */
+} sample_jets;
+
+#define LAW(name) name##_jets
+#define LAW_N num_t
+#define LAW_VL 1
+#define LAW_DERIVS 1
+#define LAW_SAMPLE sample_jets
+#define L_LIN(na, out, ka, a, kb, b) sc_jet_lin(E->c, na, out, (ka)[0], a, (kb)[0], b)
+#define L_SCALE(na, out, ka, a) sc_jet_lin(E->c, na, out, (ka)[0], a, 0.0, NULL)
+#define L_LIN3(na, out, k0, a0, k1, a1, k2, a2)                    \
+    do {                                                           \
+        const double cf_[3] = {(k0)[0], (k1)[0], (k2)[0]};         \
+        sc_jet_lin34(E->c, na, out, cf_, a0, a1, a2, NULL);        \
+    } while (0)
+#define L_LIN4(na, out, k0, a0, k1, a1, k2, a2, k3, a3)            \
+    do {                                                           \
+        const double cf_[4] = {(k0)[0], (k1)[0], (k2)[0], (k3)[0]}; \
+        sc_jet_lin34(E->c, na, out, cf_, a0, a1, a2, a3);          \
+    } while (0)
+#define L_AXPY(na, out, ka, a) sc_jet_axpy(E->c, na, out, (ka)[0], a)
+#define L_MUL(na, out, a, b) sc_jet_mul(E->c, na, out, a, b)
+#define L_MADD(na, out, s, a, b) sc_jet_madd(E->c, na, out, s, a, b)
+#define L_FUNC(na, out, a, k0, k1, k2) sc_jet_func(E->c, na, out, a, (k0)[0], (k1)[0], (k2)[0])
+#define L_INVNORM(na, D, out, v, cst) inv_norm_jets(E->c, na, D, out, v, cst)
+#define L_PROMOTE(na, nb, a) sc_jet_promote(E->c, na, nb, a)
+#define L_SETVAL(a, k) ((a)[0] = (k)[0])
+#define L_COMPOSE_PHI(na, D, out, s, y) compose(E->c, na, D, out, *(s)->phi, (s)->gk, (s)->hk, y)
+#define L_COMPOSE_GRAD(na, D, out, s, a, y) \
+    compose(E->c, na, D, out, (s)->gk[a], (s)->hk + (a) * (D), (s)->tk + (a) * (D) * (D), y)
+
+/* out = 1 / sqrt(|v|^2 + c) and its derivatives, v D jets */
+static void inv_norm_jets(const sc_jet_ctx *c, int na, int D, double *out, double *const *v,
+                          double cst)
+{
+    int a;
+    sc_jet_mul(c, na, out, v[0], v[0]);
+    for (a = 1; a < D; a++) {
+        sc_jet_madd(c, na, out, 1.0, v[a], v[a]);
+    }
+    {
+        const double q0 = out[0] + cst, iq = 1.0 / sqrt(q0);
+        sc_jet_func(c, na, out, out, iq, -0.5 * iq / q0, 0.75 * iq / (q0 * q0));
+    }
+}
+
+#include "sc_contact_law.h"
+#include "sc_contact_law_undef.h"
+
+/* the owner O's numbers for the jets' law */
+static void jets_owner_of(const contact_t *S, const acc_t *Z, int O, double *PhiR, owner_jets *ow)
+{
+    int a, b;
+    for (a = 0; a < S->D; a++) {
+        for (b = 0; b < S->D; b++) {
+            ow->Q[3 * a + b] = S->Q[O][a][b];
+            ow->N[3 * a + b] = S->D == 3 ? Z->N[O][a][b] : NULL;
+        }
+        ow->y0[a] = S->y0[O][a];
+        ow->cv[a] = Z->cv[O][a];
+    }
+    ow->Om = Z->Om[O][0];
+    ow->PhiR = PhiR;
+}
+
+/* sample k's data for the jets' law; p its body-frame position (D) */
+static void sample_of(const contact_t *S, ptrdiff_t k, double *p, sample_jets *s)
+{
+    const int D = S->D, O = k < S->I ? 0 : 1;
+    const ptrdiff_t kk = O == 0 ? k : k - S->I;
+    int a;
+    for (a = 0; a < D; a++) {
+        p[a] = sc__cloud_array(S->cl[O], SC_CLOUD_P(a))[kk];
+        s->p[a] = p + a;
+        s->g[a] = S->g + k * D + a;
+        s->y[a] = S->y + k * D + a;
+    }
+    s->pi = S->pi + k;
+    s->phi = S->phi + k;
+    s->gk = S->g + k * D;
+    s->hk = S->h + k * D * D;
+    s->tk = S->t3 + k * D * D * D;
+}
+
+/* the jets of one sample's numbers in the arena (friction's only with need_fric) */
+static void jets_nums_alloc(contact_t *S, int need_fric, nums_jets *v)
+{
+    int a;
+    memset(v, 0, sizeof *v);
+    for (a = 0; a < S->D; a++) {
+        v->rO[a] = sc_jet_alloc(&S->jets);
+        v->yy[a] = sc_jet_alloc(&S->jets);
+        v->gj[a] = sc_jet_alloc(&S->jets);
+        v->piG[a] = sc_jet_alloc(&S->jets);
+    }
+    v->Phi = sc_jet_alloc(&S->jets);
+    v->pij = sc_jet_alloc(&S->jets);
+    for (a = 0; need_fric && a < S->D; a++) {
+        v->u[a] = sc_jet_alloc(&S->jets);
+        v->nu[a] = sc_jet_alloc(&S->jets);
+        v->tg[a] = sc_jet_alloc(&S->jets);
+        v->F[a] = sc_jet_alloc(&S->jets);
+    }
+    if (need_fric) {
+        v->gg = sc_jet_alloc(&S->jets);
+        v->nuu = sc_jet_alloc(&S->jets);
+        v->tt = sc_jet_alloc(&S->jets);
+        v->ct = sc_jet_alloc(&S->jets);
+    }
+}
+
+/* The reference sample kr's Phi as a jet in PhiR (pose variables; the arena's jets past
+   the current ones as scratch) */
+static void reference_phi(contact_t *S, const acc_t *Z, ptrdiff_t kr, double *PhiR)
+{
+    static const double one = 1.0, mone = -1.0;
+    const law_env E = {&S->c, &one, &mone, NULL, NULL, 0.0};
+    const int base = S->jets.used;
+    owner_jets ow;
+    nums_jets v;
+    sample_jets s;
+    double p[3];
+    int a;
+    jets_owner_of(S, Z, kr < S->I ? 0 : 1, NULL, &ow);
+    sample_of(S, kr, p, &s);
+    memset(&v, 0, sizeof v);
+    for (a = 0; a < S->D; a++) {
+        v.rO[a] = sc_jet_alloc(&S->jets);
+        v.yy[a] = sc_jet_alloc(&S->jets);
+    }
+    v.Phi = PhiR;
+    geometry_jets(&E, S->D, S->nq, &s, &ow, 0, &v);
+    S->jets.used = base;
+}
+
+/* The pass on jets: per marked sample, the soft minimum's jet sums and the forces' jets,
+ * one sample at a time, each jet operation a call of its sc_jet.h wrapper (dispatched on
+ * the variable count).  The sample jets sit at the same arena slots for every sample, so
+ * they are allocated once. */
+static void pass_jets(contact_t *S, acc_t *Z, const int ord, const int D, const int nq,
+                      const int ns, const double *mark, double *PhiR, double *dphi,
+                      int need_fric, double vs2, double *pf, double *forces)
+{
+    static const double one = 1.0, mone = -1.0;
+    const double ie = 1.0 / S->eps_c, mie = -1.0 / S->eps_c;
+    sc_jet_ctx cx;
+    const sc_jet_ctx *c = &cx;
+    const law_env E = {&cx, &one, &mone, &ie, &mie, vs2};
+    const ptrdiff_t n = S->I + S->cl[1]->n;
+    double *mg = Z->mj + 1, *mh;
+    owner_jets ow[2];
+    nums_jets v;
+    ptrdiff_t k;
+    int r;
+    sc_jet_ctx_init(&cx, ns, ord);
+    mh = Z->mj + 1 + c->n;
+    jets_owner_of(S, Z, 0, PhiR, &ow[0]);
+    jets_owner_of(S, Z, 1, PhiR, &ow[1]);
+    jets_nums_alloc(S, need_fric, &v);
+    for (k = 0; k < n; k++) {
+        const int O = k < S->I ? 0 : 1;
+        /* K a half-space: its SSDF gradient is a constant (compose adds nothing to it) */
+        const int flat = S->cl[1 - O]->n == 1;
+        double p[3];
+        sample_jets s;
+        if (mark[k] == 0.0) {
+            continue; /* its outputs were zeroed before the pass */
+        }
+        sample_of(S, k, p, &s);
+        geometry_jets(&E, D, nq, &s, &ow[O], !flat, &v);
+        /* the soft minimum: dm = sum pi dPhi, d2m = sum pi d2Phi - (centred, after the
+           pass) */
+        for (r = 0; r < nq; r++) {
+            mg[r] += S->pi[k] * v.Phi[1 + r];
+        }
+        for (r = 0; ord >= 2 && r < nq; r++) {
+            dphi[k * nq + r] = v.Phi[1 + r];
+        }
+        for (r = 0; r < sc_jet_nh(c, nq); r++) {
+            mh[r] += S->pi[k] * v.Phi[1 + c->n + r];
+        }
+        forces_jets(&E, D, nq, ns, &s, &ow[O], flat, need_fric, &v);
+        sample_sums(0, S, Z, c, D, nq, ns, k, p, v.piG, v.F, v.rO, need_fric, pf, forces);
+    }
+}
+
+/* ---- the law on lanes (order 1) ----
  * The first-order jets are short (7 to 25 entries), so a vector within one jet is mostly
- * remainder; these copies instead run SC_SCM_VL marked samples of one owner at a time,
- * one per vector lane, as "lane jets" (entry e of lane l at [e][l]).  Each lane does
- * sample_pass's operations at ord = 1 in the same order (no reassociation, no
- * contraction), so its jets hold the same bits as sample_pass's; the sums (the soft
- * minimum's gradient, the wrench accumulators) then take the lanes one after the other,
- * in sample order, through the same wacc_add: the results are bitwise those of the
- * scalar pass (the tests compare the Jacobians of orders 1 and 2, which runs sample_pass).
- * Second order keeps the scalar pass: its Hessian jets (up to 325 entries) are long
- * enough for vectors within a jet. */
-#ifndef SC_SCM_VL
-    #define SC_SCM_VL 4 /* 8 in the AVX-512 variant (sc_scm_avx512.c) */
+ * remainder; the lane pass instead runs SC_CONTACT_VL marked samples of one owner at a
+ * time, one per vector lane.  Each lane does the jets' operations (the same law), so its
+ * numbers hold the same bits as pass_jets'; the sums (the soft minimum's gradient, the
+ * wrench accumulators) then take the lanes one after the other, in sample order, through
+ * the same wacc_add: the results are bitwise those of pass_jets (the tests compare the
+ * Jacobians of orders 1 and 2).  Second order keeps pass_jets: its Hessian jets (up to
+ * 325 entries) are long enough for vectors within a jet. */
+#ifndef SC_CONTACT_VL
+    #define SC_CONTACT_VL 4 /* 8 in the AVX-512 variant (sc_contact_avx512.c) */
 #endif
-typedef double lane_jet[1 + SC_CONTACT_MAXV][SC_SCM_VL];
-/* lane jets of the pass in the arena (sample_lanes: PhiR, then lanes_owner's common jets)
-   and the room for them past the first-order jets */
-#define SC_SCM_LANE_JETS 26
-_Static_assert((SC_CONTACT_NJETS + 1) * (1 + SC_CONTACT_MAXV) + SC_SCM_LANE_JETS * (1 + SC_CONTACT_MAXV) *
-                       SC_SCM_VL <=
+typedef double lane_jet[1 + SC_CONTACT_MAXV][SC_CONTACT_VL];
+typedef double (*lj_t)[SC_CONTACT_VL]; /* a lane jet's rows */
+/* lane jets of the pass in the arena (pass_lanes: PhiR, then the owner's common jets) and
+   the room for them past the first-order jets */
+#define SC_CONTACT_LANE_JETS 26
+_Static_assert((SC_CONTACT_NJETS + 1) * (1 + SC_CONTACT_MAXV) +
+                       SC_CONTACT_LANE_JETS * (1 + SC_CONTACT_MAXV) * SC_CONTACT_VL <=
                    (SC_CONTACT_NJETS + 1) * SC_CONTACT_JLEN,
                "the lane jets fit in the arena at first order");
 
 /* a common jet (the same for every sample) in every lane */
-SC_JET_KERNEL void lj_bcast(int na, lane_jet out, const double *a)
+SC_JET_KERNEL void lj_bcast(int na, lj_t out, const double *a)
 {
     int e, l;
     for (e = 0; e <= na; e++) {
-        for (l = 0; l < SC_SCM_VL; l++) {
+        for (l = 0; l < SC_CONTACT_VL; l++) {
             out[e][l] = a[e];
         }
     }
 }
 
-/* out = cf[0] a[0] + cf[1] a[1] + ..., summed left to right (sc_jet_lin, _lin34, lin with
-   b NULL); cf per lane; out must not alias an operand unless nt <= 2 (elementwise) */
-SC_JET_KERNEL void lj_comb(int na, lane_jet out, int nt, double (*cf)[SC_SCM_VL],
-                           lane_jet *const *a)
+/* out = ka a + kb b (sc__jet_lin; out may alias a or b) */
+SC_JET_KERNEL void lj_lin(int na, lj_t out, const double *ka, lj_t a, const double *kb, lj_t b)
 {
-    int e, l, t;
+    int e, l;
     for (e = 0; e <= na; e++) {
-        for (l = 0; l < SC_SCM_VL; l++) {
-            double v = cf[0][l] * (*a[0])[e][l];
-            for (t = 1; t < nt - 1; t++) {
-                v += cf[t][l] * (*a[t])[e][l];
+        for (l = 0; l < SC_CONTACT_VL; l++) {
+            out[e][l] = ka[l] * a[e][l] + kb[l] * b[e][l];
+        }
+    }
+}
+
+/* out = ka a (sc__jet_lin with b NULL) */
+SC_JET_KERNEL void lj_scale(int na, lj_t out, const double *ka, lj_t a)
+{
+    int e, l;
+    for (e = 0; e <= na; e++) {
+        for (l = 0; l < SC_CONTACT_VL; l++) {
+            out[e][l] = ka[l] * a[e][l];
+        }
+    }
+}
+
+/* out = ((k0 a0 + k1 a1) + k2 a2) (+ k3 a3 unless a3 is NULL) (sc__jet_lin34; out must
+   not alias an operand) */
+SC_JET_KERNEL void lj_lin34(int na, lj_t out, const double *k0, lj_t a0, const double *k1,
+                            lj_t a1, const double *k2, lj_t a2, const double *k3, lj_t a3)
+{
+    int e, l;
+    for (e = 0; e <= na; e++) {
+        for (l = 0; l < SC_CONTACT_VL; l++) {
+            double v = k0[l] * a0[e][l];
+            v += k1[l] * a1[e][l];
+            if (a3) {
+                v += k2[l] * a2[e][l];
+                out[e][l] = v + k3[l] * a3[e][l];
+            } else {
+                out[e][l] = v + k2[l] * a2[e][l];
             }
-            out[e][l] = nt > 1 ? v + cf[nt - 1][l] * (*a[nt - 1])[e][l] : v;
         }
     }
 }
 
 /* out = a b (sc__jet_mul; out may alias a or b) */
-SC_JET_KERNEL void lj_mul(int na, lane_jet out, lane_jet a, lane_jet b)
+SC_JET_KERNEL void lj_mul(int na, lj_t out, lj_t a, lj_t b)
 {
-    double a0[SC_SCM_VL], b0[SC_SCM_VL];
+    double a0[SC_CONTACT_VL], b0[SC_CONTACT_VL];
     int i, l;
-    for (l = 0; l < SC_SCM_VL; l++) {
+    for (l = 0; l < SC_CONTACT_VL; l++) {
         a0[l] = a[0][l];
         b0[l] = b[0][l];
     }
     for (i = 1; i <= na; i++) {
-        for (l = 0; l < SC_SCM_VL; l++) {
+        for (l = 0; l < SC_CONTACT_VL; l++) {
             out[i][l] = a0[l] * b[i][l] + b0[l] * a[i][l];
         }
     }
-    for (l = 0; l < SC_SCM_VL; l++) {
+    for (l = 0; l < SC_CONTACT_VL; l++) {
         out[0][l] = a0[l] * b0[l];
     }
 }
 
 /* out += s a b (sc__jet_madd; no aliasing) */
-SC_JET_KERNEL void lj_madd(int na, lane_jet out, double s, lane_jet a, lane_jet b)
+SC_JET_KERNEL void lj_madd(int na, lj_t out, double s, lj_t a, lj_t b)
 {
-    double a0[SC_SCM_VL], b0[SC_SCM_VL];
+    double a0[SC_CONTACT_VL], b0[SC_CONTACT_VL];
     int i, l;
-    for (l = 0; l < SC_SCM_VL; l++) {
+    for (l = 0; l < SC_CONTACT_VL; l++) {
         a0[l] = s * a[0][l];
         b0[l] = s * b[0][l];
     }
     for (i = 1; i <= na; i++) {
-        for (l = 0; l < SC_SCM_VL; l++) {
+        for (l = 0; l < SC_CONTACT_VL; l++) {
             out[i][l] += a0[l] * b[i][l] + b0[l] * a[i][l];
         }
     }
-    for (l = 0; l < SC_SCM_VL; l++) {
+    for (l = 0; l < SC_CONTACT_VL; l++) {
         out[0][l] += s * a[0][l] * b[0][l];
     }
 }
 
-/* out += ca a (sc__jet_axpy; ca per lane) */
-SC_JET_KERNEL void lj_axpy(int na, lane_jet out, const double *ca, lane_jet a)
+/* out += ka a (sc__jet_axpy) */
+SC_JET_KERNEL void lj_axpy(int na, lj_t out, const double *ka, lj_t a)
 {
     int e, l;
     for (e = 0; e <= na; e++) {
-        for (l = 0; l < SC_SCM_VL; l++) {
-            out[e][l] += ca[l] * a[e][l];
+        for (l = 0; l < SC_CONTACT_VL; l++) {
+            out[e][l] += ka[l] * a[e][l];
         }
     }
 }
 
 /* out = f(a) at first order (sc__jet_func; out may alias a) */
-SC_JET_KERNEL void lj_func(int na, lane_jet out, lane_jet a, const double *f0, const double *f1)
+SC_JET_KERNEL void lj_func(int na, lj_t out, lj_t a, const double *f0, const double *f1)
 {
     int i, l;
     for (i = 1; i <= na; i++) {
-        for (l = 0; l < SC_SCM_VL; l++) {
+        for (l = 0; l < SC_CONTACT_VL; l++) {
             out[i][l] = f1[l] * a[i][l];
         }
     }
-    for (l = 0; l < SC_SCM_VL; l++) {
+    for (l = 0; l < SC_CONTACT_VL; l++) {
         out[0][l] = f0[l];
     }
 }
 
-/* out = 1 / sqrt(|v|^2 + c), v D lane jets (sample_pass's normalisations of G and t: the
-   same products, sums and function values) */
-SC_JET_KERNEL void lj_inv_norm(int na, int D, lane_jet out, lane_jet *v, double c)
+/* out = 1 / sqrt(|v|^2 + c), v D lane jets (inv_norm_jets' products, sums and function
+   values) */
+SC_JET_KERNEL void lj_inv_norm(int na, int D, lj_t out, lj_t const *v, double c)
 {
-    double f0[SC_SCM_VL], f1[SC_SCM_VL];
+    double f0[SC_CONTACT_VL], f1[SC_CONTACT_VL];
     int a, l;
     lj_mul(na, out, v[0], v[0]);
     for (a = 1; a < D; a++) {
         lj_madd(na, out, 1.0, v[a], v[a]);
     }
-    for (l = 0; l < SC_SCM_VL; l++) {
+    for (l = 0; l < SC_CONTACT_VL; l++) {
         const double q0 = out[0][l] + c, iq = 1.0 / sqrt(q0);
         f0[l] = iq;
         f1[l] = -0.5 * iq / q0;
@@ -1074,11 +1132,11 @@ SC_JET_KERNEL void lj_inv_norm(int na, int D, lane_jet out, lane_jet *v, double 
 }
 
 /* entries na + 1 .. nb zeroed (sc_jet_promote at first order) */
-SC_JET_KERNEL void lj_promote(int na, int nb, lane_jet a)
+SC_JET_KERNEL void lj_promote(int na, int nb, lj_t a)
 {
     int e, l;
     for (e = na + 1; e <= nb; e++) {
-        for (l = 0; l < SC_SCM_VL; l++) {
+        for (l = 0; l < SC_CONTACT_VL; l++) {
             a[e][l] = 0.0;
         }
     }
@@ -1086,22 +1144,22 @@ SC_JET_KERNEL void lj_promote(int na, int nb, lane_jet a)
 
 /* compose_k at first order: out = f(y) with value f0 and gradient f1 (per lane); f1's
    exact zeros are skipped as there (a select here) */
-SC_JET_KERNEL void lj_compose(int na, int D, lane_jet out, const double *f0,
-                              double (*f1)[SC_SCM_VL], lane_jet *const *y)
+SC_JET_KERNEL void lj_compose(int na, int D, lj_t out, const double *f0,
+                              double (*f1)[SC_CONTACT_VL], lj_t const *y)
 {
     int a, r, l;
-    for (l = 0; l < SC_SCM_VL; l++) {
+    for (l = 0; l < SC_CONTACT_VL; l++) {
         out[0][l] = f0[l];
     }
     for (r = 1; r <= na; r++) {
-        for (l = 0; l < SC_SCM_VL; l++) {
+        for (l = 0; l < SC_CONTACT_VL; l++) {
             out[r][l] = 0.0;
         }
     }
     for (a = 0; a < D; a++) {
         for (r = 1; r <= na; r++) {
-            for (l = 0; l < SC_SCM_VL; l++) {
-                const double v = out[r][l] + f1[a][l] * (*y[a])[r][l];
+            for (l = 0; l < SC_CONTACT_VL; l++) {
+                const double v = out[r][l] + f1[a][l] * y[a][r][l];
                 out[r][l] = f1[a][l] == 0.0 ? out[r][l] : v;
             }
         }
@@ -1109,7 +1167,7 @@ SC_JET_KERNEL void lj_compose(int na, int D, lane_jet out, const double *f0,
 }
 
 /* lane l of a lane jet as a jet (entries 0 .. na) */
-SC_JET_KERNEL void lj_get(int na, lane_jet a, int l, double *out)
+SC_JET_KERNEL void lj_get(int na, lj_t a, int l, double *out)
 {
     int e;
     for (e = 0; e <= na; e++) {
@@ -1117,201 +1175,177 @@ SC_JET_KERNEL void lj_get(int na, lane_jet a, int l, double *out)
     }
 }
 
-/* sample_pass at ord = 1 on the marked samples k0 .. k1 - 1 of one owner O, SC_SCM_VL at a
- * time (the last group's unused lanes repeat its first sample and are not summed) */
-SC_JET_KERNEL void lanes_owner(scm_t *S, acc_t *Z, const sc_jet_ctx *c, const int D,
-                               const int nq, const int ns, int O, ptrdiff_t k0, ptrdiff_t k1,
-                               const double *mark, lane_jet PhiR, int need_fric, double vs2,
-                               double *pf, double *forces, lane_jet *LJ)
+typedef struct {
+    const double *p[3], *pi, *g[3], *y[3];
+    double (*gv)[SC_CONTACT_VL];     /* the SSDF's gradient (D rows of lanes) */
+    double (*hv)[3][SC_CONTACT_VL];  /* and Hessian (D x D rows of lanes) */
+    const double *phi;
+} sample_lanes;
+
+#define LAW(name) name##_lanes
+#define LAW_N lj_t
+#define LAW_VL SC_CONTACT_VL
+#define LAW_DERIVS 1
+#define LAW_SAMPLE sample_lanes
+#define L_LIN(na, out, ka, a, kb, b) lj_lin(na, out, ka, a, kb, b)
+#define L_SCALE(na, out, ka, a) lj_scale(na, out, ka, a)
+#define L_LIN3(na, out, k0, a0, k1, a1, k2, a2) lj_lin34(na, out, k0, a0, k1, a1, k2, a2, NULL, NULL)
+#define L_LIN4(na, out, k0, a0, k1, a1, k2, a2, k3, a3) \
+    lj_lin34(na, out, k0, a0, k1, a1, k2, a2, k3, a3)
+#define L_AXPY(na, out, ka, a) lj_axpy(na, out, ka, a)
+#define L_MUL(na, out, a, b) lj_mul(na, out, a, b)
+#define L_MADD(na, out, s, a, b) lj_madd(na, out, s, a, b)
+#define L_FUNC(na, out, a, k0, k1, k2) lj_func(na, out, a, k0, k1)
+#define L_INVNORM(na, D, out, v, cst) lj_inv_norm(na, D, out, v, cst)
+#define L_PROMOTE(na, nb, a) lj_promote(na, nb, a)
+#define L_SETVAL(a, k)                           \
+    do {                                         \
+        int l_;                                  \
+        for (l_ = 0; l_ < SC_CONTACT_VL; l_++) { \
+            (a)[0][l_] = (k)[l_];                \
+        }                                        \
+    } while (0)
+#define L_COMPOSE_PHI(na, D, out, s, y) lj_compose(na, D, out, (s)->phi, (s)->gv, y)
+#define L_COMPOSE_GRAD(na, D, out, s, a, y) lj_compose(na, D, out, (s)->g[a], (s)->hv[a], y)
+
+#include "sc_contact_law.h"
+#include "sc_contact_law_undef.h"
+
+/* the next group of up to SC_CONTACT_VL marked samples of [*k, k1) into ks (the unused
+   lanes repeat the first sample and are not summed); returns how many */
+static int next_lanes(const double *mark, ptrdiff_t *k, ptrdiff_t k1,
+                      ptrdiff_t ks[SC_CONTACT_VL])
 {
-    const int K = 1 - O, flat = S->cl[K]->n == 1;
-    const sc_packed_cloud *own = S->cl[O];
-    const ptrdiff_t I = S->I;
-    const double *g = S->g, *h = S->h, *pi = S->pi, eps_c = S->eps_c;
-    /* the owner's common jets in lanes, in LJ (see sample_lanes): Q (D x D), y0 (D), and
-       for friction cv (D), N (3D: 3 x 3) or Om (2D); the samples' lane jets on the stack
-       (~30 KB; there the compiler knows that they alias nothing: in the arena they were
-       measured 1.2x slower) */
-    lane_jet *Q = LJ, *y0 = LJ + 9, *cv = LJ + 12, *N = LJ + 15, *Om = LJ + 24;
-    lane_jet rO[3], yy[3], gj[3], piG[3], u[3], nu[3], tg[3], F[3], Phi[1], pij[1], gg[1];
-    lane_jet nuu[1], tt[1], ct[1];
-    double *mg = Z->mj + 1, one[2][SC_SCM_VL], ie[2][SC_SCM_VL];
-    ptrdiff_t ks[SC_SCM_VL], k;
-    int a, b, l, nl;
-
-    for (l = 0; l < SC_SCM_VL; l++) { /* lin's coefficients (1, 1) and (1/eps_c, -1/eps_c) */
-        one[0][l] = one[1][l] = 1.0;
-        ie[0][l] = 1.0 / eps_c;
-        ie[1][l] = -1.0 / eps_c;
+    int nl = 0, l;
+    while (*k < k1 && nl < SC_CONTACT_VL) {
+        if (mark[*k] != 0.0) {
+            ks[nl++] = *k;
+        }
+        (*k)++;
     }
+    for (l = nl; l > 0 && l < SC_CONTACT_VL; l++) {
+        ks[l] = ks[0];
+    }
+    return nl;
+}
 
+/* the owner's numbers in lanes, LJ (see pass_lanes): Q (D x D), y0 (D), and for friction
+   cv (D), N (3D: 3 x 3) or Om (2D) */
+SC_JET_KERNEL void lanes_owner_of(const contact_t *S, const acc_t *Z, const int D,
+                                  const int nq, const int ns, int O, lane_jet *LJ,
+                                  lane_jet *PhiR, int need_fric, owner_lanes *ow)
+{
+    int a, b;
     for (a = 0; a < D; a++) {
         for (b = 0; b < D; b++) {
-            lj_bcast(nq, Q[a * 3 + b], S->Q[O][a][b]);
+            ow->Q[3 * a + b] = LJ[3 * a + b];
+            lj_bcast(nq, ow->Q[3 * a + b], S->Q[O][a][b]);
+            ow->N[3 * a + b] = LJ[15 + 3 * a + b];
+            if (need_fric && D == 3) {
+                lj_bcast(ns, ow->N[3 * a + b], Z->N[O][a][b]);
+            }
         }
-        lj_bcast(nq, y0[a], S->y0[O][a]);
-        for (b = 0; need_fric && b < (D == 3 ? 3 : 0); b++) {
-            lj_bcast(ns, N[a * 3 + b], Z->N[O][a][b]);
-        }
+        ow->y0[a] = LJ[9 + a];
+        lj_bcast(nq, ow->y0[a], S->y0[O][a]);
+        ow->cv[a] = LJ[12 + a];
         if (need_fric) {
-            lj_bcast(ns, cv[a], Z->cv[O][a]);
+            lj_bcast(ns, ow->cv[a], Z->cv[O][a]);
         }
     }
+    ow->Om = LJ[24];
     if (need_fric && D == 2) {
-        lj_bcast(ns, Om[0], Z->Om[O][0]);
+        lj_bcast(ns, ow->Om, Z->Om[O][0]);
     }
-    k = k0;
-    while (k < k1) {
-        double p[3][SC_SCM_VL], gv[3][SC_SCM_VL], hv[3][3][SC_SCM_VL], pik[SC_SCM_VL];
-        double cf[4][SC_SCM_VL], f0[SC_SCM_VL];
-        nl = 0;
-        while (k < k1 && nl < SC_SCM_VL) {
-            if (mark[k] != 0.0) {
-                ks[nl++] = k;
-            }
-            k++;
-        }
-        if (nl == 0) {
-            break;
-        }
-        for (l = nl; l < SC_SCM_VL; l++) {
-            ks[l] = ks[0];
-        }
-        for (l = 0; l < SC_SCM_VL; l++) {
+    ow->PhiR = *PhiR;
+}
+
+/* pass_jets at ord = 1 on the marked samples k0 .. k1 - 1 of one owner O, SC_CONTACT_VL
+ * at a time */
+SC_JET_KERNEL void owner_pass_lanes(contact_t *S, acc_t *Z, const sc_jet_ctx *c, const int D,
+                                    const int nq, const int ns, int O, ptrdiff_t k0,
+                                    ptrdiff_t k1, const double *mark, lane_jet *PhiR,
+                                    int need_fric, double vs2, double *pf, double *forces,
+                                    lane_jet *LJ)
+{
+    const int flat = S->cl[1 - O]->n == 1;
+    const ptrdiff_t I = S->I;
+    double *mg = Z->mj + 1, cst[4][SC_CONTACT_VL];
+    law_env E;
+    owner_lanes ow;
+    nums_lanes v;
+    /* the samples' lane jets on the stack (~30 KB; there the compiler knows that they
+       alias nothing, which it cannot in the arena) */
+    lane_jet rO[3], yy[3], gj[3], piG[3], u[3], nu[3], tg[3], F[3], Phi, pij, gg, nuu, tt, ct;
+    ptrdiff_t ks[SC_CONTACT_VL], k = k0;
+    int a, b, l, nl;
+
+    for (l = 0; l < SC_CONTACT_VL; l++) { /* the coefficient rows 1, -1, 1/eps_c, -1/eps_c */
+        cst[0][l] = 1.0;
+        cst[1][l] = -1.0;
+        cst[2][l] = 1.0 / S->eps_c;
+        cst[3][l] = -1.0 / S->eps_c;
+    }
+    E.c = c;
+    E.one = cst[0];
+    E.mone = cst[1];
+    E.ie = cst[2];
+    E.mie = cst[3];
+    E.vs2 = vs2;
+    lanes_owner_of(S, Z, D, nq, ns, O, LJ, PhiR, need_fric, &ow);
+    for (a = 0; a < 3; a++) {
+        v.rO[a] = rO[a];
+        v.yy[a] = yy[a];
+        v.gj[a] = gj[a];
+        v.piG[a] = piG[a];
+        v.u[a] = u[a];
+        v.nu[a] = nu[a];
+        v.tg[a] = tg[a];
+        v.F[a] = F[a];
+    }
+    v.Phi = Phi;
+    v.pij = pij;
+    v.gg = gg;
+    v.nuu = nuu;
+    v.tt = tt;
+    v.ct = ct;
+    while ((nl = next_lanes(mark, &k, k1, ks)) > 0) {
+        double p[3][SC_CONTACT_VL], gv[3][SC_CONTACT_VL], hv[3][3][SC_CONTACT_VL];
+        double pik[SC_CONTACT_VL], phik[SC_CONTACT_VL], yk[3][SC_CONTACT_VL];
+        sample_lanes s;
+        for (l = 0; l < SC_CONTACT_VL; l++) {
             const ptrdiff_t kk = ks[l] - (O == 0 ? 0 : I);
-            pik[l] = pi[ks[l]];
+            pik[l] = S->pi[ks[l]];
+            phik[l] = S->phi[ks[l]];
             for (a = 0; a < D; a++) {
-                p[a][l] = own->data[a * own->npad + kk];
-                gv[a][l] = g[ks[l] * D + a];
+                p[a][l] = sc__cloud_array(S->cl[O], SC_CLOUD_P(a))[kk];
+                gv[a][l] = S->g[ks[l] * D + a];
+                yk[a][l] = S->y[ks[l] * D + a];
                 for (b = 0; !flat && b < D; b++) {
-                    hv[a][b][l] = h[(ks[l] * D + a) * D + b];
+                    hv[a][b][l] = S->h[(ks[l] * D + a) * D + b];
                 }
             }
-        }
-        /* sample_geometry: q = Q_O p, y = q + y0_O (its value the SSDF's), Phi */
-        for (a = 0; a < D; a++) {
-            lane_jet *ops[3] = {&Q[a * 3], &Q[a * 3 + 1], &Q[a * 3 + 2]};
-            lane_jet *oy[2] = {&rO[a], &y0[a]};
-            lj_comb(nq, rO[a], D, p, ops);
-            lj_comb(nq, yy[a], 2, one, oy);
-            for (l = 0; l < SC_SCM_VL; l++) {
-                yy[a][0][l] = S->y[ks[l] * D + a];
-            }
-        }
-        {
-            lane_jet *oy[3] = {&yy[0], &yy[1], &yy[2]};
-            for (l = 0; l < SC_SCM_VL; l++) {
-                f0[l] = S->phi[ks[l]];
-            }
-            lj_compose(nq, D, Phi[0], f0, gv, oy);
-            for (l = 0; l < nl; l++) {
-                int r;
-                for (r = 0; r < nq; r++) {
-                    mg[r] += pik[l] * Phi[0][1 + r][l];
-                }
-            }
-            for (a = 0; !flat && a < D; a++) {
-                for (l = 0; l < SC_SCM_VL; l++) {
-                    f0[l] = gv[a][l];
-                }
-                lj_compose(nq, D, gj[a], f0, hv[a], oy);
-            }
-        }
-        /* pi_k(0) E(dR - dPhi_k) */
-        {
-            lane_jet *op[2] = {(lane_jet *)PhiR, &Phi[0]};
-            lj_comb(nq, pij[0], 2, ie, op);
-            lj_func(nq, pij[0], pij[0], pik, pik);
         }
         for (a = 0; a < D; a++) {
-            if (flat) {
-                lane_jet *op[1] = {&pij[0]};
-                lj_comb(nq, piG[a], 1, &gv[a], op);
-            } else {
-                lj_mul(nq, piG[a], pij[0], gj[a]);
+            s.p[a] = p[a];
+            s.g[a] = gv[a];
+            s.y[a] = yk[a];
+        }
+        s.pi = pik;
+        s.phi = phik;
+        s.gv = gv;
+        s.hv = hv;
+        geometry_lanes(&E, D, nq, &s, &ow, !flat, &v);
+        for (l = 0; l < nl; l++) { /* the soft minimum's gradient, in sample order */
+            int r;
+            for (r = 0; r < nq; r++) {
+                mg[r] += pik[l] * Phi[1 + r][l];
             }
         }
-        if (need_fric) {
-            lj_promote(nq, ns, pij[0]);
-            if (D == 2) {
-                lane_jet *o0[1] = {&cv[0]}, *o1[1] = {&cv[1]};
-                for (l = 0; l < SC_SCM_VL; l++) {
-                    cf[0][l] = 1.0;
-                }
-                lj_promote(nq, ns, rO[0]);
-                lj_promote(nq, ns, rO[1]);
-                lj_comb(ns, u[0], 1, cf, o0);
-                lj_comb(ns, u[1], 1, cf, o1);
-                lj_madd(ns, u[0], -1.0, Om[0], rO[1]);
-                lj_madd(ns, u[1], 1.0, Om[0], rO[0]);
-            } else {
-                for (l = 0; l < SC_SCM_VL; l++) {
-                    cf[0][l] = 1.0;
-                    cf[1][l] = p[0][l];
-                    cf[2][l] = p[1][l];
-                    cf[3][l] = p[2][l];
-                }
-                for (a = 0; a < 3; a++) {
-                    lane_jet *op[4] = {&cv[a], &N[a * 3], &N[a * 3 + 1], &N[a * 3 + 2]};
-                    lj_comb(ns, u[a], 4, cf, op);
-                }
-            }
-            if (flat) {
-                double nv0[3][SC_SCM_VL];
-                for (l = 0; l < SC_SCM_VL; l++) {
-                    double gl[3], nl0[3];
-                    for (a = 0; a < D; a++) {
-                        gl[a] = gv[a][l];
-                    }
-                    unit_value(D, gl, nl0);
-                    for (a = 0; a < D; a++) {
-                        nv0[a][l] = nl0[a];
-                    }
-                }
-                {
-                    lane_jet *op[1] = {&u[0]};
-                    lj_comb(ns, nuu[0], 1, &nv0[0], op);
-                }
-                for (a = 1; a < D; a++) {
-                    lj_axpy(ns, nuu[0], nv0[a], u[a]);
-                }
-                for (a = 0; a < D; a++) {
-                    lane_jet *op[2] = {&u[a], &nuu[0]};
-                    for (l = 0; l < SC_SCM_VL; l++) {
-                        cf[0][l] = 1.0;
-                        cf[1][l] = -nv0[a][l];
-                    }
-                    lj_comb(ns, tg[a], 2, cf, op);
-                }
-            } else {
-                lj_inv_norm(nq, D, gg[0], gj, SC_CONTACT_TINY);
-                for (a = 0; a < D; a++) {
-                    lj_mul(nq, nu[a], gg[0], gj[a]);
-                    lj_promote(nq, ns, nu[a]);
-                }
-                lj_mul(ns, nuu[0], nu[0], u[0]);
-                for (a = 1; a < D; a++) {
-                    lj_madd(ns, nuu[0], 1.0, nu[a], u[a]);
-                }
-                for (l = 0; l < SC_SCM_VL; l++) {
-                    cf[0][l] = 1.0;
-                    cf[1][l] = -1.0;
-                }
-                for (a = 0; a < D; a++) {
-                    lane_jet *op[2] = {&u[a], &tg[a]};
-                    lj_mul(ns, tg[a], nuu[0], nu[a]);
-                    lj_comb(ns, tg[a], 2, cf, op);
-                }
-            }
-            lj_inv_norm(ns, D, tt[0], tg, vs2);
-            lj_mul(ns, ct[0], tt[0], pij[0]);
-            for (a = 0; a < D; a++) {
-                lj_mul(ns, F[a], ct[0], tg[a]);
-            }
-        }
-        /* the sums and outputs, lane by lane in sample order (sample_pass's sample_sums) */
+        forces_lanes(&E, D, nq, ns, &s, &ow, flat, need_fric, &v);
+        /* the sums and outputs, lane by lane in sample order */
         for (l = 0; l < nl; l++) {
-            double jg[3][1 + SC_CONTACT_MAXV], jf[3][1 + SC_CONTACT_MAXV], jr[3][1 + SC_CONTACT_MAXV], pl[3];
+            double jg[3][1 + SC_CONTACT_MAXV], jf[3][1 + SC_CONTACT_MAXV];
+            double jr[3][1 + SC_CONTACT_MAXV], pl[3];
             double *gp[3] = {jg[0], jg[1], jg[2]}, *fp[3] = {jf[0], jf[1], jf[2]};
             double *rp[3] = {jr[0], jr[1], jr[2]};
             for (a = 0; a < D; a++) {
@@ -1329,48 +1363,59 @@ SC_JET_KERNEL void lanes_owner(scm_t *S, acc_t *Z, const sc_jet_ctx *c, const in
     }
 }
 
-/* sample_pass at ord = 1 (constant D, nq, ns): both owners' marked samples in lanes */
-SC_JET_KERNEL void sample_lanes(scm_t *S, acc_t *Z, const int D, const int nq, const int ns,
-                                const double *mark, const double *PhiR, int need_fric,
-                                double vs2, double *pf, double *forces)
+/* pass_jets at ord = 1 (constant D, nq, ns): both owners' marked samples in lanes */
+SC_JET_KERNEL void pass_lanes(contact_t *S, acc_t *Z, const int D, const int nq, const int ns,
+                              const double *mark, const double *PhiR, int need_fric,
+                              double vs2, double *pf, double *forces)
 {
     sc_jet_ctx cx; /* a local copy: its order and sizes fold into wacc_add's jet kernels */
     /* PhiR and the owner's common jets in lanes, in the arena's unused tail (not on the
        stack): at first order the arena's jets take (SC_CONTACT_NJETS + 1) (1 + ns) of its
        (SC_CONTACT_NJETS + 1) SC_CONTACT_JLEN doubles */
-    lane_jet *LJ = (lane_jet *)(void *)(S->jets.base + (ptrdiff_t)(SC_CONTACT_NJETS + 1) * S->c.len);
+    lane_jet *LJ =
+        (lane_jet *)(void *)(S->jets.base + (ptrdiff_t)(SC_CONTACT_NJETS + 1) * S->c.len);
     const ptrdiff_t n = S->I + S->cl[1]->n;
     sc_jet_ctx_init(&cx, ns, 1);
     lj_bcast(nq, LJ[0], PhiR);
-    lanes_owner(S, Z, &cx, D, nq, ns, 0, 0, S->I, mark, LJ[0], need_fric, vs2, pf, forces,
-                LJ + 1);
-    lanes_owner(S, Z, &cx, D, nq, ns, 1, S->I, n, mark, LJ[0], need_fric, vs2, pf, forces,
-                LJ + 1);
+    owner_pass_lanes(S, Z, &cx, D, nq, ns, 0, 0, S->I, mark, LJ, need_fric, vs2, pf, forces,
+                     LJ + 1);
+    owner_pass_lanes(S, Z, &cx, D, nq, ns, 1, S->I, n, mark, LJ, need_fric, vs2, pf, forces,
+                     LJ + 1);
 }
 
-/* The lane pass's copies with constant sizes, at first order (the Jacobians that
- * optimizers ask for most): 2D or 3D, one moving body or two.  Each is a function of its
- * own, not inlined into SC_SCM_CONTACT: one very large function costs the compiler
- * superlinear time.  Second order runs sample_pass: constant-size copies of it measured
- * 13-16 % fewer instructions per step there, but tripled this file's compile time under
- * ASan (and doubled it at -O3). */
+/* The passes with constant sizes: values in 2D or 3D, and the lane pass at first order
+ * (the Jacobians that optimizers ask for most) in 2D or 3D with one moving body or two.
+ * Each is a function of its own, not inlined into contact_kernel: one very large
+ * function costs the compiler superlinear time.  Second order runs pass_jets:
+ * constant-size copies of it would save 13-16 % of its instructions per step but triple
+ * this file's compile time under ASan. */
 #if defined(__GNUC__) || defined(__clang__)
-    #define SC_SCM_NOINLINE __attribute__((noinline))
+    #define SC_CONTACT_NOINLINE __attribute__((noinline))
 #else
-    #define SC_SCM_NOINLINE
+    #define SC_CONTACT_NOINLINE
 #endif
-#define SC_SCM_PASS1_COPY(D_, nq_, ns_)                                                       \
-    static SC_SCM_NOINLINE void sample_pass1_##D_##_##nq_(                                    \
-        scm_t *S, acc_t *Z, const double *mark, const double *PhiR, int need_fric,          \
-        double vs2, double *pf, double *forces)                                              \
-    {                                                                                         \
-        sample_lanes(S, Z, D_, nq_, ns_, mark, PhiR, need_fric, vs2, pf, forces);            \
+#define PASS_VALUES_COPY(D_)                                                                 \
+    static SC_CONTACT_NOINLINE void pass_values_##D_(contact_t *S, acc_t *Z,                \
+                                                      const double *mark, int need_fric,    \
+                                                      double vs2, double *pf, double *forces) \
+    {                                                                                        \
+        pass_values(S, Z, D_, mark, need_fric, vs2, pf, forces);                             \
     }
-SC_SCM_PASS1_COPY(2, 3, 6)
-SC_SCM_PASS1_COPY(2, 6, 12)
-SC_SCM_PASS1_COPY(3, 6, 12)
-SC_SCM_PASS1_COPY(3, 12, 24)
-#undef SC_SCM_PASS1_COPY
+PASS_VALUES_COPY(2)
+PASS_VALUES_COPY(3)
+#undef PASS_VALUES_COPY
+#define PASS_LANES_COPY(D_, nq_, ns_)                                                        \
+    static SC_CONTACT_NOINLINE void pass_lanes_##D_##_##nq_(                                \
+        contact_t *S, acc_t *Z, const double *mark, const double *PhiR, int need_fric,      \
+        double vs2, double *pf, double *forces)                                             \
+    {                                                                                        \
+        pass_lanes(S, Z, D_, nq_, ns_, mark, PhiR, need_fric, vs2, pf, forces);             \
+    }
+PASS_LANES_COPY(2, 3, 6)
+PASS_LANES_COPY(2, 6, 12)
+PASS_LANES_COPY(3, 6, 12)
+PASS_LANES_COPY(3, 12, 24)
+#undef PASS_LANES_COPY
 
 
 static int contact_kernel(const sc_contact_body *ba, const sc_contact_body *bb,
@@ -1383,7 +1428,7 @@ static int contact_kernel(const sc_contact_body *ba, const sc_contact_body *bb,
     double *wrench = out->wrench, *scalars = out->scalars, *phi = out->phi, *pi = out->pi;
     double *forces = out->forces, *x_w = out->x_w, *jac = out->jac, *hess = out->hess;
     double *dw_dprm = out->dw_dprm;
-    scm_t S;
+    contact_t S;
     acc_t Z;
     sc_jet_ctx *c = &S.c;
     double *y, *g, *h, *t3, *phiw, *piw, *dphi, *pf, *sw, *arena, *PhiR = NULL;
@@ -1452,6 +1497,7 @@ static int contact_kernel(const sc_contact_body *ba, const sc_contact_body *bb,
     S.y = y;
     S.g = g;
     S.h = h;
+    S.t3 = t3;
     S.phi = phi;
     S.pi = pi;
     S.eps_c = eps_c;
@@ -1735,19 +1781,13 @@ static int contact_kernel(const sc_contact_body *ba, const sc_contact_body *bb,
      * where the weight sits (dm ~ dR), so the split adds no cancellation of note; the
      * values are those of order 0 bit for bit (both factors have value 1 and pi_k(0)). */
     if (order >= 1) {
-        double p[3], *rO[3], *yy[3];
         ptrdiff_t kr = 0;
-        int aa;
         for (k = 1; k < n; k++) {
             kr = phi[k] < phi[kr] ? k : kr;
         }
         PhiR = sc_jet_alloc(&S.jets);
         S.jets.used = base + 1;
-        for (aa = 0; aa < D; aa++) {
-            rO[aa] = sc_jet_alloc(&S.jets);
-            yy[aa] = sc_jet_alloc(&S.jets);
-        }
-        sample_geometry(&S, c, D, nq, kr, p, rO, yy, PhiR);
+        reference_phi(&S, &Z, kr, PhiR);
         base++; /* PhiR stays */
     }
     /* the skipped samples' outputs (pf is read only for forces) */
@@ -1757,33 +1797,21 @@ static int contact_kernel(const sc_contact_body *ba, const sc_contact_body *bb,
             memset(forces + k * D, 0, sizeof(double) * (size_t)D);
         }
     }
+    /* the pass over the samples: values, lanes (first order, the copies with constant
+       sizes: one or two moving bodies) or jets */
+    S.jets.used = base;
     if (order == 0) {
-        /* D a constant in each loop (the helpers inlined): the same operations */
-        for (k = 0; k < n; k++) {
-            if (mark[k] == 0.0) {
-                continue;
-            }
-            if (D == 2) {
-                sample_forces0(2, &S, k, &Z, need_fric, vs2, pf, forces);
-            } else {
-                sample_forces0(3, &S, k, &Z, need_fric, vs2, pf, forces);
-            }
-        }
+        (D == 2 ? pass_values_2 : pass_values_3)(&S, &Z, mark, need_fric, vs2, pf, forces);
+    } else if (order == 1 && D == 2 && nq == 3) {
+        pass_lanes_2_3(&S, &Z, mark, PhiR, need_fric, vs2, pf, forces);
+    } else if (order == 1 && D == 2 && nq == 6) {
+        pass_lanes_2_6(&S, &Z, mark, PhiR, need_fric, vs2, pf, forces);
+    } else if (order == 1 && D == 3 && nq == 6) {
+        pass_lanes_3_6(&S, &Z, mark, PhiR, need_fric, vs2, pf, forces);
+    } else if (order == 1 && D == 3 && nq == 12) {
+        pass_lanes_3_12(&S, &Z, mark, PhiR, need_fric, vs2, pf, forces);
     } else {
-        /* first order: the copies with constant sizes (one or two moving bodies) */
-        S.jets.used = base;
-        if (order == 1 && D == 2 && nq == 3) {
-            sample_pass1_2_3(&S, &Z, mark, PhiR, need_fric, vs2, pf, forces);
-        } else if (order == 1 && D == 2 && nq == 6) {
-            sample_pass1_2_6(&S, &Z, mark, PhiR, need_fric, vs2, pf, forces);
-        } else if (order == 1 && D == 3 && nq == 6) {
-            sample_pass1_3_6(&S, &Z, mark, PhiR, need_fric, vs2, pf, forces);
-        } else if (order == 1 && D == 3 && nq == 12) {
-            sample_pass1_3_12(&S, &Z, mark, PhiR, need_fric, vs2, pf, forces);
-        } else {
-            sample_pass(&S, &Z, order, D, nq, ns, mark, PhiR, t3, dphi, need_fric, vs2, pf,
-                        forces);
-        }
+        pass_jets(&S, &Z, order, D, nq, ns, mark, PhiR, dphi, need_fric, vs2, pf, forces);
     }
 
     /* the sums to the world (wacc_to_world), then the owners' torques from the moments
