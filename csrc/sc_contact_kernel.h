@@ -998,7 +998,7 @@ _Static_assert((SC_CONTACT_NJETS + 1) * (1 + SC_CONTACT_MAXV) +
                "the lane jets fit in the arena at first order");
 
 /* a common jet (the same for every sample) in every lane */
-SC_JET_KERNEL void lj_bcast(int na, lj_t out, const double *a)
+SC_JET_KERNEL void lj_bcast(int na, lj_t restrict out, const double *a)
 {
     int e, l;
     for (e = 0; e <= na; e++) {
@@ -1019,8 +1019,8 @@ SC_JET_KERNEL void lj_lin(int na, lj_t out, const double *ka, lj_t a, const doub
     }
 }
 
-/* out = ka a (sc__jet_lin with b NULL) */
-SC_JET_KERNEL void lj_scale(int na, lj_t out, const double *ka, lj_t a)
+/* out = ka a (sc__jet_lin with b NULL; no aliasing) */
+SC_JET_KERNEL void lj_scale(int na, lj_t restrict out, const double *ka, lj_t a)
 {
     int e, l;
     for (e = 0; e <= na; e++) {
@@ -1032,20 +1032,26 @@ SC_JET_KERNEL void lj_scale(int na, lj_t out, const double *ka, lj_t a)
 
 /* out = ((k0 a0 + k1 a1) + k2 a2) (+ k3 a3 unless a3 is NULL) (sc__jet_lin34; out must
    not alias an operand) */
-SC_JET_KERNEL void lj_lin34(int na, lj_t out, const double *k0, lj_t a0, const double *k1,
+SC_JET_KERNEL void lj_lin34(int na, lj_t restrict out, const double *k0, lj_t a0, const double *k1,
                             lj_t a1, const double *k2, lj_t a2, const double *k3, lj_t a3)
 {
     int e, l;
+    if (a3 == NULL) {
+        for (e = 0; e <= na; e++) {
+            for (l = 0; l < SC_CONTACT_VL; l++) {
+                double v = k0[l] * a0[e][l];
+                v += k1[l] * a1[e][l];
+                out[e][l] = v + k2[l] * a2[e][l];
+            }
+        }
+        return;
+    }
     for (e = 0; e <= na; e++) {
         for (l = 0; l < SC_CONTACT_VL; l++) {
             double v = k0[l] * a0[e][l];
             v += k1[l] * a1[e][l];
-            if (a3) {
-                v += k2[l] * a2[e][l];
-                out[e][l] = v + k3[l] * a3[e][l];
-            } else {
-                out[e][l] = v + k2[l] * a2[e][l];
-            }
+            v += k2[l] * a2[e][l];
+            out[e][l] = v + k3[l] * a3[e][l];
         }
     }
 }
@@ -1070,7 +1076,7 @@ SC_JET_KERNEL void lj_mul(int na, lj_t out, lj_t a, lj_t b)
 }
 
 /* out += s a b (sc__jet_madd; no aliasing) */
-SC_JET_KERNEL void lj_madd(int na, lj_t out, double s, lj_t a, lj_t b)
+SC_JET_KERNEL void lj_madd(int na, lj_t restrict out, double s, lj_t a, lj_t b)
 {
     double a0[SC_CONTACT_VL], b0[SC_CONTACT_VL];
     int i, l;
@@ -1088,8 +1094,8 @@ SC_JET_KERNEL void lj_madd(int na, lj_t out, double s, lj_t a, lj_t b)
     }
 }
 
-/* out += ka a (sc__jet_axpy) */
-SC_JET_KERNEL void lj_axpy(int na, lj_t out, const double *ka, lj_t a)
+/* out += ka a (sc__jet_axpy; no aliasing) */
+SC_JET_KERNEL void lj_axpy(int na, lj_t restrict out, const double *ka, lj_t a)
 {
     int e, l;
     for (e = 0; e <= na; e++) {
@@ -1144,7 +1150,7 @@ SC_JET_KERNEL void lj_promote(int na, int nb, lj_t a)
 
 /* compose_k at first order: out = f(y) with value f0 and gradient f1 (per lane); f1's
    exact zeros are skipped as there (a select here) */
-SC_JET_KERNEL void lj_compose(int na, int D, lj_t out, const double *f0,
+SC_JET_KERNEL void lj_compose(int na, int D, lj_t restrict out, const double *f0,
                               double (*f1)[SC_CONTACT_VL], lj_t const *y)
 {
     int a, r, l;
@@ -1167,7 +1173,7 @@ SC_JET_KERNEL void lj_compose(int na, int D, lj_t out, const double *f0,
 }
 
 /* lane l of a lane jet as a jet (entries 0 .. na) */
-SC_JET_KERNEL void lj_get(int na, lj_t a, int l, double *out)
+SC_JET_KERNEL void lj_get(int na, lj_t a, int l, double *restrict out)
 {
     int e;
     for (e = 0; e <= na; e++) {

@@ -6,9 +6,10 @@
  * Before including: include one sc_vec_*.h and define SC_SSDF_VARIANT as the name of the
  * sc__ssdf_isa table to define (sc_ssdf_internal.h).
  *
- * Two forms of the same passes: below, samples in the VW lanes (a query at a time; the
- * indexed clouds' leaves, dense large clouds); lanes_chunk, queries in the lanes (a
- * whole cloud without an index, VW queries at a time; see there).
+ * Two forms of the same passes over one set of per-(query, sample) functions: the
+ * sample-lane form, VW samples in the lanes (a query at a time; the indexed clouds'
+ * leaves, dense large clouds), and the query-lane form, VW queries in the lanes (a whole
+ * cloud without an index, VW queries at a time; see lanes_chunk).
  *
  * Algorithm for one query x (samples vectorized, VW lanes at a time):
  *   pass 1: d_i = |x - p_i|^2 stored; i* = argmax_i s_i, s_i = log a_i - d_i / eps.
@@ -42,114 +43,439 @@
 
 #include "sc_ssdf_internal.h"
 
+
 /* index of the pair (a, b), a <= b, in packed symmetric storage */
 #define SYM2(D, a, b) ((a) * (D) - ((a) * ((a) - 1)) / 2 + ((b) - (a)))
 
-/* ---- value (passes 1 and 2) ---- */
+/* ---- the arithmetic of one (query, sample) pair, shared by both forms ----
+ * Each takes vectors: in the sample-lane form VW samples of one query (loaded), in the
+ * query-lane form VW queries of one sample (the sample's numbers broadcast).  The same
+ * operations on the same operands, so a pair's numbers are the same bits in both. */
 
-/* phi = h* + sum_i w_i (h_i - h*) / sum_i w_i with w_i = exp((log a_i - log a*) -
- * (d_i - d*) / eps), * marking the sample of largest weight (passes 1 and 2 above).
- * Returns phi; also h*, phi - h* and 1/S for pass 3.  With `means`, also p_bar, n_bar
- * and the stored weights; the phi arithmetic is the same instruction sequence either way
- * (bitwise identical value). */
-/* the arrays of block b: array a at B->ptr[b] + a * B->as, B->bs samples */
-#define BLK_ARRAYS(b)                                                                             \
-    const double *P0 = B->ptr[b], *P1 = P0 + B->as, *P2 = P0 + 2 * B->as;                        \
-    const double *N0 = P0 + D * B->as, *N1 = N0 + B->as, *N2 = N1 + B->as;                        \
-    const double *M = P0 + 2 * D * B->as, *LA = M + B->as;                                        \
-    const double *Q0 = LA + B->as, *Q1 = Q0 + B->as, *Q2 = Q1 + B->as, *QQ = Q0 + D * B->as;    \
-    double *wk = work + (b) * B->bs
+/* the arrays of block b of B (array a at B->ptr[b] + a B->as) */
+typedef struct {
+    const double *P[3], *N[3], *M, *LA, *Q[3], *QQ;
+} blk_arrays;
 
+SC_VFN blk_arrays block_arrays(const sc__blocks *B, const int D, ptrdiff_t b)
+{
+    const double *base = B->ptr[b];
+    blk_arrays A;
+    int a;
+    for (a = 0; a < 3; a++) {
+        A.P[a] = base + SC_CLOUD_P(a < D ? a : 0) * B->as;
+        A.N[a] = base + SC_CLOUD_N(D, a < D ? a : 0) * B->as;
+        A.Q[a] = base + SC_CLOUD_Q(D, a < D ? a : 0) * B->as;
+    }
+    A.M = base + SC_CLOUD_M(D) * B->as;
+    A.LA = base + SC_CLOUD_LA(D) * B->as;
+    A.QQ = base + SC_CLOUD_QQ(D) * B->as;
+    return A;
+}
+
+/* d = |x - p|^2, the near form (X the query, P the sample) */
+SC_VFN vd dist2_near(const int D, const vd *X, const vd *P)
+{
+    vd e = vsub(X[0], P[0]), d = vmul(e, e);
+    e = vsub(X[1], P[1]);
+    d = vfma(e, e, d);
+    if (D == 3) {
+        e = vsub(X[2], P[2]);
+        d = vfma(e, e, d);
+    }
+    return d;
+}
+
+/* d = |q|^2 - 2 y.q, the far form (Y = -2 (x - c0), exact; q = p - c0): |x - p|^2 less
+   |x - c0|^2 */
+SC_VFN vd dist2_far(const int D, const vd *Y, const vd *Q, vd QQ)
+{
+    vd d = vfma(Q[0], Y[0], QQ);
+    d = vfma(Q[1], Y[1], d);
+    if (D == 3) {
+        d = vfma(Q[2], Y[2], d);
+    }
+    return d;
+}
+
+/* n.x */
+SC_VFN vd ndotx(const int D, const vd *X, const vd *N)
+{
+    vd nx = vmul(N[0], X[0]);
+    nx = vfma(N[1], X[1], nx);
+    if (D == 3) {
+        nx = vfma(N[2], X[2], nx);
+    }
+    return nx;
+}
+
+/* t = (log a - log a*) - (d - d*) / eps, from the differences: d - d* is exact for
+   coincident samples and relatively accurate for near ties (Sterbenz), where the weights
+   are sensitive, instead of carrying the rounding of d / eps ~ u d / eps */
+SC_VFN vd logit(vd d, vd DS, vd LA, vd LS, vd NIE)
+{
+    return vfma(vsub(d, DS), NIE, vsub(LA, LS));
+}
+
+/* pass 2's sums of a weight w: S += w, sum w (h - h*) with h = n.x - m; with means, sum
+   w (p - p*) and sum w n */
+SC_VFN void sums_value(const int D, const int means, vd w, const vd *X, const vd *P,
+                       const vd *N, vd M, vd HS, const vd *PS, vd *sw, vd *sh, vd *sp, vd *sn)
+{
+    const vd nx = ndotx(D, X, N);
+    int a;
+    *sw = vadd(*sw, w);
+    *sh = vfma(w, vsub(vsub(nx, M), HS), *sh);
+    for (a = 0; means && a < D; a++) {
+        sp[a] = vfma(w, vsub(P[a], PS[a]), sp[a]);
+        sn[a] = vfma(w, N[a], sn[a]);
+    }
+}
+
+/* pass 3's sums (centred moments) */
+typedef struct {
+    vd hp[3];     /* sum w H P_a */
+    vd np[3][3];  /* sum w N_a P_b */
+    vd hpp[6];    /* sum w H P_a P_b (a <= b) */
+    vd pp[6];     /* sum w P_a P_b (a <= b) */
+    vd npp[3][6]; /* sum w N_a P_b P_c (b <= c) */
+    vd hppp[3][6]; /* sum w H P_a P_b P_c (a <= b <= c), at [a][SYM2(b, c)] */
+} moments;
+
+SC_VFN void moments_zero(moments *S)
+{
+    const vd Z = vset1(0.0);
+    int a, b;
+    for (a = 0; a < 3; a++) {
+        S->hp[a] = Z;
+        for (b = 0; b < 3; b++) {
+            S->np[a][b] = Z;
+        }
+        for (b = 0; b < 6; b++) {
+            S->npp[a][b] = S->hppp[a][b] = Z;
+        }
+    }
+    for (b = 0; b < 6; b++) {
+        S->hpp[b] = S->pp[b] = Z;
+    }
+}
+
+/* One vector of pass 3: the order-1/2 sums (low) and/or the order-3 sums (high) of the
+   weights w at samples (P, N, M), with H = h - phi = (h - h*) - (phi - h*), P - p_bar,
+   N - n_bar.  Order 3 runs it twice, (a) low then (b) high, each recomputing the centred
+   quantities: fewer live accumulators (no register spills); (a) is the same instruction
+   sequence at every order (bitwise equal outputs). */
+SC_VFN void moments_add(const int D, const int order, const int low, const int high, vd w,
+                        const vd *P, const vd *N, vd M, const vd *X, const vd *PB,
+                        const vd *NB, vd HSV, vd DPHI, moments *S)
+{
+    vd Pc[3], Nc[3], wP[3], wHP[3], wH;
+    int a, b;
+    /* H = h - phi = (h - h*) - (phi - h*), wH = w H */
+    wH = vmul(w, vsub(vsub(vsub(ndotx(D, X, N), M), HSV), DPHI));
+#pragma GCC unroll 4
+    for (a = 0; a < D; a++) {
+        Pc[a] = vsub(P[a], PB[a]);
+        if (low) {
+            S->hp[a] = vfma(wH, Pc[a], S->hp[a]);
+        }
+    }
+    if (order >= 2) {
+#pragma GCC unroll 4
+        for (a = 0; a < D; a++) {
+            Nc[a] = vsub(N[a], NB[a]);
+            wP[a] = vmul(w, Pc[a]);
+            wHP[a] = vmul(wH, Pc[a]);
+        }
+    }
+    if (order >= 2 && low) {
+#pragma GCC unroll 4
+        for (a = 0; a < D; a++) {
+#pragma GCC unroll 4
+            for (b = 0; b < D; b++) {
+                S->np[a][b] = vfma(Nc[a], wP[b], S->np[a][b]);
+                if (b >= a) {
+                    S->hpp[SYM2(D, a, b)] = vfma(wHP[a], Pc[b], S->hpp[SYM2(D, a, b)]);
+                }
+            }
+        }
+    }
+    if (high) {
+#pragma GCC unroll 4
+        for (a = 0; a < D; a++) {
+#pragma GCC unroll 4
+            for (b = a; b < D; b++) {
+                const vd wPP = vmul(wP[a], Pc[b]), wHPP = vmul(wHP[a], Pc[b]);
+                const int ab = SYM2(D, a, b);
+                int cc;
+                S->pp[ab] = vadd(S->pp[ab], wPP);
+#pragma GCC unroll 4
+                for (cc = 0; cc < D; cc++) {
+                    S->npp[cc][ab] = vfma(Nc[cc], wPP, S->npp[cc][ab]);
+                }
+#pragma GCC unroll 4
+                for (cc = b; cc < D; cc++) {
+                    S->hppp[a][SYM2(D, b, cc)] = vfma(wHPP, Pc[cc], S->hppp[a][SYM2(D, b, cc)]);
+                }
+            }
+        }
+    }
+}
+
+/* the derivatives from the sums: E[.] = sum / S (INV = 1 / S), then
+ *   dphi_a = n_bar_a + c E[H P_a];  d2phi_ab = c (E[N_a P_b] + E[N_b P_a]) + c^2 E[H P_a P_b];
+ *   d3phi_abc = c^2 sum_cyc E[N_a P_b P_c] + c^3 kappa(h, p_a, p_b, p_c)
+ * as vectors (per lane: a query of the query-lane form, or every lane the one query of
+ * the sample-lane form, its sums reduced and broadcast); G (D), H (D x D) and T (D^3)
+ * exactly symmetric */
+SC_VFN void derivatives(const int D, const int order, double c, vd INV, const vd *NB,
+                        const moments *S, vd *G, vd *H, vd *T)
+{
+    const vd C = vset1(c), C2 = vset1(c * c), C3 = vset1(c * c * c);
+    vd ehp[3], enp[3][3], ehpp[6], epp[6], enpp[3][6], ehppp[3][6];
+    int a, b, cc;
+    for (a = 0; a < D; a++) {
+        ehp[a] = vmul(S->hp[a], INV);
+        G[a] = vadd(NB[a], vmul(C, ehp[a]));
+    }
+    if (order < 2) {
+        return;
+    }
+    for (a = 0; a < D; a++) {
+        for (b = 0; b < D; b++) {
+            enp[a][b] = vmul(S->np[a][b], INV);
+            if (b >= a) {
+                ehpp[SYM2(D, a, b)] = vmul(S->hpp[SYM2(D, a, b)], INV);
+            }
+        }
+    }
+    for (a = 0; a < D; a++) {
+        for (b = a; b < D; b++) {
+            H[a * D + b] = H[b * D + a] =
+                vadd(vmul(C, vadd(enp[a][b], enp[b][a])), vmul(C2, ehpp[SYM2(D, a, b)]));
+        }
+    }
+    if (order < 3) {
+        return;
+    }
+    for (a = 0; a < D; a++) {
+        for (b = a; b < D; b++) {
+            const int ab = SYM2(D, a, b);
+            epp[ab] = vmul(S->pp[ab], INV);
+            for (cc = 0; cc < D; cc++) {
+                enpp[cc][ab] = vmul(S->npp[cc][ab], INV);
+            }
+            for (cc = b; cc < D; cc++) {
+                ehppp[a][SYM2(D, b, cc)] = vmul(S->hppp[a][SYM2(D, b, cc)], INV);
+            }
+        }
+    }
+    for (a = 0; a < D; a++) {
+        for (b = a; b < D; b++) {
+            for (cc = b; cc < D; cc++) {
+                const int ab = SYM2(D, a, b), ac = SYM2(D, a, cc), bc = SYM2(D, b, cc);
+                const vd kap = vsub(vsub(vsub(ehppp[a][bc], vmul(ehp[a], epp[bc])),
+                                         vmul(ehp[b], epp[ac])),
+                                    vmul(ehp[cc], epp[ab]));
+                const vd v = vadd(vmul(C2, vadd(vadd(enpp[a][bc], enpp[b][ac]), enpp[cc][ab])),
+                                  vmul(C3, kap));
+                T[(a * D + b) * D + cc] = T[(a * D + cc) * D + b] = v;
+                T[(b * D + a) * D + cc] = T[(b * D + cc) * D + a] = v;
+                T[(cc * D + a) * D + b] = T[(cc * D + b) * D + a] = v;
+            }
+        }
+    }
+}
+
+/* out[l stride] = lane l of v, l < nl */
+SC_VFN void store_lanes(vd v, int nl, double *out, ptrdiff_t stride)
+{
+    double b[VW];
+    int l;
+    vstore(b, v);
+    for (l = 0; l < nl; l++) {
+        out[l * stride] = b[l];
+    }
+}
+
+/* the derivatives of order >= 1 of nl lanes (queries) into rows of g, hs and t3 (any NULL
+   to skip) */
+SC_VFN void store_derivatives(const int D, const int order, const vd *G, const vd *H,
+                              const vd *T, int nl, double *g, double *hs, double *t3)
+{
+    int k;
+    for (k = 0; g && k < D; k++) {
+        store_lanes(G[k], nl, g + k, D);
+    }
+    for (k = 0; order >= 2 && hs && k < D * D; k++) {
+        store_lanes(H[k], nl, hs + k, D * D);
+    }
+    for (k = 0; order >= 3 && t3 && k < D * D * D; k++) {
+        store_lanes(T[k], nl, t3 + k, D * D * D);
+    }
+}
+
+/* ---- the sample-lane form: one query, VW samples at a time ---- */
+
+/* The first sample of largest s_i = log a_i - d_i / eps over the blocks (the lowest
+   position on ties; lanes hold the first maximum of their own): its position, and s*.
+   Pass 1: d_i is stored in work, and s_i after them when pruning (prune).  For a far query
+   (beyond SC_SSDF_FAR cloud radii from c0) d_i less |x - c0|^2 (dist2_far), and sshift =
+   |x - c0|^2 / eps. */
+SC_VFN double pass1_samples(const sc__blocks *B, const int D, const int prune, double ie,
+                            const double *xq, const vd *X, double *work, ptrdiff_t *istar,
+                            double *sshift)
+{
+    const double *hdr = B->hdr; /* c0[D], rho */
+    const ptrdiff_t bs = B->bs, sofs = B->n * bs; /* s_i stored after the d_i */
+    const double y0 = xq[0] - hdr[0], y1 = xq[1] - hdr[1], y2 = D == 3 ? xq[2] - hdr[2] : 0.0;
+    const int far = !(y0 * y0 + y1 * y1 + y2 * y2 <= SC_SSDF_FAR * SC_SSDF_FAR * hdr[D] * hdr[D]);
+    const vd NIE = vset1(-ie), STEP = vset1((double)VW);
+    const vd Y[3] = {vset1(-2.0 * y0), vset1(-2.0 * y1), vset1(-2.0 * y2)};
+    vd vmx = vset1(-INFINITY), vidx = vset1(0.0), cur;
+    double lane[VW], bm[VW], bi[VW], smax;
+    ptrdiff_t bb, i;
+    int k;
+    for (k = 0; k < VW; k++) {
+        lane[k] = (double)k;
+    }
+    cur = vload(lane);
+    *sshift = far ? (y0 * y0 + y1 * y1 + y2 * y2) * ie : 0.0;
+    for (bb = 0; bb < B->n; bb++) {
+        const blk_arrays A = block_arrays(B, D, bb);
+        double *wk = work + bb * bs;
+        for (i = 0; i < bs; i += VW) {
+            vd d, s;
+            if (far) {
+                const vd Q[3] = {vload(A.Q[0] + i), vload(A.Q[1] + i), vload(A.Q[2] + i)};
+                d = dist2_far(D, Y, Q, vload(A.QQ + i));
+            } else {
+                const vd P[3] = {vload(A.P[0] + i), vload(A.P[1] + i), vload(A.P[2] + i)};
+                d = dist2_near(D, X, P);
+            }
+            s = vfma(d, NIE, vload(A.LA + i));
+            vstore(wk + i, d);
+            if (prune) {
+                vstore(wk + sofs + i, s);
+            }
+            vidx = vselect_gt(s, vmx, cur, vidx);
+            vmx = vmax(vmx, s);
+            cur = vadd(cur, STEP);
+        }
+    }
+    vstore(bm, vmx);
+    vstore(bi, vidx);
+    smax = bm[0];
+    *istar = (ptrdiff_t)bi[0];
+    for (k = 1; k < VW; k++) {
+        if (bm[k] > smax || (bm[k] == smax && (ptrdiff_t)bi[k] < *istar)) {
+            smax = bm[k];
+            *istar = (ptrdiff_t)bi[k];
+        }
+    }
+    return smax;
+}
+
+/* what pass 2 and 3 of the sample-lane form know of the sample of largest weight and the
+   sums */
+typedef struct {
+    vd DS, LS, HS; /* d*, log a*, h* = n*.x - m* (broadcast) */
+    vd PS[3];      /* p* (broadcast) */
+    double pstar[3];
+} star_t;
+
+/* the sample of largest weight at position istar of the blocks.  h* is computed with the
+   lanes' arithmetic, so h_i - h* is exactly 0 wherever h_i == h* (a flat face): phi = h*
+   + E[h - h*] then carries no rounding noise into H = h - phi, which (2/eps)^k would
+   amplify in the derivatives. */
+SC_VFN star_t star_sample(const sc__blocks *B, const int D, ptrdiff_t istar, const vd *X,
+                          const double *work)
+{
+    const ptrdiff_t ib = istar / B->bs, io = istar % B->bs;
+    const blk_arrays A = block_arrays(B, D, ib);
+    const vd N[3] = {vset1(A.N[0][io]), vset1(A.N[1][io]), vset1(A.N[2][io])};
+    star_t st;
+    int a;
+    st.DS = vset1(work[istar]);
+    st.LS = vset1(A.LA[io]);
+    st.HS = vsub(ndotx(D, X, N), vset1(A.M[io]));
+    for (a = 0; a < 3; a++) {
+        st.pstar[a] = a < D ? A.P[a][io] : 0.0;
+        st.PS[a] = vset1(st.pstar[a]);
+    }
+    return st;
+}
+
+/* Pass 2 of the sample-lane form: w_i = exp(t_i) by groups of SC_PAD samples and the sums
+   (sums_value); with means, w_i is stored (over d_i).  A group whose s_i all fall below
+   s* - tcut is dropped (tcut +inf: the dense computation, which keeps every sample),
+   tested on pass 1's s_i: groups of SC_PAD whatever the vector width, so every ISA drops
+   the same samples.  B->evl: a pruned query lists the groups it evaluates, for pass 3;
+   else a dropped group's weights are stored as zeros.  Returns how many were listed. */
+SC_VFN ptrdiff_t pass2_samples(const sc__blocks *B, const int D, const int means,
+                               const int prune, double ie, double tcut, double smax,
+                               const vd *X, const star_t *st, double *work, vd *sw, vd *sh,
+                               vd *sp, vd *sn)
+{
+    const ptrdiff_t bs = B->bs, sofs = B->n * bs;
+    const vd NIE = vset1(-ie), SCUT = vset1(smax - tcut);
+    ptrdiff_t bb, i, nev = 0;
+    for (bb = 0; bb < B->n; bb++) {
+        const blk_arrays A = block_arrays(B, D, bb);
+        double *wk = work + bb * bs;
+        for (i = 0; i < bs; i += SC_PAD) {
+            vd tg[SC_PAD / VW];
+            int u, skip = prune;
+            for (u = 0; skip && u < SC_PAD / VW; u++) {
+                skip = vall_lt(vload(wk + sofs + i + u * VW), SCUT);
+            }
+            if (skip) {
+                for (u = 0; means && !B->evl && u < SC_PAD / VW; u++) {
+                    vstore(wk + i + u * VW, vset1(0.0));
+                }
+                continue;
+            }
+            if (means && B->evl) {
+                B->evl[nev++] = bb * SC_TREE_LEAF + i;
+            }
+            for (u = 0; u < SC_PAD / VW; u++) {
+                const ptrdiff_t iu = i + u * VW;
+                tg[u] = logit(vload(wk + iu), st->DS, vload(A.LA + iu), st->LS, NIE);
+            }
+            for (u = 0; u < SC_PAD / VW; u++) {
+                const ptrdiff_t iu = i + u * VW;
+                const vd w = vexp_neg(tg[u]);
+                const vd P[3] = {vload(A.P[0] + iu), vload(A.P[1] + iu), vload(A.P[2] + iu)};
+                const vd N[3] = {vload(A.N[0] + iu), vload(A.N[1] + iu), vload(A.N[2] + iu)};
+                sums_value(D, means, w, X, P, N, vload(A.M + iu), st->HS, st->PS, sw, sh, sp,
+                           sn);
+                if (means) {
+                    vstore(wk + iu, w);
+                }
+            }
+        }
+    }
+    return nev;
+}
+
+/* The value of one query (passes 1 and 2): phi = h* + sum_i w_i (h_i - h*) / sum_i w_i
+ * with w_i = exp((log a_i - log a*) - (d_i - d*) / eps), * marking the sample of largest
+ * weight.  Returns phi; also h*, phi - h*, 1/S and how many groups pass 2 listed, for pass
+ * 3.  With `means`, also p_bar, n_bar and the stored weights; the phi arithmetic is the
+ * same instruction sequence either way (bitwise identical value). */
 SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, double ie,
                          double tcut, const double *xq, double *work, double *pbar,
                          double *nbar, double *inv_s, double *hstar_s, double *dphi_s,
                          ptrdiff_t *nev_s)
 {
-    const double *hdr = B->hdr; /* c0[D], rho */
-    const ptrdiff_t bs = B->bs, sofs = B->n * bs; /* s_i stored after the d_i */
     const int prune = !(tcut == INFINITY); /* not dense (tcut NaN: from tq, below) */
-    double y0, y1, y2;
-    const vd X0 = vset1(xq[0]), X1 = vset1(xq[1]), X2 = vset1(D == 3 ? xq[2] : 0.0);
-    const vd NIE = vset1(-ie);
-    vd vmx = vset1(-INFINITY), DS, LS, HS, SCUT, sw, sh, sp0, sp1, sp2, sn0, sn1, sn2;
-    vd ps0 = vset1(0.0), ps1 = vset1(0.0), ps2 = vset1(0.0), vidx = vset1(0.0), cur, STEP;
-    double smax, S, pstar[3] = {0.0, 0.0, 0.0}, lane[VW], sshift = 0.0;
-    ptrdiff_t istar, bb, nev = 0;
-    int k0;
-    ptrdiff_t i;
-
-    /* pass 1: s_i = log a_i - d_i / eps (near) or log a_i - (d_i - |x - c0|^2) / eps (far);
-       d_i and s_i are stored, and the argmax i* of s tracked per lane */
-    for (k0 = 0; k0 < VW; k0++) {
-        lane[k0] = (double)k0;
-    }
-    cur = vload(lane);
-    STEP = vset1((double)VW);
-    y0 = xq[0] - hdr[0];
-    y1 = xq[1] - hdr[1];
-    y2 = D == 3 ? xq[2] - hdr[2] : 0.0;
-    if (y0 * y0 + y1 * y1 + y2 * y2 <= SC_SSDF_FAR * SC_SSDF_FAR * hdr[D] * hdr[D]) {
-        for (bb = 0; bb < B->n; bb++) {
-        BLK_ARRAYS(bb);
-        (void)N0, (void)N1, (void)N2, (void)M, (void)Q0, (void)Q1, (void)Q2, (void)QQ;
-        for (i = 0; i < bs; i += VW) {
-            vd e = vsub(X0, vload(P0 + i)), d, s;
-            d = vmul(e, e);
-            e = vsub(X1, vload(P1 + i));
-            d = vfma(e, e, d);
-            if (D == 3) {
-                e = vsub(X2, vload(P2 + i));
-                d = vfma(e, e, d);
-            }
-            s = vfma(d, NIE, vload(LA + i));
-            vstore(wk + i, d);
-            if (prune) {
-                vstore(wk + sofs + i, s);
-            }
-            vidx = vselect_gt(s, vmx, cur, vidx);
-            vmx = vmax(vmx, s);
-            cur = vadd(cur, STEP);
-        }
-        }
-    } else {
-        /* |q_i|^2 - 2 y.q_i with y = x - c0: s_i less |y|^2 / eps */
-        const vd Y0 = vset1(-2.0 * y0), Y1 = vset1(-2.0 * y1), Y2 = vset1(-2.0 * y2);
-        sshift = (y0 * y0 + y1 * y1 + y2 * y2) * ie;
-        for (bb = 0; bb < B->n; bb++) {
-        BLK_ARRAYS(bb);
-        (void)P0, (void)P1, (void)P2, (void)N0, (void)N1, (void)N2, (void)M;
-        for (i = 0; i < bs; i += VW) {
-            vd d = vfma(vload(Q0 + i), Y0, vload(QQ + i)), s;
-            d = vfma(vload(Q1 + i), Y1, d);
-            if (D == 3) {
-                d = vfma(vload(Q2 + i), Y2, d);
-            }
-            s = vfma(d, NIE, vload(LA + i));
-            vstore(wk + i, d);
-            if (prune) {
-                vstore(wk + sofs + i, s);
-            }
-            vidx = vselect_gt(s, vmx, cur, vidx);
-            vmx = vmax(vmx, s);
-            cur = vadd(cur, STEP);
-        }
-        }
-    }
-    /* i* = argmax_i s_i, lowest index on ties (lanes hold the first maximum of their own) */
-    {
-        double bm[VW], bi[VW];
-        int k;
-        vstore(bm, vmx);
-        vstore(bi, vidx);
-        smax = bm[0];
-        istar = (ptrdiff_t)bi[0];
-        for (k = 1; k < VW; k++) {
-            if (bm[k] > smax || (bm[k] == smax && (ptrdiff_t)bi[k] < istar)) {
-                smax = bm[k];
-                istar = (ptrdiff_t)bi[k];
-            }
-        }
-    }
+    const vd X[3] = {vset1(xq[0]), vset1(xq[1]), vset1(D == 3 ? xq[2] : 0.0)};
+    vd sw = vset1(0.0), sh = sw, sp[3] = {sw, sw, sw}, sn[3] = {sw, sw, sw};
+    double smax, sshift, S, b[VW];
+    ptrdiff_t istar;
+    star_t st;
+    int a;
+    smax = pass1_samples(B, D, prune, ie, xq, X, work, &istar, &sshift);
     if (B->tq) {
         /* a pruned query's cut from its own s* (exact up to the rounding that the slack
            covers; sc_ssdf.c, query_blocks) */
@@ -160,513 +486,282 @@ SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, doub
     if (B->star) {
         *B->star = istar;
     }
-    {
-    /* the sample of largest weight, in its block */
-    const ptrdiff_t ib = istar / bs, io = istar % bs;
-    BLK_ARRAYS(ib);
-    (void)Q0, (void)Q1, (void)Q2, (void)QQ, (void)LA, (void)wk;
-    if (means) {
-        /* shift for the mean: the sample of largest weight.  Accumulating w (p - p*)
-         * makes p_bar exact when the weight sits on one sample or on coincident ones
-         * (box corners), so the centred P = p - p_bar carries no rounding noise there,
-         * which (2/eps) E[H P] would otherwise amplify. */
-        ps0 = vset1(P0[io]);
-        ps1 = vset1(P1[io]);
-        ps2 = vset1(D == 3 ? P2[io] : 0.0);
-        pstar[0] = P0[io];
-        pstar[1] = P1[io];
-        pstar[2] = D == 3 ? P2[io] : 0.0;
-    }
-    /* pass 2: w_i = exp((log a_i - log a*) - (d_i - d*) / eps); S = sum w; sum w h
-       (and sum w p, sum w n).  Differences first: d_i - d* is exact for coincident
-       samples and relatively accurate for near ties (Sterbenz), where the weights are
-       sensitive, instead of carrying the rounding of d_i / eps ~ u d / eps. */
-    SCUT = vset1(smax - tcut);
-    DS = vset1(work[istar]);
-    LS = vset1(B->ptr[ib][(2 * D + 1) * B->as + io]);
-    /* h* = n*.x - m*, computed with the lane arithmetic below, so h_i - h* is exactly 0
-       wherever h_i == h* (a flat face): phi = h* + E[h - h*] then carries no rounding
-       noise into H = h - phi, which (2/eps)^k would amplify in the derivatives */
-    {
-        vd hn = vmul(vset1(N0[io]), X0);
-        hn = vfma(vset1(N1[io]), X1, hn);
-        if (D == 3) {
-            hn = vfma(vset1(N2[io]), X2, hn);
-        }
-        HS = vsub(hn, vset1(M[io]));
-    }
-    }
-    sw = sh = sp0 = sp1 = sp2 = sn0 = sn1 = sn2 = vset1(0.0);
-    for (bb = 0; bb < B->n; bb++) {
-    BLK_ARRAYS(bb);
-    (void)Q0, (void)Q1, (void)Q2, (void)QQ;
-    for (i = 0; i < bs; i += SC_PAD) {
-        /* a group of SC_PAD samples whose s_i all fall below s* - tcut is dropped (tcut:
-           +inf for the dense computation, which keeps every sample), tested on pass 1's
-           s_i; then t = s_i - s* from the differences.  Groups of SC_PAD whatever the
-           vector width: every ISA drops the same samples. */
-        vd tg[SC_PAD / VW];
-        int u, skip = prune;
-        for (u = 0; skip && u < SC_PAD / VW; u++) {
-            const ptrdiff_t iu = i + u * VW;
-            skip = vall_lt(vload(wk + sofs + iu), SCUT);
-        }
-        if (skip) {
-            for (u = 0; means && !B->evl && u < SC_PAD / VW; u++) {
-                vstore(wk + i + u * VW, vset1(0.0));
-            }
-            continue;
-        }
-        if (means && B->evl) {
-            B->evl[nev++] = bb * SC_TREE_LEAF + i;
-        }
-        for (u = 0; u < SC_PAD / VW; u++) {
-            const ptrdiff_t iu = i + u * VW;
-            tg[u] = vfma(vsub(vload(wk + iu), DS), NIE, vsub(vload(LA + iu), LS));
-        }
-        for (u = 0; u < SC_PAD / VW; u++) {
-        const ptrdiff_t iu = i + u * VW;
-        const vd w = vexp_neg(tg[u]);
-        vd n0 = vload(N0 + iu), n1 = vload(N1 + iu), n2 = vset1(0.0), nx;
-        nx = vmul(n0, X0);
-        nx = vfma(n1, X1, nx);
-        if (D == 3) {
-            n2 = vload(N2 + iu);
-            nx = vfma(n2, X2, nx);
-        }
-        sw = vadd(sw, w);
-        sh = vfma(w, vsub(vsub(nx, vload(M + iu)), HS), sh);
-        if (means) {
-            vstore(wk + iu, w);
-            sp0 = vfma(w, vsub(vload(P0 + iu), ps0), sp0);
-            sp1 = vfma(w, vsub(vload(P1 + iu), ps1), sp1);
-            sn0 = vfma(w, n0, sn0);
-            sn1 = vfma(w, n1, sn1);
-            if (D == 3) {
-                sp2 = vfma(w, vsub(vload(P2 + iu), ps2), sp2);
-                sn2 = vfma(w, n2, sn2);
-            }
-        }
-        }
-    }
-    }
-    *nev_s = nev;
+    st = star_sample(B, D, istar, X, work);
+    *nev_s = pass2_samples(B, D, means, prune, ie, tcut, smax, X, &st, work, &sw, &sh, sp, sn);
     S = vhsum(sw);
     *dphi_s = vhsum(sh) / S; /* phi - h* */
     if (means) {
-        double inv = 1.0 / S;
+        const double inv = 1.0 / S;
         *inv_s = inv;
-        pbar[0] = pstar[0] + vhsum(sp0) * inv;
-        pbar[1] = pstar[1] + vhsum(sp1) * inv;
-        nbar[0] = vhsum(sn0) * inv;
-        nbar[1] = vhsum(sn1) * inv;
-        if (D == 3) {
-            pbar[2] = pstar[2] + vhsum(sp2) * inv;
-            nbar[2] = vhsum(sn2) * inv;
+        for (a = 0; a < D; a++) {
+            pbar[a] = st.pstar[a] + vhsum(sp[a]) * inv;
+            nbar[a] = vhsum(sn[a]) * inv;
         }
     }
-    {
-        double b[VW];
-        vstore(b, HS);
-        *hstar_s = b[0];
-    }
+    vstore(b, st.HS);
+    *hstar_s = b[0];
     return *hstar_s + *dphi_s;
 }
 
-/* ---- derivatives (pass 3) ---- */
-
-/* pass 3's sums for the VW samples at i of one block (arrays P, N, M, weights wk) */
-SC_VFN void sweep_vec(const int D, const int order, const int low, const int high,
-                      const double *const *P, const double *const *N, const double *M,
-                      const double *wk, ptrdiff_t i, const vd *X, const vd *PB, const vd *NB,
-                      vd HSV, vd DPHI, vd *ahp, vd (*anp)[3], vd *ahpp, vd *app,
-                      vd (*anpp)[6], vd (*ahppp)[6])
+/* One sweep of pass 3 over the samples: the order-1/2 sums (low) and/or the order-3 sums
+ * (high).  A pruned query (B->evl) visits the nev groups of SC_PAD that pass 2 evaluated,
+ * listed there; otherwise every vector, skipping those whose weights are all zero.  Either
+ * way the same vectors are summed in the same order (an evaluated group's vector of zero
+ * weights adds exactly nothing: the sums start at +0 and never reach -0), so the bits are
+ * the same. */
+SC_VFN void sweep_samples(const sc__blocks *B, const int D, const int order, const int low,
+                          const int high, const double *work, ptrdiff_t nev, const vd *X,
+                          const vd *PB, const vd *NB, vd HSV, vd DPHI, moments *S)
 {
-    vd w = vload(wk + i), Pc[3], Nc[3], wP[3], wHP[3], nx, wH;
-    int a, b;
-    nx = vmul(vload(N[0] + i), X[0]);
-#pragma GCC unroll 4
-    for (a = 1; a < D; a++) {
-        nx = vfma(vload(N[a] + i), X[a], nx);
-    }
-    /* H = h - phi = (h - h*) - (phi - h*), wH = w H */
-    wH = vmul(w, vsub(vsub(vsub(nx, vload(M + i)), HSV), DPHI));
-#pragma GCC unroll 4
-    for (a = 0; a < D; a++) {
-        Pc[a] = vsub(vload(P[a] + i), PB[a]);
-        if (low) {
-            ahp[a] = vfma(wH, Pc[a], ahp[a]);
-        }
-    }
-    if (order >= 2) {
-#pragma GCC unroll 4
-        for (a = 0; a < D; a++) {
-            Nc[a] = vsub(vload(N[a] + i), NB[a]);
-            wP[a] = vmul(w, Pc[a]);
-            wHP[a] = vmul(wH, Pc[a]);
-        }
-    }
-    if (order >= 2 && low) {
-#pragma GCC unroll 4
-        for (a = 0; a < D; a++) {
-#pragma GCC unroll 4
-            for (b = 0; b < D; b++) {
-                anp[a][b] = vfma(Nc[a], wP[b], anp[a][b]);
-                if (b >= a) {
-                    ahpp[SYM2(D, a, b)] = vfma(wHP[a], Pc[b], ahpp[SYM2(D, a, b)]);
-                }
-            }
-        }
-    }
-    if (high) {
-#pragma GCC unroll 4
-        for (a = 0; a < D; a++) {
-#pragma GCC unroll 4
-            for (b = a; b < D; b++) {
-                vd wPP = vmul(wP[a], Pc[b]), wHPP = vmul(wHP[a], Pc[b]);
-                int ab = SYM2(D, a, b), cc;
-                app[ab] = vadd(app[ab], wPP);
-#pragma GCC unroll 4
-                for (cc = 0; cc < D; cc++) {
-                    anpp[cc][ab] = vfma(Nc[cc], wPP, anpp[cc][ab]);
-                }
-                /* sum w H P_a P_b P_c for c >= b, stored at [a][SYM2(b, c)] */
-#pragma GCC unroll 4
-                for (cc = b; cc < D; cc++) {
-                    ahppp[a][SYM2(D, b, cc)] =
-                        vfma(wHPP, Pc[cc], ahppp[a][SYM2(D, b, cc)]);
-                }
-            }
-        }
-    }
-}
-
-/* one sweep of pass 3 over the samples: the order-1/2 sums (low) and/or the order-3 sums
- * (high); see deriv_pass.  A pruned query (B->evl) visits the nev groups of SC_PAD that
- * pass 2 evaluated, listed there; otherwise every vector, skipping those whose weights
- * are all zero.  Either way the same vectors are summed in the same order (an evaluated
- * group's vector of zero weights adds exactly nothing: the sums start at +0 and never
- * reach -0), so the bits are the same. */
-SC_VFN void sweep(const sc__blocks *B, const int D, const int order, const int low,
-                  const int high, const double *work, ptrdiff_t nev, const vd *X,
-                  const vd *PB, const vd *NB, vd HSV, vd DPHI, vd *ahp, vd (*anp)[3],
-                  vd *ahpp, vd *app, vd (*anpp)[6], vd (*ahppp)[6])
-{
-    const double *P[3], *N[3], *M;
     ptrdiff_t i, bb, e;
-    int a, u;
+    int u;
     if (B->evl) {
         for (e = 0; e < nev; e++) {
             const ptrdiff_t g = B->evl[e], i0 = g % SC_TREE_LEAF;
-            const double *blk = B->ptr[g / SC_TREE_LEAF];
+            const blk_arrays A = block_arrays(B, D, g / SC_TREE_LEAF);
             const double *wk = work + (g - i0);
-            M = blk + 2 * D * SC_TREE_LEAF;
-#pragma GCC unroll 4
-            for (a = 0; a < D; a++) {
-                P[a] = blk + a * SC_TREE_LEAF;
-                N[a] = blk + (D + a) * SC_TREE_LEAF;
-            }
 #pragma GCC unroll 4
             for (u = 0; u < SC_PAD / VW; u++) {
-                sweep_vec(D, order, low, high, P, N, M, wk, i0 + u * VW, X, PB, NB, HSV, DPHI,
-                          ahp, anp, ahpp, app, anpp, ahppp);
+                const ptrdiff_t iu = i0 + u * VW;
+                const vd P[3] = {vload(A.P[0] + iu), vload(A.P[1] + iu), vload(A.P[2] + iu)};
+                const vd N[3] = {vload(A.N[0] + iu), vload(A.N[1] + iu), vload(A.N[2] + iu)};
+                moments_add(D, order, low, high, vload(wk + iu), P, N, vload(A.M + iu), X, PB,
+                            NB, HSV, DPHI, S);
             }
         }
         return;
     }
     for (bb = 0; bb < B->n; bb++) {
+        const blk_arrays A = block_arrays(B, D, bb);
         const double *wk = work + bb * B->bs;
-        M = B->ptr[bb] + 2 * D * B->as;
-#pragma GCC unroll 4
-        for (a = 0; a < D; a++) {
-            P[a] = B->ptr[bb] + a * B->as;
-            N[a] = B->ptr[bb] + (D + a) * B->as;
-        }
         for (i = 0; i < B->bs; i += VW) {
-            if (vall_zero(vload(wk + i))) {
+            const vd w = vload(wk + i);
+            if (vall_zero(w)) {
                 continue; /* adds exactly nothing */
             }
-            sweep_vec(D, order, low, high, P, N, M, wk, i, X, PB, NB, HSV, DPHI, ahp, anp,
-                      ahpp, app, anpp, ahppp);
+            {
+                const vd P[3] = {vload(A.P[0] + i), vload(A.P[1] + i), vload(A.P[2] + i)};
+                const vd N[3] = {vload(A.N[0] + i), vload(A.N[1] + i), vload(A.N[2] + i)};
+                moments_add(D, order, low, high, w, P, N, vload(A.M + i), X, PB, NB, HSV,
+                            DPHI, S);
+            }
         }
     }
 }
 
-/* dphi_a = n_bar_a + c E[H P_a]; d2phi_ab = c (E[N_a P_b] + E[N_b P_a]) + c^2 E[H P_a P_b];
- * d3phi_abc = c^2 sum_cyc E[N_a P_b P_c] + c^3 kappa(h, p_a, p_b, p_c) */
+/* pass 3 of one query and its derivatives (the sums reduced across the lanes and
+   broadcast, so derivatives() gives the query's numbers in every lane) */
 SC_VFN void deriv_pass(const sc__blocks *B, const int D, const int order, double c,
                        const double *xq, const double *work, ptrdiff_t nev, double hstar,
                        double dphi, const double *pbar, const double *nbar, double inv,
                        double *g, double *hs, double *t3)
 {
-    vd X[3], PB[3], NB[3], HSV = vset1(hstar), DPHI = vset1(dphi);
-    /* accumulators: sum w H P_a; sum w N_a P_b; sum w H P_a P_b (a<=b); sum w P_a P_b (a<=b);
-       sum w N_a P_b P_c (b<=c); sum w H P_a P_b P_c (a<=b<=c) */
-    vd ahp[3], anp[3][3], ahpp[6], app[6], anpp[3][6], ahppp[3][6];
-    double ehp[3], enp[3][3], ehpp[6], epp[6], enpp[3][6], ehppp[3][6];
-    double c2 = c * c, c3 = c2 * c;
-    int a, b, k;
-
-#pragma GCC unroll 4
-    for (a = 0; a < D; a++) {
-        X[a] = vset1(xq[a]);
-        PB[a] = vset1(pbar[a]);
-        NB[a] = vset1(nbar[a]);
-        ahp[a] = vset1(0.0);
-#pragma GCC unroll 4
-        for (b = 0; b < D; b++) {
-            anp[a][b] = vset1(0.0);
-        }
-#pragma GCC unroll 8
-        for (k = 0; k < 6; k++) {
-            anpp[a][k] = ahppp[a][k] = vset1(0.0);
-        }
+    const vd X[3] = {vset1(xq[0]), vset1(xq[1]), vset1(D == 3 ? xq[2] : 0.0)};
+    vd PB[3], NB[3], G[3], H[9], T[27];
+    moments S, R;
+    int a, b;
+    for (a = 0; a < 3; a++) {
+        PB[a] = vset1(a < D ? pbar[a] : 0.0);
+        NB[a] = vset1(a < D ? nbar[a] : 0.0);
     }
-#pragma GCC unroll 8
-    for (k = 0; k < 6; k++) {
-        ahpp[k] = app[k] = vset1(0.0);
-    }
-
-    /* order 3 runs two sweeps, (a) the order-1/2 sums and (b) the order-3 sums, each
-       recomputing the centred quantities: fewer live accumulators (no register spills);
-       sweep (a) is the same instruction sequence at every order (bitwise equal outputs) */
-    sweep(B, D, order, 1, 0, work, nev, X, PB, NB, HSV, DPHI, ahp, anp, ahpp, app, anpp, ahppp);
+    moments_zero(&S);
+    sweep_samples(B, D, order, 1, 0, work, nev, X, PB, NB, vset1(hstar), vset1(dphi), &S);
     if (order >= 3) {
-        sweep(B, D, order, 0, 1, work, nev, X, PB, NB, HSV, DPHI, ahp, anp, ahpp, app, anpp,
-              ahppp);
+        sweep_samples(B, D, order, 0, 1, work, nev, X, PB, NB, vset1(hstar), vset1(dphi), &S);
     }
-
-    /* normalize: E[.] = sum / S */
-    for (a = 0; a < D; a++) {
-        ehp[a] = vhsum(ahp[a]) * inv;
-    }
-    if (g) {
-        for (a = 0; a < D; a++) {
-            g[a] = nbar[a] + c * ehp[a];
+    /* the sums of the lanes, broadcast (those the order reads) */
+    for (a = 0; a < 3; a++) {
+        R.hp[a] = vset1(vhsum(S.hp[a]));
+        for (b = 0; order >= 2 && b < 3; b++) {
+            R.np[a][b] = vset1(vhsum(S.np[a][b]));
+        }
+        for (b = 0; order >= 3 && b < 6; b++) {
+            R.npp[a][b] = vset1(vhsum(S.npp[a][b]));
+            R.hppp[a][b] = vset1(vhsum(S.hppp[a][b]));
         }
     }
-    if (order < 2) {
-        return;
+    for (b = 0; b < 6; b++) {
+        R.hpp[b] = order >= 2 ? vset1(vhsum(S.hpp[b])) : S.hpp[b];
+        R.pp[b] = order >= 3 ? vset1(vhsum(S.pp[b])) : S.pp[b];
     }
-    for (a = 0; a < D; a++) {
-        for (b = 0; b < D; b++) {
-            enp[a][b] = vhsum(anp[a][b]) * inv;
-            if (b >= a) {
-                ehpp[SYM2(D, a, b)] = vhsum(ahpp[SYM2(D, a, b)]) * inv;
-            }
-        }
-    }
-    if (hs) {
-        for (a = 0; a < D; a++) {
-            for (b = a; b < D; b++) {
-                double v = c * (enp[a][b] + enp[b][a]) + c2 * ehpp[SYM2(D, a, b)];
-                hs[a * D + b] = hs[b * D + a] = v;
-            }
-        }
-    }
-    if (order < 3 || !t3) {
-        return;
-    }
-    for (a = 0; a < D; a++) {
-        for (b = a; b < D; b++) {
-            int ab = SYM2(D, a, b), cc;
-            epp[ab] = vhsum(app[ab]) * inv;
-            for (cc = 0; cc < D; cc++) {
-                enpp[cc][ab] = vhsum(anpp[cc][ab]) * inv;
-            }
-            for (cc = b; cc < D; cc++) {
-                ehppp[a][SYM2(D, b, cc)] = vhsum(ahppp[a][SYM2(D, b, cc)]) * inv;
-            }
-        }
-    }
-    for (a = 0; a < D; a++) {
-        for (b = a; b < D; b++) {
-            int cc;
-            for (cc = b; cc < D; cc++) {
-                int ab = SYM2(D, a, b), ac = SYM2(D, a, cc), bc = SYM2(D, b, cc);
-                double kap = ehppp[a][bc] - ehp[a] * epp[bc] - ehp[b] * epp[ac] - ehp[cc] * epp[ab];
-                double v = c2 * (enpp[a][bc] + enpp[b][ac] + enpp[cc][ab]) + c3 * kap;
-                t3[(a * D + b) * D + cc] = t3[(a * D + cc) * D + b] = v;
-                t3[(b * D + a) * D + cc] = t3[(b * D + cc) * D + a] = v;
-                t3[(cc * D + a) * D + b] = t3[(cc * D + b) * D + a] = v;
-            }
-        }
-    }
+    derivatives(D, order, c, vset1(inv), NB, &R, G, H, T);
+    store_derivatives(D, order, G, H, T, 1, g, hs, t3);
 }
 
-/* ---- the query-lane kernel: a whole small cloud, VW queries at a time ---- */
+/* ---- the query-lane form: a whole small cloud, VW queries at a time ---- */
 
 /* For a cloud without an index (B->lanes; fewer than SC_TREE_MIN samples, one block) the
  * same three passes run with the lanes holding VW queries instead of VW samples: every
  * sample's data is a broadcast, every per-query quantity (x, s*, d*, h*, p_bar, the
  * sums) a vector, and nothing is reduced across lanes.  The per-(query, sample) numbers
  * -- d_i, s_i, t_i, w_i, h_i - h*, H, P, N -- are the same operations on the same operands
- * as the sample-lane kernel above (the same bits); i* is the same (first maximum); the
- * group skip drops the same groups of SC_PAD samples for each query (a lane's own cut,
- * per lane); the far form is chosen per lane.  Only the sums' order differs: each query's
- * sums run over the samples in order instead of in VW interleaved partial sums, so a
- * result may differ from the other kernel's in its last bits (never within this kernel:
- * lanes never mix, so a query's result does not depend on its neighbours, the batch or
- * the threads, and the value is the same instruction sequence at every order).
- * Why: a small cloud's query is mostly fixed cost in the sample-lane kernel (lane
- * reductions, the argmax across lanes, scalar bookkeeping per query): the push-T pusher
- * (32 samples) at the T's 170 samples, and the T at the pusher's 32.
+ * as the sample-lane form (the shared functions above: the same bits); i* is the same
+ * (first maximum); the group skip drops the same groups of SC_PAD samples for each query
+ * (a lane's own cut, per lane); the far form is chosen per lane.  Only the sums' order
+ * differs: each query's sums run over the samples in order instead of in VW interleaved
+ * partial sums, so a result may differ from the other form's in its last bits (never
+ * within this form: lanes never mix, so a query's result does not depend on its
+ * neighbours, the batch or the threads, and the value is the same instruction sequence at
+ * every order).  Why: a small cloud's query is mostly fixed cost in the sample-lane form
+ * (lane reductions, the argmax across lanes, scalar bookkeeping per query): the push-T
+ * pusher (32 samples) at the T's 170 samples, and the T at the pusher's 32.
  * work: npad VW doubles (d_i, then w_i, of each lane). */
-SC_VFN void lanes_chunk(const sc__blocks *B, const int D, const int order, double eps,
-                        const double *xq, const double *ncut, const double *grp, double *work,
-                        double *out_phi, double *out_g, double *out_h, double *out_t)
-{
-    const double ie = 1.0 / eps, c = 2.0 / eps; /* as rows */
-    const double *P0 = B->ptr[0], *P1 = P0 + B->as, *P2 = P0 + 2 * B->as;
-    const double *N0 = P0 + D * B->as, *N1 = N0 + B->as, *N2 = N1 + B->as;
-    const double *M = P0 + 2 * D * B->as, *LA = M + B->as;
-    const double *Q0 = LA + B->as, *Q1 = Q0 + B->as, *Q2 = Q1 + B->as, *QQ = Q0 + D * B->as;
-    const double *hdr = B->hdr;
-    const ptrdiff_t bs = B->bs;
-    const int means = order >= 1;
-    const double c2 = c * c, c3 = c2 * c;
-    const vd NIE = vset1(-ie), ZERO = vset1(0.0), NCUT = vload(ncut);
-    double lx[3][VW], lfar[VW], lidx[VW], tmp[VW];
-    vd X[3], vmx = vset1(-INFINITY), vidx = ZERO, DS, LS, HS, PS[3], NS[3], FAR;
-    vd sw = ZERO, sh = ZERO, sp[3], sn[3], S, INV, DPHI, PB[3], NB[3];
-    int nfar = 0, nkept, nlive, a, b, k, l;
-    ptrdiff_t i, kept[SC_TREE_MIN / SC_PAD], live[SC_TREE_MIN / SC_PAD];
-    double lslack[VW];
 
+/* the VW queries of a chunk: coordinates, the far form per lane, the rounding slack */
+typedef struct {
+    vd X[3], Y[3];  /* the queries; Y = -2 (x - c0) */
+    vd FAR;         /* 1 in the lanes of far queries */
+    int nfar;       /* how many */
+    double slack[VW]; /* 1 + 1e-12 r^2 / eps: the rounding of s_i, t_i and the bounds */
+} lane_queries;
+
+SC_VFN void lane_setup(const sc__blocks *B, const int D, double ie, const double *xq,
+                       lane_queries *q)
+{
+    const double *hdr = B->hdr;
+    double lx[3][VW], lfar[VW];
+    int a, l;
+    q->nfar = 0;
     for (l = 0; l < VW; l++) {
         double r2 = 0.0, r;
+        for (a = 0; a < 3; a++) {
+            lx[a][l] = a < D ? xq[l * D + a] : 0.0;
+        }
         for (a = 0; a < D; a++) {
-            lx[a][l] = xq[l * D + a];
             r2 += (xq[l * D + a] - hdr[a]) * (xq[l * D + a] - hdr[a]);
         }
-        /* the same test as value_pass, per query */
+        /* the same test as pass1_samples, per query */
         lfar[l] = r2 <= SC_SSDF_FAR * SC_SSDF_FAR * hdr[D] * hdr[D] ? 0.0 : 1.0;
-        nfar += lfar[l] != 0.0;
+        q->nfar += lfar[l] != 0.0;
         r = sqrt(r2) + hdr[D];
-        lslack[l] = 1.0 + 1e-12 * r * r * ie; /* rounding of s_i, t_i and the bounds */
+        q->slack[l] = 1.0 + 1e-12 * r * r * ie;
     }
-    for (a = 0; a < D; a++) {
-        X[a] = vload(lx[a]);
-        sp[a] = sn[a] = ZERO;
+    for (a = 0; a < 3; a++) {
+        q->X[a] = vload(lx[a]);
+        /* -2 y is exact, so fma(q, -2 y, |q|^2) is pass1_samples' far form */
+        q->Y[a] = a < D ? vmul(vset1(-2.0), vsub(q->X[a], vset1(hdr[a]))) : vset1(0.0);
     }
-    for (a = D; a < 3; a++) {
-        X[a] = sp[a] = sn[a] = ZERO;
-    }
-    FAR = vload(lfar);
+    q->FAR = vload(lfar);
+}
 
-    /* the groups of SC_PAD samples that some lane may keep.  Every s_i of group g is at
-       most ub_g = max log a - dist^2(x, box_g) / eps (its box and largest log a: grp,
-       built by sc_cloud_pack), and s* >= best, the largest s_i of the groups' first samples.  A group
-       with ub_g below best - cut - slack in every lane has every t_i = s_i - s* below
-       -cut there: pass 2 would skip it for every lane, and none of its samples can be
-       i*.  So it is left out of pass 1 too, and the results are the same bits (the
-       slack, 1 + 1e-12 r^2 / eps, covers the rounding of s_i, t_i and the bounds).  A far
-       query's cut is a fraction of a millimetre in distance: most groups drop out.
-       Dense (cut +inf): all live. */
-    {
-        vd ub[SC_TREE_MIN / SC_PAD], best = vset1(-INFINITY), thr;
-        const ptrdiff_t ng = bs / SC_PAD;
-        ptrdiff_t gg;
-        for (gg = 0; gg < ng; gg++) {
-            const double *gb = grp + gg * 8; /* lo[3], hi[3], max log a, unused */
-            const ptrdiff_t i0 = gg * SC_PAD; /* a sample (the padding is at the end) */
-            vd dl = ZERO, d0 = ZERO;
-            for (a = 0; a < D; a++) {
-                const vd lo = vset1(gb[a]), hi = vset1(gb[3 + a]);
-                const vd e = vmax(vmax(vsub(lo, X[a]), vsub(X[a], hi)), ZERO);
-                const vd f = vsub(X[a], vset1(P0[a * B->as + i0]));
-                dl = vfma(e, e, dl);
-                d0 = vfma(f, f, d0);
-            }
-            ub[gg] = vfma(dl, NIE, vset1(gb[6]));
-            best = vmax(best, vfma(d0, NIE, vset1(LA[i0])));
+/* The groups of SC_PAD samples that some lane may keep, as their first samples in live;
+   returns how many.  Every s_i of group g is at most ub_g = max log a - dist^2(x, box_g) /
+   eps (its box and largest log a: the group boxes of sc_cloud_pack), and s* >= best, the
+   largest s_i of the groups' first samples.  A group with ub_g below best - cut - slack in
+   every lane has every t_i = s_i - s* below -cut there: pass 2 would skip it for every
+   lane, and none of its samples can be i*.  So it is left out of pass 1 too, and the
+   results are the same bits.  A far query's cut is a fraction of a millimetre in distance:
+   most groups drop out.  Dense (cut +inf): all live. */
+SC_VFN int live_groups(const sc__blocks *B, const blk_arrays *A, const int D, double ie,
+                       const lane_queries *q, vd NCUT, ptrdiff_t *live)
+{
+    const double *grp = B->hdr + SC_PAD; /* per group lo[3], hi[3], max log a, unused */
+    const vd NIE = vset1(-ie), ZERO = vset1(0.0);
+    const ptrdiff_t ng = B->bs / SC_PAD;
+    vd ub[SC_TREE_MIN / SC_PAD], best = vset1(-INFINITY), thr;
+    ptrdiff_t gg;
+    int a, nlive = 0;
+    for (gg = 0; gg < ng; gg++) {
+        const double *gb = grp + gg * 8;
+        const ptrdiff_t i0 = gg * SC_PAD; /* a sample (the padding is at the end) */
+        vd dl = ZERO, d0 = ZERO;
+        for (a = 0; a < D; a++) {
+            const vd lo = vset1(gb[a]), hi = vset1(gb[3 + a]);
+            const vd e = vmax(vmax(vsub(lo, q->X[a]), vsub(q->X[a], hi)), ZERO);
+            const vd f = vsub(q->X[a], vset1(A->P[a][i0]));
+            dl = vfma(e, e, dl);
+            d0 = vfma(f, f, d0);
         }
-        thr = vsub(vadd(best, NCUT), vload(lslack));
-        nlive = 0;
-        for (gg = 0; gg < ng; gg++) {
-            if (!vall_lt(ub[gg], thr)) {
-                live[nlive++] = gg * SC_PAD;
-            }
+        ub[gg] = vfma(dl, NIE, vset1(gb[6]));
+        best = vmax(best, vfma(d0, NIE, vset1(A->LA[i0])));
+    }
+    thr = vsub(vadd(best, NCUT), vload(q->slack));
+    for (gg = 0; gg < ng; gg++) {
+        if (!vall_lt(ub[gg], thr)) {
+            live[nlive++] = gg * SC_PAD;
         }
     }
+    return nlive;
+}
 
-    /* pass 1: d_i (near or far form, per lane) stored, s_i and the first argmax */
-    {
-        vd Y[3];
-        int gi;
-        for (a = 0; a < 3; a++) {
-            Y[a] = a < D ? vmul(vset1(-2.0), vsub(X[a], vset1(hdr[a]))) : ZERO;
-        }
-        for (gi = 0; gi < nlive; gi++) {
+/* pass 1 per lane over the live groups: d_i (near or far form, per lane) stored in work,
+   and the first argmax of s_i; returns i* per lane (exact small integers in doubles) */
+SC_VFN vd pass1_queries(const blk_arrays *A, const int D, double ie, const lane_queries *q,
+                        const ptrdiff_t *live, int nlive, double *work)
+{
+    const vd NIE = vset1(-ie), ONE = vset1(1.0);
+    vd vmx = vset1(-INFINITY), vidx = vset1(0.0);
+    ptrdiff_t i;
+    int gi;
+    for (gi = 0; gi < nlive; gi++) {
         vd CUR = vset1((double)live[gi]);
-        const vd ONE = vset1(1.0);
         for (i = live[gi]; i < live[gi] + SC_PAD; i++, CUR = vadd(CUR, ONE)) {
-            vd d = ZERO, dfar, e, s;
-            if (nfar < VW) {
-                e = vsub(X[0], vset1(P0[i]));
-                d = vmul(e, e);
-                e = vsub(X[1], vset1(P1[i]));
-                d = vfma(e, e, d);
-                if (D == 3) {
-                    e = vsub(X[2], vset1(P2[i]));
-                    d = vfma(e, e, d);
-                }
+            vd d = vset1(0.0), s;
+            if (q->nfar < VW) {
+                const vd P[3] = {vset1(A->P[0][i]), vset1(A->P[1][i]), vset1(A->P[2][i])};
+                d = dist2_near(D, q->X, P);
             }
-            if (nfar > 0) {
-                /* -2 y is exact, so fma(q, -2 y, |q|^2) is value_pass's far form */
-                dfar = vfma(vset1(Q0[i]), Y[0], vset1(QQ[i]));
-                dfar = vfma(vset1(Q1[i]), Y[1], dfar);
-                if (D == 3) {
-                    dfar = vfma(vset1(Q2[i]), Y[2], dfar);
-                }
-                d = nfar == VW ? dfar : vselect_gt(FAR, vset1(0.5), dfar, d);
+            if (q->nfar > 0) {
+                const vd Q[3] = {vset1(A->Q[0][i]), vset1(A->Q[1][i]), vset1(A->Q[2][i])};
+                const vd dfar = dist2_far(D, q->Y, Q, vset1(A->QQ[i]));
+                d = q->nfar == VW ? dfar : vselect_gt(q->FAR, vset1(0.5), dfar, d);
             }
-            s = vfma(d, NIE, vset1(LA[i]));
+            s = vfma(d, NIE, vset1(A->LA[i]));
             vstore(work + i * VW, d);
             vidx = vselect_gt(s, vmx, CUR, vidx); /* CUR = i, exactly */
             vmx = vmax(vmx, s);
         }
-        }
     }
-    /* the per-lane sample of largest weight */
-    vstore(lidx, vidx);
-    {
-        double ds[VW], ls[VW], ps[3][VW], ns[3][VW], ms[VW];
-        for (l = 0; l < VW; l++) {
-            const ptrdiff_t is = (ptrdiff_t)lidx[l];
-            ds[l] = work[is * VW + l];
-            ls[l] = LA[is];
-            ms[l] = M[is];
-            for (a = 0; a < D; a++) {
-                ps[a][l] = P0[a * B->as + is];
-                ns[a][l] = N0[a * B->as + is];
-            }
-        }
-        DS = vload(ds);
-        LS = vload(ls);
-        for (a = 0; a < 3; a++) {
-            PS[a] = a < D ? vload(ps[a]) : ZERO;
-            NS[a] = a < D ? vload(ns[a]) : ZERO;
-        }
-        /* h* = n*.x - m*, as value_pass (n*_0 x_0, then fma) */
-        HS = vmul(NS[0], X[0]);
-        HS = vfma(NS[1], X[1], HS);
-        if (D == 3) {
-            HS = vfma(NS[2], X[2], HS);
-        }
-        HS = vsub(HS, vload(ms));
-    }
+    return vidx;
+}
 
-    /* pass 2: w_i = exp(t_i) by groups of SC_PAD, a group dropped for a lane whose t_i
-       are all below its cut; the groups some lane keeps are listed for pass 3 */
-    nkept = 0;
+/* the per-lane sample of largest weight (star_sample's numbers, per lane) */
+SC_VFN star_t star_queries(const blk_arrays *A, const int D, vd vidx, const lane_queries *q,
+                           const double *work)
+{
+    double lidx[VW], ds[VW], ls[VW], ps[3][VW], ns[3][VW], ms[VW];
+    vd N[3];
+    star_t st;
+    int a, l;
+    vstore(lidx, vidx);
+    for (l = 0; l < VW; l++) {
+        const ptrdiff_t is = (ptrdiff_t)lidx[l];
+        ds[l] = work[is * VW + l];
+        ls[l] = A->LA[is];
+        ms[l] = A->M[is];
+        for (a = 0; a < 3; a++) {
+            ps[a][l] = a < D ? A->P[a][is] : 0.0;
+            ns[a][l] = a < D ? A->N[a][is] : 0.0;
+        }
+    }
+    st.DS = vload(ds);
+    st.LS = vload(ls);
+    for (a = 0; a < 3; a++) {
+        st.PS[a] = vload(ps[a]);
+        N[a] = vload(ns[a]);
+        st.pstar[a] = 0.0;
+    }
+    st.HS = vsub(ndotx(D, q->X, N), vload(ms));
+    return st;
+}
+
+/* pass 2 per lane: w_i = exp(t_i) by groups of SC_PAD, a group dropped for a lane whose
+   t_i are all below its cut; the groups some lane keeps are listed in kept for pass 3
+   (with means, their weights stored over d_i); returns how many */
+SC_VFN int pass2_queries(const blk_arrays *A, const int D, const int means, double ie,
+                         vd NCUT, const lane_queries *q, const star_t *st, const ptrdiff_t *live,
+                         int nlive, double *work, ptrdiff_t *kept, vd *sw, vd *sh, vd *sp,
+                         vd *sn)
+{
+    const vd NIE = vset1(-ie), ZERO = vset1(0.0);
+    int k, nkept = 0;
     for (k = 0; k < nlive; k++) {
+        const ptrdiff_t i = live[k];
         vd tg[SC_PAD], tmx = vset1(-INFINITY);
         int u;
-        i = live[k];
         for (u = 0; u < SC_PAD; u++) {
             const ptrdiff_t iu = i + u;
-            tg[u] = vfma(vsub(vload(work + iu * VW), DS), NIE, vsub(vset1(LA[iu]), LS));
+            tg[u] = logit(vload(work + iu * VW), st->DS, vset1(A->LA[iu]), st->LS, NIE);
             tmx = vmax(tmx, tg[u]);
         }
         if (vall_lt(tmx, NCUT)) {
@@ -676,181 +771,82 @@ SC_VFN void lanes_chunk(const sc__blocks *B, const int D, const int order, doubl
         for (u = 0; u < SC_PAD; u++) {
             const ptrdiff_t iu = i + u;
             const vd w = vselect_gt(NCUT, tmx, ZERO, vexp_neg(tg[u]));
-            const vd n0 = vset1(N0[iu]), n1 = vset1(N1[iu]);
-            vd nx = vmul(n0, X[0]);
-            nx = vfma(n1, X[1], nx);
-            if (D == 3) {
-                nx = vfma(vset1(N2[iu]), X[2], nx);
-            }
-            sw = vadd(sw, w);
-            sh = vfma(w, vsub(vsub(nx, vset1(M[iu])), HS), sh);
+            const vd P[3] = {vset1(A->P[0][iu]), vset1(A->P[1][iu]), vset1(A->P[2][iu])};
+            const vd N[3] = {vset1(A->N[0][iu]), vset1(A->N[1][iu]), vset1(A->N[2][iu])};
+            sums_value(D, means, w, q->X, P, N, vset1(A->M[iu]), st->HS, st->PS, sw, sh, sp,
+                       sn);
             if (means) {
                 vstore(work + iu * VW, w);
-                sp[0] = vfma(w, vsub(vset1(P0[iu]), PS[0]), sp[0]);
-                sp[1] = vfma(w, vsub(vset1(P1[iu]), PS[1]), sp[1]);
-                sn[0] = vfma(w, n0, sn[0]);
-                sn[1] = vfma(w, n1, sn[1]);
-                if (D == 3) {
-                    sp[2] = vfma(w, vsub(vset1(P2[iu]), PS[2]), sp[2]);
-                    sn[2] = vfma(w, vset1(N2[iu]), sn[2]);
-                }
             }
         }
     }
-    S = sw;
-    DPHI = vdiv(sh, S); /* phi - h* */
-    vstore(out_phi, vadd(HS, DPHI));
+    return nkept;
+}
+
+/* pass 3 per lane over the kept groups (sweep_samples' arithmetic) */
+SC_VFN void sweep_queries(const blk_arrays *A, const int D, const int order, const int low,
+                          const int high, const double *work, const ptrdiff_t *kept, int nkept,
+                          const vd *X, const vd *PB, const vd *NB, vd HSV, vd DPHI,
+                          moments *S)
+{
+    ptrdiff_t i;
+    int gi;
+    for (gi = 0; gi < nkept; gi++) {
+        for (i = kept[gi]; i < kept[gi] + SC_PAD; i++) {
+            const vd w = vload(work + i * VW);
+            if (vall_zero(w)) {
+                continue;
+            }
+            {
+                const vd P[3] = {vset1(A->P[0][i]), vset1(A->P[1][i]), vset1(A->P[2][i])};
+                const vd N[3] = {vset1(A->N[0][i]), vset1(A->N[1][i]), vset1(A->N[2][i])};
+                moments_add(D, order, low, high, w, P, N, vset1(A->M[i]), X, PB, NB, HSV, DPHI,
+                            S);
+            }
+        }
+    }
+}
+
+/* The three passes for VW queries xq (VW x D) with their cuts ncut (-cut per lane): phi
+   and the derivatives of orders 1 .. order into out_* (VW rows each). */
+SC_VFN void lanes_chunk(const sc__blocks *B, const int D, const int order, double eps,
+                        const double *xq, const double *ncut, double *work, double *out_phi,
+                        double *out_g, double *out_h, double *out_t)
+{
+    const double ie = 1.0 / eps, c = 2.0 / eps; /* as rows */
+    const blk_arrays A = block_arrays(B, D, 0);
+    const int means = order >= 1;
+    const vd NCUT = vload(ncut), ZERO = vset1(0.0);
+    vd sw = ZERO, sh = ZERO, sp[3] = {ZERO, ZERO, ZERO}, sn[3] = {ZERO, ZERO, ZERO};
+    vd INV, DPHI, PB[3], NB[3], G[3], H[9], T[27];
+    ptrdiff_t kept[SC_TREE_MIN / SC_PAD], live[SC_TREE_MIN / SC_PAD];
+    lane_queries q;
+    star_t st;
+    moments S;
+    int nlive, nkept, a;
+
+    lane_setup(B, D, ie, xq, &q);
+    nlive = live_groups(B, &A, D, ie, &q, NCUT, live);
+    st = star_queries(&A, D, pass1_queries(&A, D, ie, &q, live, nlive, work), &q, work);
+    nkept = pass2_queries(&A, D, means, ie, NCUT, &q, &st, live, nlive, work, kept, &sw, &sh,
+                          sp, sn);
+    DPHI = vdiv(sh, sw); /* phi - h* */
+    vstore(out_phi, vadd(st.HS, DPHI));
     if (!means) {
         return;
     }
-    INV = vdiv(vset1(1.0), S);
+    INV = vdiv(vset1(1.0), sw);
     for (a = 0; a < 3; a++) {
-        PB[a] = a < D ? vadd(PS[a], vmul(sp[a], INV)) : ZERO;
+        PB[a] = a < D ? vadd(st.PS[a], vmul(sp[a], INV)) : ZERO;
         NB[a] = a < D ? vmul(sn[a], INV) : ZERO;
     }
-
-    /* pass 3: the centred moments (sweep's arithmetic, per lane) */
-    {
-        vd ahp[3], anp[3][3], ahpp[6], app[6], anpp[3][6], ahppp[3][6];
-        vd ehp[3], enp[3][3], ehpp[6], epp[6], enpp[3][6], ehppp[3][6];
-        int sweep_no;
-        for (a = 0; a < 3; a++) {
-            ahp[a] = ZERO;
-            for (b = 0; b < 3; b++) {
-                anp[a][b] = ZERO;
-            }
-            for (k = 0; k < 6; k++) {
-                anpp[a][k] = ahppp[a][k] = ZERO;
-            }
-        }
-        for (k = 0; k < 6; k++) {
-            ahpp[k] = app[k] = ZERO;
-        }
-        /* order 3: two sweeps, (a) the order-1/2 sums, (b) the order-3 sums */
-        for (sweep_no = 0; sweep_no < (order >= 3 ? 2 : 1); sweep_no++) {
-            const int low = sweep_no == 0, high = sweep_no == 1;
-            int gi;
-            for (gi = 0; gi < nkept; gi++) {
-            for (i = kept[gi]; i < kept[gi] + SC_PAD; i++) {
-                const vd w = vload(work + i * VW);
-                vd Pc[3], Nc[3], wP[3], wHP[3], nx, wH;
-                if (vall_zero(w)) {
-                    continue;
-                }
-                nx = vmul(vset1(N0[i]), X[0]);
-                nx = vfma(vset1(N1[i]), X[1], nx);
-                if (D == 3) {
-                    nx = vfma(vset1(N2[i]), X[2], nx);
-                }
-                wH = vmul(w, vsub(vsub(vsub(nx, vset1(M[i])), HS), DPHI));
-                for (a = 0; a < D; a++) {
-                    Pc[a] = vsub(vset1(P0[a * B->as + i]), PB[a]);
-                    if (low) {
-                        ahp[a] = vfma(wH, Pc[a], ahp[a]);
-                    }
-                }
-                if (order >= 2) {
-                    for (a = 0; a < D; a++) {
-                        Nc[a] = vsub(vset1(N0[a * B->as + i]), NB[a]);
-                        wP[a] = vmul(w, Pc[a]);
-                        wHP[a] = vmul(wH, Pc[a]);
-                    }
-                }
-                if (order >= 2 && low) {
-                    for (a = 0; a < D; a++) {
-                        for (b = 0; b < D; b++) {
-                            anp[a][b] = vfma(Nc[a], wP[b], anp[a][b]);
-                            if (b >= a) {
-                                ahpp[SYM2(D, a, b)] = vfma(wHP[a], Pc[b], ahpp[SYM2(D, a, b)]);
-                            }
-                        }
-                    }
-                }
-                if (high) {
-                    for (a = 0; a < D; a++) {
-                        for (b = a; b < D; b++) {
-                            const vd wPP = vmul(wP[a], Pc[b]), wHPP = vmul(wHP[a], Pc[b]);
-                            const int ab = SYM2(D, a, b);
-                            int cc;
-                            app[ab] = vadd(app[ab], wPP);
-                            for (cc = 0; cc < D; cc++) {
-                                anpp[cc][ab] = vfma(Nc[cc], wPP, anpp[cc][ab]);
-                            }
-                            for (cc = b; cc < D; cc++) {
-                                ahppp[a][SYM2(D, b, cc)] =
-                                    vfma(wHPP, Pc[cc], ahppp[a][SYM2(D, b, cc)]);
-                            }
-                        }
-                    }
-                }
-            }
-            }
-        }
-        /* E[.] = sum / S; the outputs of deriv_pass, per lane */
-        for (a = 0; a < D; a++) {
-            ehp[a] = vmul(ahp[a], INV);
-            vstore(tmp, vadd(NB[a], vmul(vset1(c), ehp[a])));
-            for (l = 0; l < VW; l++) {
-                out_g[l * D + a] = tmp[l];
-            }
-        }
-        if (order < 2) {
-            return;
-        }
-        for (a = 0; a < D; a++) {
-            for (b = 0; b < D; b++) {
-                enp[a][b] = vmul(anp[a][b], INV);
-                if (b >= a) {
-                    ehpp[SYM2(D, a, b)] = vmul(ahpp[SYM2(D, a, b)], INV);
-                }
-            }
-        }
-        for (a = 0; a < D; a++) {
-            for (b = a; b < D; b++) {
-                vstore(tmp, vadd(vmul(vset1(c), vadd(enp[a][b], enp[b][a])),
-                                 vmul(vset1(c2), ehpp[SYM2(D, a, b)])));
-                for (l = 0; l < VW; l++) {
-                    out_h[l * D * D + a * D + b] = out_h[l * D * D + b * D + a] = tmp[l];
-                }
-            }
-        }
-        if (order < 3) {
-            return;
-        }
-        for (a = 0; a < D; a++) {
-            for (b = a; b < D; b++) {
-                const int ab = SYM2(D, a, b);
-                int cc;
-                epp[ab] = vmul(app[ab], INV);
-                for (cc = 0; cc < D; cc++) {
-                    enpp[cc][ab] = vmul(anpp[cc][ab], INV);
-                }
-                for (cc = b; cc < D; cc++) {
-                    ehppp[a][SYM2(D, b, cc)] = vmul(ahppp[a][SYM2(D, b, cc)], INV);
-                }
-            }
-        }
-        for (a = 0; a < D; a++) {
-            for (b = a; b < D; b++) {
-                int cc;
-                for (cc = b; cc < D; cc++) {
-                    const int ab = SYM2(D, a, b), ac = SYM2(D, a, cc), bc = SYM2(D, b, cc);
-                    const vd kap = vsub(vsub(vsub(ehppp[a][bc], vmul(ehp[a], epp[bc])),
-                                             vmul(ehp[b], epp[ac])),
-                                        vmul(ehp[cc], epp[ab]));
-                    vstore(tmp, vadd(vmul(vset1(c2), vadd(vadd(enpp[a][bc], enpp[b][ac]),
-                                                           enpp[cc][ab])),
-                                     vmul(vset1(c3), kap)));
-                    for (l = 0; l < VW; l++) {
-                        double *t3 = out_t + l * D * D * D, v = tmp[l];
-                        t3[(a * D + b) * D + cc] = t3[(a * D + cc) * D + b] = v;
-                        t3[(b * D + a) * D + cc] = t3[(b * D + cc) * D + a] = v;
-                        t3[(cc * D + a) * D + b] = t3[(cc * D + b) * D + a] = v;
-                    }
-                }
-            }
-        }
+    moments_zero(&S);
+    sweep_queries(&A, D, order, 1, 0, work, kept, nkept, q.X, PB, NB, st.HS, DPHI, &S);
+    if (order >= 3) {
+        sweep_queries(&A, D, order, 0, 1, work, kept, nkept, q.X, PB, NB, st.HS, DPHI, &S);
     }
+    derivatives(D, order, c, INV, NB, &S, G, H, T);
+    store_derivatives(D, order, G, H, T, VW, out_g, out_h, out_t);
 }
 
 /* ---- pruned gather helpers (sc__ssdf_isa) ---- */
@@ -1071,7 +1067,6 @@ SC_VFN void rows_lanes(const sc__blocks *B, double eps, ptrdiff_t m, const doubl
     const double ie = 1.0 / eps;
     double xq[VW * 3], ncut[VW], o_phi[VW];
     double o_g[VW * 3] = {0.0}, o_h[VW * 9] = {0.0}, o_t[VW * 27] = {0.0}; /* once per call */
-    const double *grp = B->hdr + SC_PAD; /* the group boxes (sc_cloud_pack) */
     int bad[VW];
     ptrdiff_t r0;
     for (r0 = 0; r0 < m; r0 += VW) {
@@ -1086,7 +1081,7 @@ SC_VFN void rows_lanes(const sc__blocks *B, double eps, ptrdiff_t m, const doubl
             }
             ncut[l] = -(isnan(B->qbase) ? B->tcut : small_cut(B, D, ie, xq + l * D));
         }
-        lanes_chunk(B, D, order, eps, xq, ncut, grp, work, o_phi, o_g, o_h, o_t);
+        lanes_chunk(B, D, order, eps, xq, ncut, work, o_phi, o_g, o_h, o_t);
         for (l = 0; l < nl; l++) {
             const ptrdiff_t r = r0 + l;
             const double nan = NAN;
