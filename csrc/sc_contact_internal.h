@@ -27,12 +27,42 @@ void sc__pose_samples(const sc_packed_cloud *a, const double *Ra, const double *
                       const sc_packed_cloud *b, const double *Rb, const double *tb, double *x_w,
                       double *y);
 
-/* The contact model compiled for one ISA (sc_contact_kernel.h): sc_contact after its
- * checks, with the options resolved.  The variants give the same bits; the wider ones
- * are faster (a variant this build cannot run is NULL and never selected). */
-typedef int (*sc__contact_fn)(const sc_contact_body *a, const sc_contact_body *b,
-                              const sc_contact_params *prm, int order, const sc_options *opt,
-                              double *work, const sc_contact_out *out);
+/* A pair of bodies in contact while the model is evaluated: what the driver (sc_contact.c:
+ * frames, the SSDF at every sample, the soft minimum, the samples kept) hands to the
+ * jets of the compiled variant (sc_contact_kernel.h). */
+typedef struct sc__contact {
+    int D, nv;
+    int order, need_fric;
+    const sc_packed_cloud *cl[2];
+    ptrdiff_t I, n;                 /* A's samples; all samples (A's then B's) */
+    double R[2][9], t[2][3], v[2][6]; /* each body's frame and velocity */
+    double eps_c, vs2;              /* soft-minimum temperature; v_s^2 */
+    double m, phimin;               /* the soft minimum (depth) and the smallest Phi */
+    /* per sample: other-body coordinates y (D), the SSDF there (phi, g (D), h (D x D), t3
+       (D^3), the derivatives up to order + 1, for the kept samples), pi; kept samples
+       (mark); the order-2 pass's dPhi (2 nv) and the friction forces' values (D) */
+    const double *y, *g, *h, *t3, *phi, *pi;
+    const unsigned char *mark;
+    double *dphi, *pf;
+    /* the jets (sc_jet.h): their context in the variables of the moving bodies' poses and
+       velocities (nq pose-only, ns in all), each body's first pose / velocity variable
+       (SC_JET_NOVAR: frozen), the arena */
+    sc_jet_ctx c;
+    int nq, ns, pv[2], vv[2];
+    sc_jet_arena jets;
+    /* per owner O, shared by its samples p: the world lever arm r_O = L[O] p, L_O = R_O
+       Exp(dth_O) (full jets), and in the other body K's frame the lever arm q = Q[O] p =
+       M_K^T r_O (M_K = R_K Exp(dth_K)) and the position y = q + y0[O] (pose-only jets;
+       sc_contact_law.h) */
+    double *L[2][3][3], *Q[2][3][3], *y0[2][3];
+} sc__contact;
+
+/* The contact model's jets compiled for one ISA (sc_contact_kernel.h): the wrench and its
+ * derivatives (and the forces) of a pair whose SSDF, soft minimum and kept samples the
+ * driver has evaluated.  The variants give the same bits; the wider ones are faster (a
+ * variant this build cannot run is NULL and never selected). */
+typedef int (*sc__contact_fn)(sc__contact *S, const sc_contact_params *prm,
+                              const sc_contact_out *out);
 extern const sc__contact_fn sc__contact_generic, sc__contact_avx2, sc__contact_avx512;
 
 #endif /* SC_CONTACT_INTERNAL_H */

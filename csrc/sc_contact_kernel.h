@@ -57,23 +57,8 @@
 #define SC_CONTACT_JOP(inl, op, ...) SC_CONTACT_CALL(inl, sc__jet_##op, sc_jet_##op, __VA_ARGS__)
 
 
-/* the model's state while assembling */
-typedef struct {
-    sc_jet_ctx c;
-    int D, nv, nq, ns; /* nq, ns: active variables of pose-only and full jets */
-    double R[2][9], t[2][3], v[2][6];
-    const sc_packed_cloud *cl[2];
-    ptrdiff_t I;
-    const double *y, *g, *h, *t3, *phi, *pi;
-    double eps_c;
-    sc_jet_arena jets;
-    int pv[2], vv[2]; /* first pose / velocity variable of each body (SC_JET_NOVAR: frozen) */
-    /* per owner O, shared by its samples p: the world lever arm r_O = L[O] p, L_O = R_O
-       Exp(dth_O) (full jets), and in the other body K's frame the lever arm q = Q[O] p =
-       M_K^T r_O (M_K = R_K Exp(dth_K)) and the position y = q + y0[O] (pose-only jets;
-       sc_contact_law.h) */
-    double *L[2][3][3], *Q[2][3][3], *y0[2][3];
-} contact_t;
+/* the pair (sc_contact_internal.h) */
+typedef sc__contact contact_t;
 
 /* the Levi-Civita symbol e_ijk */
 static const signed char LEVI[3][3][3] = {{{0, 0, 0}, {0, 0, 1}, {0, -1, 0}},
@@ -406,216 +391,6 @@ typedef struct {
     double *N[2][3][3];   /* 3D: M_K^T (Om_O x) L_O, u_K = cv_O + N_O p (full; friction) */
 } acc_t;
 
-/* The pair's cut (docs/method.md, "Exact pruning"): a pair whose soft minimum m exceeds
- * beta Tp has forces and derivatives below 1e-18 of their scale.  Every force and
- * derivative carries e^(-m / beta) (damping; the spring e^(-2 m / beta)) times at most
- * (Lsc / beta)^2 (Lsc / eps_c)^2 and, for damping, c vrel / (k beta) against the spring's
- * scale k beta, with displacements measured in the pair's own length *Lsc: the lever arms
- * of its moving bodies (their radii about their origins; a frozen body, a wall or a floor,
- * has no variables and adds none) plus beta + eps_c.  Measured in a fixed metre instead,
- * the cut would change with the unit of length. */
-static double pair_cut(const contact_t *S, const sc_contact_params *prm, ptrdiff_t n, double *Lsc)
-{
-    const int D = S->D, nv = S->nv;
-    double rad[2], vrel = 0.0;
-    int X, j;
-    for (X = 0; X < 2; X++) {
-        const sc_packed_cloud *cl = S->cl[X];
-        const double *hdr = cl->data + (3 * D + 3) * cl->npad;
-        double c2 = 0.0, v2 = 0.0, w2 = 0.0;
-        for (j = 0; j < D; j++) {
-            c2 += hdr[j] * hdr[j];
-            v2 += S->v[X][j] * S->v[X][j];
-        }
-        for (j = D; j < nv; j++) {
-            w2 += S->v[X][j] * S->v[X][j];
-        }
-        rad[X] = sqrt(c2) + hdr[D];
-        vrel += sqrt(v2) + sqrt(w2) * rad[X];
-        if (S->pv[X] == SC_JET_NOVAR) {
-            rad[X] = 0.0; /* frozen: no lever arm among the variables */
-        }
-    }
-    *Lsc = rad[0] + rad[1] + prm->beta + prm->eps_c;
-    return 41.45 + log((double)n) + 2.0 * log1p(*Lsc / prm->beta) +
-           2.0 * log1p(*Lsc / prm->eps_c) +
-           log1p(prm->damping * vrel * *Lsc / (prm->stiffness * prm->beta)) + 1.0;
-}
-
-/* a sample is kept (SSDF derivatives, forces) when (Phi_k - min Phi) / eps_c <= this: its
-   pi_k <= e^(-(Phi_k - min Phi) / eps_c), times at most (Lsc / eps_c)^2 from the
-   derivatives of pi, over at most n samples */
-static double sample_cut(ptrdiff_t n, double Lsc, double eps_c)
-{
-    return 41.45 + log((double)n) + 2.0 * log1p(Lsc / eps_c) + 4.2 + 1.0;
-}
-
-/* a skipped pair's outputs: an exactly zero wrench and derivatives */
-static void zero_wrench(int nv, int order, double *wrench, double *jac, double *hess,
-                        double *dw_dprm)
-{
-    const int nf = 4 * nv;
-    int r;
-    for (r = 0; wrench && r < 2 * nv; r++) {
-        wrench[r] = 0.0;
-    }
-    if (jac && order >= 1) {
-        memset(jac, 0, sizeof(double) * (size_t)(2 * nv * nf));
-    }
-    if (hess && order >= 2) {
-        memset(hess, 0, sizeof(double) * (size_t)(2 * nv * nf * nf));
-    }
-    if (dw_dprm) {
-        memset(dw_dprm, 0, sizeof(double) * (size_t)(6 * nv));
-    }
-}
-
-/* A guess, before any SSDF value, of the fraction of the samples that will be kept: those
-   within the sample cut (in distance) of the other body's bounding sphere, or of its
-   plane for a half-space.  Only the choice between one pass over all samples and two
-   (values, then the kept samples' derivatives) depends on it: not the results. */
-static double likely_marked(const contact_t *S, ptrdiff_t n, const double *y, double reach)
-{
-    const int D = S->D;
-    double cnt = 0.0;
-    int side;
-    /* each side's samples against the other cloud (its constants hoisted): its plane
-       (a half-space), or its bounding sphere, compared squared (no root per sample) */
-    for (side = 0; side < 2; side++) {
-        const sc_packed_cloud *ck = S->cl[1 - side];
-        const ptrdiff_t k0 = side == 0 ? 0 : S->I, k1 = side == 0 ? S->I : n;
-        const double *hdr = ck->data + (3 * D + 3) * ck->npad;
-        double c[3] = {0.0, 0.0, 0.0}, nr[3] = {0.0, 0.0, 0.0}, off = 0.0, r2 = 0.0;
-        ptrdiff_t k;
-        int a;
-        if (ck->n == 1) {
-            for (a = 0; a < D; a++) {
-                nr[a] = ck->data[(D + a) * ck->npad];
-                off += nr[a] * ck->data[a * ck->npad];
-            }
-            for (k = k0; k < k1; k++) {
-                const double *yk = y + k * D;
-                double d = nr[0] * yk[0] + nr[1] * yk[1] - off;
-                if (D == 3) {
-                    d += nr[2] * yk[2];
-                }
-                cnt += d <= reach;
-            }
-            continue;
-        }
-        for (a = 0; a < D; a++) {
-            c[a] = hdr[a];
-        }
-        /* sqrt(d2) - rho <= reach  <=>  d2 <= (reach + rho)^2 (reach + rho >= 0) */
-        r2 = reach + hdr[D] >= 0.0 ? (reach + hdr[D]) * (reach + hdr[D]) : -1.0;
-        for (k = k0; k < k1; k++) {
-            const double *yk = y + k * D;
-            double d2 = (yk[0] - c[0]) * (yk[0] - c[0]) + (yk[1] - c[1]) * (yk[1] - c[1]);
-            if (D == 3) {
-                d2 += (yk[2] - c[2]) * (yk[2] - c[2]);
-            }
-            cnt += d2 <= r2;
-        }
-    }
-    return cnt / (double)n;
-}
-
-/* A lower bound of the soft minimum of a pair of a half-space K (one sample) and a cloud
- * O, before any sample is posed: O's samples see K's exact plane distance, at least that
- * of O's bounding sphere's centre minus its radius or, when that alone would not reach
- * `cut`, the smallest of their own plane distances (one dot product per sample, no pose
- * written); K's sample sees phi_O, one query (value only, into sw); and
- * m >= min_k Phi_k - eps_c ln n. */
-static int halfspace_bound(const contact_t *S, int K, const sc_contact_params *prm, ptrdiff_t n,
-                           const sc_options *opt, double cut, double *sw, double *m_lb)
-{
-    const int D = S->D, O = 1 - K;
-    const sc_packed_cloud *ck = S->cl[K], *co = S->cl[O];
-    const double *hdr = co->data + (3 * D + 3) * co->npad, lnn = prm->eps_c * log((double)n);
-    const sc_options one = {opt->isa, opt->dense, 1}; /* one query: one thread */
-    double cw[3], xk[3], nk[3], y[3] = {0.0, 0.0, 0.0}, dist = 0.0, phik = 0.0, lb = 0.0;
-    int a, j, st, refined = 0;
-    for (a = 0; a < D; a++) {
-        cw[a] = S->t[O][a];
-        xk[a] = S->t[K][a];
-        nk[a] = 0.0;
-        for (j = 0; j < D; j++) {
-            cw[a] += S->R[O][a * D + j] * hdr[j];
-            xk[a] += S->R[K][a * D + j] * ck->data[j * ck->npad];
-            nk[a] += S->R[K][a * D + j] * ck->data[(D + j) * ck->npad];
-        }
-    }
-    for (a = 0; a < D; a++) {
-        dist += nk[a] * (cw[a] - xk[a]);
-    }
-    dist -= hdr[D];
-    /* O's side first; K's sample (one SSDF query) only when O's side allows a skip */
-    if (dist - lnn <= cut) {
-        /* the sphere is not enough (a long body, a T, along a wall): the samples' own plane
-           distances, less a rounding margin far above the posing's (u |x| per sample) */
-        const sc_packed_cloud *c = co;
-        double scale = hdr[D], dmin = INFINITY, off = 0.0, *dk = sw, sum = 0.0;
-        double nb[3] = {0.0, 0.0, 0.0};
-        ptrdiff_t k, nfar = 0;
-        for (a = 0; a < D; a++) {
-            scale += fabs(S->t[O][a]) + fabs(xk[a]) + fabs(hdr[a]); /* |p_k| <= |c0| + rho */
-            off += nk[a] * (S->t[O][a] - xk[a]);
-        }
-        /* d_k = off + n_K . (R_O p_k) = off + (R_O^T n_K) . p_k: the rotated normal once */
-        for (a = 0; a < D; a++) {
-            for (j = 0; j < D; j++) {
-                nb[j] += nk[a] * S->R[O][a * D + j];
-            }
-        }
-        for (k = 0; k < c->n; k++) {
-            double d = off + nb[0] * c->data[k] + nb[1] * c->data[c->npad + k];
-            if (D == 3) {
-                d += nb[2] * c->data[2 * c->npad + k];
-            }
-            if (d <= cut) {
-                /* m <= min d <= cut: no skip (a body in contact); no query needed */
-                *m_lb = -INFINITY;
-                return SC_OK;
-            }
-            dk[k] = d;
-            dmin = d < dmin ? d : dmin;
-        }
-        /* m >= min(Phi) - eps_c ln sum_k e^(-(Phi_k - min Phi) / eps_c), the sum over O's
-           samples and K's (when Phi_K >= dmin; else the bound below): samples beyond
-           10 eps_c count e^-10 each, K's sample 1 */
-        for (k = 0; k < c->n; k++) {
-            const double z = (dk[k] - dmin) / prm->eps_c;
-            if (z < 10.0) {
-                sum += exp(-z);
-            } else {
-                nfar++;
-            }
-        }
-        sum = (sum + (double)nfar * 4.6e-5 + 1.0) * (1.0 + 1e-12);
-        dmin -= 1e-12 * scale;
-        lb = dmin - prm->eps_c * log(sum);
-        if (lb <= cut) {
-            *m_lb = lb; /* no skip, whatever K's sample */
-            return SC_OK;
-        }
-        refined = 1;
-        dist = dmin; /* (the query below overwrites sw, done with dk) */
-    }
-    /* K's sample in O's frame, y = R_O^T (x_K - t_O) */
-    for (a = 0; a < D; a++) {
-        for (j = 0; j < D; j++) {
-            y[a] += S->R[O][j * D + a] * (xk[j] - S->t[O][j]);
-        }
-    }
-    st = sc_ssdf(co, prm->eps, 1, y, &one, sw, &phik, NULL, NULL, NULL);
-    if (refined && phik >= dist) {
-        *m_lb = lb;
-        return st;
-    }
-    *m_lb = (phik < dist ? phik : dist) - lnn;
-    return st;
-}
-
 /* nu = g / sqrt(|g|^2 + tiny) on numbers: the values of the jets' friction direction (the
  * same products in the same order) */
 SC_JET_KERNEL void unit_value(int D, const double *g, double *nu)
@@ -725,7 +500,7 @@ SC_JET_KERNEL void inv_norm_values(int D, double *out, double *const *v, double 
 
 /* The pass at order 0: every marked sample's forces, values only; D a constant in each
    copy (below), the helpers inlined. */
-SC_JET_KERNEL void pass_values(contact_t *S, acc_t *Z, const int D, const double *mark,
+SC_JET_KERNEL void pass_values(contact_t *S, acc_t *Z, const int D, const unsigned char *mark,
                                int need_fric, double vs2, double *pf, double *forces)
 {
     static const double one = 1.0, mone = -1.0;
@@ -769,7 +544,7 @@ SC_JET_KERNEL void pass_values(contact_t *S, acc_t *Z, const int D, const double
         const int flat = S->cl[1 - Ok]->n == 1;
         double p[3] = {0.0, 0.0, 0.0};
         sample_values s;
-        if (mark[k] == 0.0) {
+        if (!mark[k]) {
             continue;
         }
         for (a = 0; a < D; a++) {
@@ -929,7 +704,7 @@ static void reference_phi(contact_t *S, const acc_t *Z, ptrdiff_t kr, double *Ph
  * the variable count).  The sample jets sit at the same arena slots for every sample, so
  * they are allocated once. */
 static void pass_jets(contact_t *S, acc_t *Z, const int ord, const int D, const int nq,
-                      const int ns, const double *mark, double *PhiR, double *dphi,
+                      const int ns, const unsigned char *mark, double *PhiR, double *dphi,
                       int need_fric, double vs2, double *pf, double *forces)
 {
     static const double one = 1.0, mone = -1.0;
@@ -954,7 +729,7 @@ static void pass_jets(contact_t *S, acc_t *Z, const int ord, const int D, const 
         const int flat = S->cl[1 - O]->n == 1;
         double p[3];
         sample_jets s;
-        if (mark[k] == 0.0) {
+        if (!mark[k]) {
             continue; /* its outputs were zeroed before the pass */
         }
         sample_of(S, k, p, &s);
@@ -1219,12 +994,12 @@ typedef struct {
 
 /* the next group of up to SC_CONTACT_VL marked samples of [*k, k1) into ks (the unused
    lanes repeat the first sample and are not summed); returns how many */
-static int next_lanes(const double *mark, ptrdiff_t *k, ptrdiff_t k1,
+static int next_lanes(const unsigned char *mark, ptrdiff_t *k, ptrdiff_t k1,
                       ptrdiff_t ks[SC_CONTACT_VL])
 {
     int nl = 0, l;
     while (*k < k1 && nl < SC_CONTACT_VL) {
-        if (mark[*k] != 0.0) {
+        if (mark[*k]) {
             ks[nl++] = *k;
         }
         (*k)++;
@@ -1269,7 +1044,7 @@ SC_JET_KERNEL void lanes_owner_of(const contact_t *S, const acc_t *Z, const int 
  * at a time */
 SC_JET_KERNEL void owner_pass_lanes(contact_t *S, acc_t *Z, const sc_jet_ctx *c, const int D,
                                     const int nq, const int ns, int O, ptrdiff_t k0,
-                                    ptrdiff_t k1, const double *mark, lane_jet *PhiR,
+                                    ptrdiff_t k1, const unsigned char *mark, lane_jet *PhiR,
                                     int need_fric, double vs2, double *pf, double *forces,
                                     lane_jet *LJ)
 {
@@ -1371,7 +1146,7 @@ SC_JET_KERNEL void owner_pass_lanes(contact_t *S, acc_t *Z, const sc_jet_ctx *c,
 
 /* pass_jets at ord = 1 (constant D, nq, ns): both owners' marked samples in lanes */
 SC_JET_KERNEL void pass_lanes(contact_t *S, acc_t *Z, const int D, const int nq, const int ns,
-                              const double *mark, const double *PhiR, int need_fric,
+                              const unsigned char *mark, const double *PhiR, int need_fric,
                               double vs2, double *pf, double *forces)
 {
     sc_jet_ctx cx; /* a local copy: its order and sizes fold into wacc_add's jet kernels */
@@ -1402,7 +1177,7 @@ SC_JET_KERNEL void pass_lanes(contact_t *S, acc_t *Z, const int D, const int nq,
 #endif
 #define PASS_VALUES_COPY(D_)                                                                 \
     static SC_CONTACT_NOINLINE void pass_values_##D_(contact_t *S, acc_t *Z,                \
-                                                      const double *mark, int need_fric,    \
+                                                      const unsigned char *mark, int need_fric,    \
                                                       double vs2, double *pf, double *forces) \
     {                                                                                        \
         pass_values(S, Z, D_, mark, need_fric, vs2, pf, forces);                             \
@@ -1412,7 +1187,7 @@ PASS_VALUES_COPY(3)
 #undef PASS_VALUES_COPY
 #define PASS_LANES_COPY(D_, nq_, ns_)                                                        \
     static SC_CONTACT_NOINLINE void pass_lanes_##D_##_##nq_(                                \
-        contact_t *S, acc_t *Z, const double *mark, const double *PhiR, int need_fric,      \
+        contact_t *S, acc_t *Z, const unsigned char *mark, const double *PhiR, int need_fric,      \
         double vs2, double *pf, double *forces)                                             \
     {                                                                                        \
         pass_lanes(S, Z, D_, nq_, ns_, mark, PhiR, need_fric, vs2, pf, forces);             \
@@ -1424,553 +1199,412 @@ PASS_LANES_COPY(3, 12, 24)
 #undef PASS_LANES_COPY
 
 
-static int contact_kernel(const sc_contact_body *ba, const sc_contact_body *bb,
-                          const sc_contact_params *prm, int order, const sc_options *opt,
-                          double *work, const sc_contact_out *out)
+/* ---- the jets stage: sc_contact after pass 1 (sc__contact_fn) ---- */
+
+/* the relative velocity of owner O's points: Om_O = w_O - w_K (world angular velocities,
+   w) and cv_O = v_O - v_K - w_K x d_O */
+static void relative_velocity(contact_t *S, acc_t *Z, int O, double *(*w)[3])
 {
-    const sc_packed_cloud *a = ba->cloud, *b = bb->cloud;
-    const double *pose_a = ba->pose, *vel_a = ba->vel, *pose_b = bb->pose, *vel_b = bb->vel;
-    const int frozen = (ba->frozen != 0) | (bb->frozen != 0) << 1, nthreads = opt->nthreads;
-    double *wrench = out->wrench, *scalars = out->scalars, *phi = out->phi, *pi = out->pi;
-    double *forces = out->forces, *x_w = out->x_w, *jac = out->jac, *hess = out->hess;
-    double *dw_dprm = out->dw_dprm;
-    contact_t S;
-    acc_t Z;
-    sc_jet_ctx *c = &S.c;
-    double *y, *g, *h, *t3, *phiw, *piw, *dphi, *pf, *sw, *arena, *PhiR = NULL;
-    double *mark, *alist, *yc, *gc, *hc, *tc;
-    const int dense = opt->dense;
-    double phimin, zmax, sum, m, eps_c, mu, vs2, P, Sg, Sc, S1, S2, kk, lam0, lam1, lam2;
-    double Lsc = 1.0, Tp = 0.0, Tc = 0.0; /* the pruning cuts (set below unless dense) */
-    ptrdiff_t I, J, n, k;
-    int D, nv, nq, ns, st, j, r, X, base, wrench_only, all_derivs;
-    const double *poses[2] = {pose_a, pose_b}, *vels[2] = {vel_a, vel_b};
-    const int need_fric = prm->friction > 0.0 || dw_dprm != NULL;
+    const sc_jet_ctx *c = &S->c;
+    const int D = S->D, ns = S->ns, K = 1 - O, vO = S->vv[O], vK = S->vv[K];
+    int aa;
+    for (aa = 0; aa < (D == 2 ? 1 : 3); aa++) {
+        sc_jet_lin(c, ns, Z->Om[O][aa], 1.0, w[O][aa], -1.0, w[K][aa]);
+    }
+    for (aa = 0; aa < D; aa++) {
+        sc_jet_const(c, ns, Z->cv[O][aa], S->v[O][aa] - S->v[K][aa]);
+        if (vO < ns) {
+            Z->cv[O][aa][1 + vO + aa] = 1.0;
+        }
+        if (vK < ns) {
+            Z->cv[O][aa][1 + vK + aa] = -1.0;
+        }
+    }
+    if (D == 2) {
+        /* - w_K J d = - w_K (-d1, d0) */
+        sc_jet_madd(c, ns, Z->cv[O][0], 1.0, w[K][0], Z->d[O][1]);
+        sc_jet_madd(c, ns, Z->cv[O][1], -1.0, w[K][0], Z->d[O][0]);
+        return;
+    }
+    for (aa = 0; aa < 3; aa++) {
+        const int i1 = (aa + 1) % 3, i2 = (aa + 2) % 3;
+        sc_jet_madd(c, ns, Z->cv[O][aa], -1.0, w[K][i1], Z->d[O][i2]);
+        sc_jet_madd(c, ns, Z->cv[O][aa], 1.0, w[K][i2], Z->d[O][i1]);
+    }
+}
 
-    D = a->dim;
-    nv = SC_NV(D);
-    I = a->n;
-    J = b->n;
-    n = I + J;
-    eps_c = prm->eps_c;
-    mu = prm->friction;
-    vs2 = prm->slip_velocity * prm->slip_velocity;
+/* L_O, whose column b is R_O Exp(dth_O) e_b, 3D: N_O = (Om_O x) L_O (friction), and in K's
+   frame the samples' lever arms q = M_K^T L_O p = Q_O p and positions y = Exp(-dth_K)
+   R_K^T (L_O p + d_O) = Q_O p + y0_O (y0 for the jets only: the values of y are the
+   SSDF's); friction works in K's frame: cv_O and N_O's columns times M_K^T.  w: 3 scratch
+   jets, tmp: 6 */
+static void lever_arms(contact_t *S, acc_t *Z, int O, double **w, double **tmp)
+{
+    const sc_jet_ctx *c = &S->c;
+    const int D = S->D, nq = S->nq, ns = S->ns, K = 1 - O, need_fric = S->need_fric;
+    int aa, cb;
+    if (S->order >= 1) {
+        to_body(S, nq, S->y0[O], Z->d[O], K, tmp);
+    }
+    for (cb = 0; cb < D; cb++) {
+        double *col[3] = {S->L[O][0][cb], S->L[O][1][cb], S->L[O][D - 1][cb]};
+        double *qcol[3] = {S->Q[O][0][cb], S->Q[O][1][cb], S->Q[O][D - 1][cb]};
+        for (aa = 0; aa < D; aa++) {
+            sc_jet_const(c, ns, tmp[3 + aa], aa == cb ? 1.0 : 0.0);
+        }
+        to_world(S, ns, col, tmp + 3, O, tmp);
+        to_body(S, nq, qcol, col, K, tmp);
+        for (aa = 0; D == 3 && need_fric && aa < 3; aa++) {
+            const int i1 = (aa + 1) % 3, i2 = (aa + 2) % 3;
+            double *nab = Z->N[O][aa][cb];
+            sc_jet_const(c, ns, nab, 0.0);
+            sc_jet_madd(c, ns, nab, 1.0, Z->Om[O][i1], S->L[O][i2][cb]);
+            sc_jet_madd(c, ns, nab, -1.0, Z->Om[O][i2], S->L[O][i1][cb]);
+        }
+    }
+    for (cb = 0; need_fric && cb < (D == 3 ? 4 : 1); cb++) {
+        double *v[3] = {NULL, NULL, NULL};
+        for (aa = 0; aa < D; aa++) {
+            v[aa] = cb == 0 ? Z->cv[O][aa] : Z->N[O][aa][cb - 1];
+        }
+        to_body(S, ns, w, v, K, tmp);
+        for (aa = 0; aa < D; aa++) {
+            sc_jet_lin(c, ns, v[aa], 1.0, w[aa], 0.0, NULL);
+        }
+    }
+}
 
-    /* scratch layout (sc_contact_workspace_size) */
-    y = work;
-    g = y + n * D;
-    h = g + n * D;
-    t3 = h + n * D * D;
-    phiw = t3 + n * D * D * D;
-    piw = phiw + n;
-    dphi = piw + n;
-    pf = dphi + n * 12;
-    mark = pf + n * D;
-    alist = mark + n;
-    yc = alist + n;
-    gc = yc + n * D;
-    hc = gc + n * D;
-    tc = hc + n * D * D;
-    sw = tc + n * D * D * D;
-    /* the jet arena last, so that a (bug) overrun would show under AddressSanitizer */
-    arena = sw + (ptrdiff_t)nthreads * sc__ssdf_workspace_pair(a, b);
-    /* only the wrench and its derivatives asked for (a model step) */
-    wrench_only = scalars == NULL && phi == NULL && pi == NULL && forces == NULL && x_w == NULL;
-    if (phi == NULL) {
-        phi = phiw;
-    }
-    if (pi == NULL) {
-        pi = piw;
-    }
-
-    memset(&S, 0, sizeof S);
-    S.D = D;
-    S.nv = nv;
-    {
-        /* variables: the moving bodies' poses, then their velocities */
-        const int fa = (frozen & 1) != 0, fb = (frozen & 2) != 0, nm = 2 - fa - fb;
-        S.pv[0] = fa ? SC_JET_NOVAR : 0;
-        S.pv[1] = fb ? SC_JET_NOVAR : (fa ? 0 : nv);
-        S.vv[0] = fa ? SC_JET_NOVAR : nm * nv;
-        S.vv[1] = fb ? SC_JET_NOVAR : nm * nv + (fa ? 0 : nv);
-        sc_jet_ctx_init(c, 2 * nm * nv, order);
-        S.nq = nq = order > 0 ? nm * nv : 0;
-        S.ns = ns = order > 0 ? 2 * nm * nv : 0;
-    }
-    S.cl[0] = a;
-    S.cl[1] = b;
-    S.I = I;
-    S.y = y;
-    S.g = g;
-    S.h = h;
-    S.t3 = t3;
-    S.phi = phi;
-    S.pi = pi;
-    S.eps_c = eps_c;
-    sc_jet_arena_init(&S.jets, arena, S.c.len, SC_CONTACT_NJETS);
-    for (X = 0; X < 2; X++) {
-        sc__pose_frame(D, poses[X], S.R[X], S.t[X]);
-        for (j = 0; j < nv; j++) {
-            S.v[X][j] = vels[X][j];
-        }
-    }
-
-    /* the pruning cuts of the pair and of its samples (docs/method.md, "Exact pruning") */
-    if (!dense) {
-        Tp = pair_cut(&S, prm, n, &Lsc);
-        Tc = sample_cut(n, Lsc, eps_c);
-    }
-
-    /* a half-space pair beyond the contact range is skipped before its samples are posed */
-    if (!dense && wrench_only && (I == 1) != (J == 1)) {
-        double m_lb;
-        st = halfspace_bound(&S, I == 1 ? 0 : 1, prm, n, opt, prm->beta * Tp, sw, &m_lb);
-        if (st != SC_OK) {
-            return st;
-        }
-        if (m_lb > prm->beta * Tp) {
-            zero_wrench(nv, order, wrench, jac, hess, dw_dprm);
-            return SC_OK;
-        }
-    }
-
-    /* ---- pass 1: the SSDF of the other body at every sample (order + 1 derivatives) ---- */
-    sc__pose_samples(a, S.R[0], S.t[0], b, S.R[1], S.t[1], x_w, y);
-    /* dense, or pruned with most samples likely to matter: every sample's derivatives in
-       the same pass (each query's results are the same bits either way; only the time
-       differs) */
-    all_derivs = dense || likely_marked(&S, n, y, Tc * eps_c) >= 0.35;
-    if (all_derivs) {
-        st = sc_ssdf(b, prm->eps, I, y, opt, sw, phi, g, order >= 1 ? h : NULL,
-                     order >= 2 ? t3 : NULL);
-        if (st == SC_OK) {
-            st = sc_ssdf(a, prm->eps, J, y + I * D, opt, sw, phi + I, g + I * D,
-                         order >= 1 ? h + I * D * D : NULL,
-                         order >= 2 ? t3 + I * D * D * D : NULL);
-        }
-    } else {
-        /* pruned: values first; derivatives below, for the samples that matter */
-        st = sc_ssdf(b, prm->eps, I, y, opt, sw, phi, NULL, NULL, NULL);
-        if (st == SC_OK) {
-            st = sc_ssdf(a, prm->eps, J, y + I * D, opt, sw, phi + I, NULL, NULL, NULL);
-        }
-    }
-    if (st != SC_OK) {
-        return st;
-    }
-
-    /* soft minimum and distribution, shifted by the largest exponent */
-    phimin = phi[0];
-    for (k = 1; k < n; k++) {
-        if (phi[k] < phimin) {
-            phimin = phi[k];
-        }
-    }
-    zmax = -phimin / eps_c;
-    sum = 0.0;
-    for (k = 0; k < n; k++) {
-        pi[k] = exp(-phi[k] / eps_c - zmax);
-        sum += pi[k];
-    }
-    for (k = 0; k < n; k++) {
-        pi[k] /= sum;
-    }
-    m = -eps_c * (zmax + log(sum));
-
-    if (!dense) {
-        /* Exact pruning (docs/method.md, "Exact pruning") */
-        ptrdiff_t na = 0, nA = 0;
-        if (m > prm->beta * Tp) {
-            const double zz = -m / prm->beta;
-            const double Pz = prm->beta * (zz > 0.0 ? zz + log1p(exp(-zz)) : log1p(exp(zz)));
-            if (scalars) {
-                scalars[0] = 0.5 * prm->stiffness * Pz * Pz;
-                scalars[1] = m;
-                scalars[2] = phimin;
-            }
-            zero_wrench(nv, order, wrench, jac, hess, dw_dprm);
-            if (forces) {
-                memset(forces, 0, sizeof(double) * (size_t)(n * D));
-            }
-            return SC_OK;
-        }
-        /* a sample is kept within Tc (sample_cut) of the smallest Phi */
-        if (wrench_only) {
-            /* In a model step the standard is the pair skip's: below 1e-18 of the spring's
-               scale k beta (with the derivative factors), not of this pair's own wrench.  The
-               pair's wrench and its derivatives are at most e^(-m / beta + Tp - ln 1e18) of
-               that scale, and dropping samples of relative share e_s changes them by at most
-               4 e_s times as much (product rule), so the cut may come down by
-               m / beta - (Tp - ln 1e18) - ln 4 when that is positive: a weak pair (a wall a
-               few cm away) keeps only its nearest samples. */
-            const double slack_p = m / prm->beta - (Tp - 41.45) - 1.39;
-            if (slack_p > 0.0) {
-                Tc -= slack_p;
-            }
-        }
-        for (k = 0; k < n; k++) {
-            mark[k] = (phi[k] - phimin) / eps_c <= Tc ? 1.0 : 0.0;
-            if (mark[k] != 0.0) {
-                alist[na] = (double)k;
-                for (j = 0; j < D; j++) {
-                    yc[na * D + j] = y[k * D + j];
-                }
-                nA += k < I;
-                na++;
-            }
-        }
-        st = all_derivs ? SC_OK
-                        : sc_ssdf(b, prm->eps, nA, yc, opt, sw, NULL, gc,
-                                  order >= 1 ? hc : NULL, order >= 2 ? tc : NULL);
-        if (st == SC_OK && !all_derivs) {
-            st = sc_ssdf(a, prm->eps, na - nA, yc + nA * D, opt, sw, NULL, gc + nA * D,
-                         order >= 1 ? hc + nA * D * D : NULL,
-                         order >= 2 ? tc + nA * D * D * D : NULL);
-        }
-        if (st != SC_OK) {
-            return st;
-        }
-        for (k = 0; !all_derivs && k < na; k++) {
-            const ptrdiff_t ka = (ptrdiff_t)alist[k];
-            memcpy(g + ka * D, gc + k * D, sizeof(double) * (size_t)D);
-            if (order >= 1) {
-                memcpy(h + ka * D * D, hc + k * D * D, sizeof(double) * (size_t)(D * D));
-            }
-            if (order >= 2) {
-                memcpy(t3 + ka * D * D * D, tc + k * D * D * D,
-                       sizeof(double) * (size_t)(D * D * D));
-            }
-        }
-    } else {
-        for (k = 0; k < n; k++) {
-            mark[k] = 1.0;
-        }
-    }
-
-    /* ---- the jets: the soft minimum, the sums and their accumulators, and the per-owner
-       kinematics ---- */
-    S.jets.used = 0;
-    Z.mj = sc_jet_alloc(&S.jets);
+/* The jets of the soft minimum (its value), the sums and their accumulators, and the
+   per-owner kinematics (relative_velocity, lever_arms); the temporaries are released
+   after */
+static void kinematics(contact_t *S, acc_t *Z)
+{
+    const sc_jet_ctx *c = &S->c;
+    const int D = S->D, nv = S->nv, nq = S->nq, ns = S->ns;
+    double *w[2][3], *tmp[6];
+    int aa, j, r, O, X, base;
+    Z->mj = sc_jet_alloc(&S->jets);
     for (r = 0; r < 2 * nv; r++) {
-        Z.A[r] = sc_jet_alloc(&S.jets);
-        Z.B[r] = sc_jet_alloc(&S.jets);
+        Z->A[r] = sc_jet_alloc(&S->jets);
+        Z->B[r] = sc_jet_alloc(&S->jets);
     }
-    wacc_init(&S, nq, &Z.wa);
-    wacc_init(&S, ns, &Z.wb);
-    /* per-owner constants of the kinematics: d_O, and for friction Om_O and cv_O */
-    {
-        double *w[2][3], *tmp[6];
-        int aa, O;
-        for (O = 0; O < 2; O++) {
-            for (aa = 0; aa < 3; aa++) {
-                Z.d[O][aa] = sc_jet_alloc(&S.jets);
-                Z.Om[O][aa] = sc_jet_alloc(&S.jets);
-                Z.cv[O][aa] = sc_jet_alloc(&S.jets);
-            }
-            for (aa = 0; aa < D; aa++) {
-                S.y0[O][aa] = sc_jet_alloc(&S.jets);
-                for (j = 0; j < D; j++) {
-                    S.L[O][aa][j] = sc_jet_alloc(&S.jets);
-                    S.Q[O][aa][j] = sc_jet_alloc(&S.jets);
-                    if (D == 3) {
-                        Z.N[O][aa][j] = sc_jet_alloc(&S.jets);
-                    }
-                }
-            }
-        }
-        base = S.jets.used; /* the temporaries below are released after this block */
+    wacc_init(S, nq, &Z->wa);
+    wacc_init(S, ns, &Z->wb);
+    for (O = 0; O < 2; O++) {
         for (aa = 0; aa < 3; aa++) {
-            w[0][aa] = sc_jet_alloc(&S.jets);
-            w[1][aa] = sc_jet_alloc(&S.jets);
-            tmp[aa] = sc_jet_alloc(&S.jets);
-            tmp[3 + aa] = sc_jet_alloc(&S.jets);
+            Z->d[O][aa] = sc_jet_alloc(&S->jets);
+            Z->Om[O][aa] = sc_jet_alloc(&S->jets);
+            Z->cv[O][aa] = sc_jet_alloc(&S->jets);
         }
-        for (O = 0; O < 2; O++) {
-            const int K = 1 - O;
-            for (aa = 0; aa < D; aa++) {
-                sc_jet_const(c, ns, Z.d[O][aa], S.t[O][aa] - S.t[K][aa]);
-                if (S.pv[O] < ns) {
-                    Z.d[O][aa][1 + S.pv[O] + aa] = 1.0;
-                }
-                if (S.pv[K] < ns) {
-                    Z.d[O][aa][1 + S.pv[K] + aa] = -1.0;
-                }
-            }
-        }
-        /* world angular velocities w_X (2D: the scalar omega_X) */
-        for (X = 0; X < 2; X++) {
-            const int v0 = S.vv[X];
-            if (D == 2) {
-                sc_jet_var(c, ns, w[X][0], S.v[X][2], v0 + 2);
-            } else {
-                for (aa = 0; aa < 3; aa++) {
-                    sc_jet_var(c, ns, tmp[3 + aa], S.v[X][3 + aa], v0 + 3 + aa);
-                }
-                to_world(&S, ns, w[X], tmp + 3, X, tmp);
-            }
-        }
-        for (O = 0; O < 2; O++) {
-            const int K = 1 - O, vO = S.vv[O], vK = S.vv[K];
-            for (aa = 0; aa < (D == 2 ? 1 : 3); aa++) {
-                sc_jet_lin(c, ns, Z.Om[O][aa], 1.0, w[O][aa], -1.0, w[K][aa]);
-            }
-            for (aa = 0; aa < D; aa++) {
-                sc_jet_const(c, ns, Z.cv[O][aa], S.v[O][aa] - S.v[K][aa]);
-                if (vO < ns) {
-                    Z.cv[O][aa][1 + vO + aa] = 1.0;
-                }
-                if (vK < ns) {
-                    Z.cv[O][aa][1 + vK + aa] = -1.0;
-                }
-            }
-            if (D == 2) {
-                /* - w_K J d = - w_K (-d1, d0) */
-                sc_jet_madd(c, ns, Z.cv[O][0], 1.0, w[K][0], Z.d[O][1]);
-                sc_jet_madd(c, ns, Z.cv[O][1], -1.0, w[K][0], Z.d[O][0]);
-            } else {
-                for (aa = 0; aa < 3; aa++) {
-                    const int i1 = (aa + 1) % 3, i2 = (aa + 2) % 3;
-                    sc_jet_madd(c, ns, Z.cv[O][aa], -1.0, w[K][i1], Z.d[O][i2]);
-                    sc_jet_madd(c, ns, Z.cv[O][aa], 1.0, w[K][i2], Z.d[O][i1]);
-                }
-            }
-        }
-        /* L_O, whose column b is R_O Exp(dth_O) e_b, 3D: N_O = (Om_O x) L_O (friction), and
-           in K's frame the samples' lever arms q = M_K^T L_O p = Q_O p and positions y =
-           Exp(-dth_K) R_K^T (L_O p + d_O) = Q_O p + y0_O (y0 for the jets only: the values
-           of y are the SSDF's) */
-        for (O = 0; O < 2; O++) {
-            const int K = 1 - O;
-            int cb;
-            if (order >= 1) {
-                to_body(&S, nq, S.y0[O], Z.d[O], K, tmp);
-            }
-            for (cb = 0; cb < D; cb++) {
-                double *col[3] = {S.L[O][0][cb], S.L[O][1][cb], S.L[O][D - 1][cb]};
-                double *qcol[3] = {S.Q[O][0][cb], S.Q[O][1][cb], S.Q[O][D - 1][cb]};
-                for (aa = 0; aa < D; aa++) {
-                    sc_jet_const(c, ns, tmp[3 + aa], aa == cb ? 1.0 : 0.0);
-                }
-                to_world(&S, ns, col, tmp + 3, O, tmp);
-                to_body(&S, nq, qcol, col, K, tmp);
-                for (aa = 0; D == 3 && need_fric && aa < 3; aa++) {
-                    const int i1 = (aa + 1) % 3, i2 = (aa + 2) % 3;
-                    double *nab = Z.N[O][aa][cb];
-                    sc_jet_const(c, ns, nab, 0.0);
-                    sc_jet_madd(c, ns, nab, 1.0, Z.Om[O][i1], S.L[O][i2][cb]);
-                    sc_jet_madd(c, ns, nab, -1.0, Z.Om[O][i2], S.L[O][i1][cb]);
-                }
-            }
-            /* friction works in K's frame: cv_O and N_O's columns times M_K^T (w is free) */
-            for (cb = 0; need_fric && cb < (D == 3 ? 4 : 1); cb++) {
-                double *v[3];
-                for (aa = 0; aa < D; aa++) {
-                    v[aa] = cb == 0 ? Z.cv[O][aa] : Z.N[O][aa][cb - 1];
-                }
-                to_body(&S, ns, w[0], v, K, tmp);
-                for (aa = 0; aa < D; aa++) {
-                    sc_jet_lin(c, ns, v[aa], 1.0, w[0][aa], 0.0, NULL);
+        for (aa = 0; aa < D; aa++) {
+            S->y0[O][aa] = sc_jet_alloc(&S->jets);
+            for (j = 0; j < D; j++) {
+                S->L[O][aa][j] = sc_jet_alloc(&S->jets);
+                S->Q[O][aa][j] = sc_jet_alloc(&S->jets);
+                if (D == 3) {
+                    Z->N[O][aa][j] = sc_jet_alloc(&S->jets);
                 }
             }
         }
     }
-    S.jets.used = base;
-    sc_jet_const(c, nq, Z.mj, m);
+    base = S->jets.used;
+    for (aa = 0; aa < 3; aa++) {
+        w[0][aa] = sc_jet_alloc(&S->jets);
+        w[1][aa] = sc_jet_alloc(&S->jets);
+        tmp[aa] = sc_jet_alloc(&S->jets);
+        tmp[3 + aa] = sc_jet_alloc(&S->jets);
+    }
+    /* d_O = t_O + dt_O - t_K - dt_K */
+    for (O = 0; O < 2; O++) {
+        const int K = 1 - O;
+        for (aa = 0; aa < D; aa++) {
+            sc_jet_const(c, ns, Z->d[O][aa], S->t[O][aa] - S->t[K][aa]);
+            if (S->pv[O] < ns) {
+                Z->d[O][aa][1 + S->pv[O] + aa] = 1.0;
+            }
+            if (S->pv[K] < ns) {
+                Z->d[O][aa][1 + S->pv[K] + aa] = -1.0;
+            }
+        }
+    }
+    /* world angular velocities w_X (2D: the scalar omega_X) */
+    for (X = 0; X < 2; X++) {
+        const int v0 = S->vv[X];
+        if (D == 2) {
+            sc_jet_var(c, ns, w[X][0], S->v[X][2], v0 + 2);
+        } else {
+            for (aa = 0; aa < 3; aa++) {
+                sc_jet_var(c, ns, tmp[3 + aa], S->v[X][3 + aa], v0 + 3 + aa);
+            }
+            to_world(S, ns, w[X], tmp + 3, X, tmp);
+        }
+    }
+    relative_velocity(S, Z, 0, w);
+    relative_velocity(S, Z, 1, w);
+    lever_arms(S, Z, 0, w[0], tmp);
+    lever_arms(S, Z, 1, w[0], tmp);
+    S->jets.used = base;
+    sc_jet_const(c, nq, Z->mj, S->m);
+}
 
-    /* ---- pass 2: per sample, the soft minimum's jet (sums) and the forces ----
-     * pi_k = exp((m - Phi_k) / eps_c) = pi_k(0) E(dR - dPhi_k) E(dm - dR) with
-     * E(z) = exp(z / eps_c), d the change from s = 0 and R the sample of smallest Phi (its
-     * jet computed first): every accumulated quantity is linear in pi_k, so the samples
-     * are summed with pi_k(0) E(dR - dPhi_k), which needs no dm, and the sums are
-     * multiplied by E(dm - dR) once at the end (an exact identity of truncated jets).  One
-     * pass over the samples instead of two.  The reference R keeps the factors near 1
-     * where the weight sits (dm ~ dR), so the split adds no cancellation of note; the
-     * values are those of order 0 bit for bit (both factors have value 1 and pi_k(0)). */
+/* The pass over the samples (pass 2): per kept sample, the soft minimum's jet sums and the
+ * forces: values (order 0), lanes (first order; the copies with constant sizes: one or two
+ * moving bodies) or jets.
+ * pi_k = exp((m - Phi_k) / eps_c) = pi_k(0) E(dR - dPhi_k) E(dm - dR) with E(z) = exp(z /
+ * eps_c), d the change from s = 0 and R the sample of smallest Phi (its jet computed
+ * first, in PhiR): every accumulated quantity is linear in pi_k, so the samples are summed
+ * with pi_k(0) E(dR - dPhi_k), which needs no dm, and the sums are multiplied by E(dm -
+ * dR) once at the end (scale_sums; an exact identity of truncated jets).  One pass over
+ * the samples instead of two.  The reference R keeps the factors near 1 where the weight
+ * sits (dm ~ dR), so the split adds no cancellation of note; the values are those of
+ * order 0 bit for bit (both factors have value 1 and pi_k(0)).  Returns PhiR (NULL at
+ * order 0), which stays allocated. */
+static double *samples_pass(contact_t *S, acc_t *Z, double *forces)
+{
+    const int D = S->D, order = S->order, nq = S->nq, ns = S->ns, nf = S->need_fric;
+    const ptrdiff_t n = S->n;
+    const double vs2 = S->vs2;
+    const unsigned char *mark = S->mark;
+    double *PhiR = NULL, *pf = S->pf;
+    ptrdiff_t k;
+    int base;
     if (order >= 1) {
         ptrdiff_t kr = 0;
         for (k = 1; k < n; k++) {
-            kr = phi[k] < phi[kr] ? k : kr;
+            kr = S->phi[k] < S->phi[kr] ? k : kr;
         }
-        PhiR = sc_jet_alloc(&S.jets);
-        S.jets.used = base + 1;
-        reference_phi(&S, &Z, kr, PhiR);
-        base++; /* PhiR stays */
+        PhiR = sc_jet_alloc(&S->jets);
+        reference_phi(S, Z, kr, PhiR);
     }
+    base = S->jets.used; /* PhiR stays; the pass's jets are released after it */
     /* the skipped samples' outputs (pf is read only for forces) */
     for (k = 0; forces && k < n; k++) {
-        if (mark[k] == 0.0) {
+        if (!mark[k]) {
             memset(pf + k * D, 0, sizeof(double) * (size_t)D);
             memset(forces + k * D, 0, sizeof(double) * (size_t)D);
         }
     }
-    /* the pass over the samples: values, lanes (first order, the copies with constant
-       sizes: one or two moving bodies) or jets */
-    S.jets.used = base;
     if (order == 0) {
-        (D == 2 ? pass_values_2 : pass_values_3)(&S, &Z, mark, need_fric, vs2, pf, forces);
+        (D == 2 ? pass_values_2 : pass_values_3)(S, Z, mark, nf, vs2, pf, forces);
     } else if (order == 1 && D == 2 && nq == 3) {
-        pass_lanes_2_3(&S, &Z, mark, PhiR, need_fric, vs2, pf, forces);
+        pass_lanes_2_3(S, Z, mark, PhiR, nf, vs2, pf, forces);
     } else if (order == 1 && D == 2 && nq == 6) {
-        pass_lanes_2_6(&S, &Z, mark, PhiR, need_fric, vs2, pf, forces);
+        pass_lanes_2_6(S, Z, mark, PhiR, nf, vs2, pf, forces);
     } else if (order == 1 && D == 3 && nq == 6) {
-        pass_lanes_3_6(&S, &Z, mark, PhiR, need_fric, vs2, pf, forces);
+        pass_lanes_3_6(S, Z, mark, PhiR, nf, vs2, pf, forces);
     } else if (order == 1 && D == 3 && nq == 12) {
-        pass_lanes_3_12(&S, &Z, mark, PhiR, need_fric, vs2, pf, forces);
+        pass_lanes_3_12(S, Z, mark, PhiR, nf, vs2, pf, forces);
     } else {
-        pass_jets(&S, &Z, order, D, nq, ns, mark, PhiR, dphi, need_fric, vs2, pf, forces);
+        pass_jets(S, Z, order, D, nq, ns, mark, PhiR, S->dphi, nf, vs2, pf, forces);
     }
-
-    /* the sums to the world (wacc_to_world), then the owners' torques from the moments
-       (wacc_torques) */
-    S.jets.used = base;
-    {
-        double *tmp[6];
-        int aa;
-        for (aa = 0; aa < 6; aa++) {
-            tmp[aa] = sc_jet_alloc(&S.jets);
-        }
-        wacc_to_world(&S, nq, &Z.wa, tmp);
-        if (need_fric) {
-            wacc_to_world(&S, ns, &Z.wb, tmp);
-        }
-    }
-    wacc_torques(&S, nq, &Z.wa, S.L);
-    if (need_fric) {
-        wacc_torques(&S, ns, &Z.wb, S.L);
-    }
-
-    if (order >= 1) {
-        double *mg = Z.mj + 1, *mh = Z.mj + 1 + c->n, *e, *ef;
-        int aa;
-        if (order >= 2) {
-            /* - (1/eps_c) sum pi (dPhi - dm)(dPhi - dm)^T, centred */
-            for (k = 0; k < n; k++) {
-                double d[12], w = pi[k] / eps_c;
-                int i2, j2;
-                if (w == 0.0 || mark[k] == 0.0) {
-                    continue;
-                }
-                for (i2 = 0; i2 < nq; i2++) {
-                    d[i2] = dphi[k * nq + i2] - mg[i2];
-                }
-                for (i2 = 0; i2 < nq; i2++) {
-                    for (j2 = 0; j2 <= i2; j2++) {
-                        mh[i2 * (i2 + 1) / 2 + j2] -= w * d[i2] * d[j2];
-                    }
-                }
-            }
-        }
-        /* the sums times E(dm - dR) (value 1) */
-        S.jets.used = base;
-        e = sc_jet_alloc(&S.jets);
-        ef = sc_jet_alloc(&S.jets);
-        sc_jet_lin(c, nq, e, 1.0 / eps_c, Z.mj, -1.0 / eps_c, PhiR);
-        sc_jet_func(c, nq, e, e, 1.0, 1.0, 1.0);
-        sc_jet_lin(c, nq, ef, 1.0, e, 0.0, NULL);
-        sc_jet_promote(c, nq, ns, ef);
-        for (X = 0; X < 2; X++) {
-            for (aa = 0; aa < D; aa++) {
-                sc_jet_mul(c, nq, Z.wa.F[X][aa], Z.wa.F[X][aa], e);
-                if (need_fric) {
-                    sc_jet_mul(c, ns, Z.wb.F[X][aa], Z.wb.F[X][aa], ef);
-                }
-            }
-            for (aa = 0; aa < (D == 2 ? 1 : 3); aa++) {
-                sc_jet_mul(c, nq, Z.wa.T[X][aa], Z.wa.T[X][aa], e);
-                if (need_fric) {
-                    sc_jet_mul(c, ns, Z.wb.T[X][aa], Z.wb.T[X][aa], ef);
-                }
-            }
-        }
-    }
-
-    /* ---- assembly: wrench = (lambda - c s mdot) A - mu lambda B ---- */
-    S.jets.used = base;
-    {
-        double *tmp[3] = {sc_jet_alloc(&S.jets), sc_jet_alloc(&S.jets), sc_jet_alloc(&S.jets)};
-        wacc_finish(&S, nq, &Z.wa, Z.d, Z.A, tmp);
-        if (need_fric) {
-            wacc_finish(&S, ns, &Z.wb, Z.d, Z.B, tmp);
-        }
-    }
-    {
-        double *lam = sc_jet_alloc(&S.jets), *sig = sc_jet_alloc(&S.jets), *md = sc_jet_alloc(&S.jets), *vj = sc_jet_alloc(&S.jets);
-        double *al = sc_jet_alloc(&S.jets), *q = sc_jet_alloc(&S.jets);
-        const double zz = -m / prm->beta;
-        kk = prm->stiffness;
-        /* P = sp_b(-m), S = s_b(-m), Sc = 1 - S, S1 = S Sc / b, S2 = (1 - 2 S) S Sc / b^2 */
-        P = prm->beta * (zz > 0.0 ? zz + log1p(exp(-zz)) : log1p(exp(zz)));
-        Sg = zz >= 0.0 ? 1.0 / (1.0 + exp(-zz)) : exp(zz) / (1.0 + exp(zz));
-        Sc = zz >= 0.0 ? exp(-zz) / (1.0 + exp(-zz)) : 1.0 / (1.0 + exp(zz));
-        S1 = Sg * Sc / prm->beta;
-        S2 = (Sc - Sg) * S1 / prm->beta;
-        /* lambda(m) = k P S: d/dm = -k (S^2 + P S1), d2/dm2 = k (3 S S1 + P S2) */
-        lam0 = kk * P * Sg;
-        lam1 = -kk * (Sg * Sg + P * S1);
-        lam2 = kk * (3.0 * Sg * S1 + P * S2);
-        if (scalars) {
-            scalars[0] = 0.5 * kk * P * P;
-            scalars[1] = m;
-            scalars[2] = phimin;
-        }
-        sc_jet_func(c, nq, lam, Z.mj, lam0, lam1, lam2);
-        sc_jet_func(c, nq, sig, Z.mj, Sg, -S1, S2);
-        sc_jet_promote(c, nq, ns, lam);
-        sc_jet_promote(c, nq, ns, sig);
-        /* mdot = A . v */
-        sc_jet_const(c, ns, md, 0.0);
-        for (r = 0; r < 2 * nv; r++) {
-            sc_jet_promote(c, nq, ns, Z.A[r]);
-            sc_jet_var(c, ns, vj, S.v[r / nv][r % nv], S.vv[r / nv] + r % nv);
-            sc_jet_madd(c, ns, md, 1.0, Z.A[r], vj);
-        }
-        /* alpha = lambda - c s mdot */
-        sc_jet_mul(c, ns, al, sig, md);
-        sc_jet_lin(c, ns, al, 1.0, lam, -prm->damping, al);
-        for (r = 0; r < 2 * nv; r++) {
-            sc_jet_mul(c, ns, q, al, Z.A[r]);
-            if (mu > 0.0) {
-                sc_jet_madd(c, ns, q, -mu, lam, Z.B[r]);
-            }
-            if (dw_dprm) {
-                /* lambda and the friction force are linear in k, damping in c, friction
-                 * in mu: W = k (P S) (A - mu B) - c S mdot A */
-                const double bv = need_fric ? Z.B[r][0] : 0.0;
-                dw_dprm[r] = P * Sg * (Z.A[r][0] - mu * bv);
-                dw_dprm[2 * nv + r] = -Sg * md[0] * Z.A[r][0];
-                dw_dprm[4 * nv + r] = -lam0 * bv;
-            }
-            if (wrench) {
-                wrench[r] = q[0];
-            }
-            /* full pair coordinates (dq_A, dq_B, v_A, v_B); a frozen body's are zero */
-            if (jac && order >= 1) {
-                for (j = 0; j < 4 * nv; j++) {
-                    const int cj = full_to_var(&S, j);
-                    jac[r * 4 * nv + j] = cj < ns ? q[1 + cj] : 0.0;
-                }
-            }
-            if (hess && order >= 2) {
-                const int nf = 4 * nv;
-                int i2, j2;
-                for (i2 = 0; i2 < nf; i2++) {
-                    const int ci = full_to_var(&S, i2);
-                    for (j2 = 0; j2 <= i2; j2++) {
-                        const int cj = full_to_var(&S, j2);
-                        const double v = ci < ns && cj < ns ? q[sc_jet_hidx(c, ci, cj)] : 0.0;
-                        hess[(r * nf + i2) * nf + j2] = v;
-                        hess[(r * nf + j2) * nf + i2] = v;
-                    }
-                }
-            }
-        }
-        if (forces) {
-            for (k = 0; k < n * D; k++) {
-                forces[k] = al[0] * forces[k] - mu * lam0 * pf[k];
-            }
-        }
-    }
-    return S.jets.overflow ? SC_ENOMEM : SC_OK;
+    S->jets.used = base;
+    return PhiR;
 }
 
-const sc__contact_fn SC_CONTACT_VARIANT = contact_kernel;
+/* the sums to the world (wacc_to_world), then the owners' torques from the moments
+   (wacc_torques) */
+static void sums_to_world(contact_t *S, acc_t *Z)
+{
+    const int base = S->jets.used;
+    double *tmp[6];
+    int aa;
+    for (aa = 0; aa < 6; aa++) {
+        tmp[aa] = sc_jet_alloc(&S->jets);
+    }
+    wacc_to_world(S, S->nq, &Z->wa, tmp);
+    if (S->need_fric) {
+        wacc_to_world(S, S->ns, &Z->wb, tmp);
+    }
+    S->jets.used = base;
+    wacc_torques(S, S->nq, &Z->wa, S->L);
+    if (S->need_fric) {
+        wacc_torques(S, S->ns, &Z->wb, S->L);
+    }
+}
+
+/* the soft minimum's Hessian term - (1/eps_c) sum pi (dPhi - dm)(dPhi - dm)^T, centred
+   (order 2; the diagonal-plus-rank-one Hessian applied, never formed) */
+static void centred_term(const contact_t *S, acc_t *Z)
+{
+    const int nq = S->nq;
+    double *mg = Z->mj + 1, *mh = Z->mj + 1 + S->c.n;
+    ptrdiff_t k;
+    for (k = 0; k < S->n; k++) {
+        double d[12], w = S->pi[k] / S->eps_c;
+        int i2, j2;
+        if (w == 0.0 || !S->mark[k]) {
+            continue;
+        }
+        for (i2 = 0; i2 < nq; i2++) {
+            d[i2] = S->dphi[k * nq + i2] - mg[i2];
+        }
+        for (i2 = 0; i2 < nq; i2++) {
+            for (j2 = 0; j2 <= i2; j2++) {
+                mh[i2 * (i2 + 1) / 2 + j2] -= w * d[i2] * d[j2];
+            }
+        }
+    }
+}
+
+/* the sums times E(dm - dR) (value 1; samples_pass) */
+static void scale_sums(contact_t *S, acc_t *Z, const double *PhiR)
+{
+    const sc_jet_ctx *c = &S->c;
+    const int D = S->D, nq = S->nq, ns = S->ns, base = S->jets.used;
+    double *e = sc_jet_alloc(&S->jets), *ef = sc_jet_alloc(&S->jets);
+    int X, aa;
+    sc_jet_lin(c, nq, e, 1.0 / S->eps_c, Z->mj, -1.0 / S->eps_c, PhiR);
+    sc_jet_func(c, nq, e, e, 1.0, 1.0, 1.0);
+    sc_jet_lin(c, nq, ef, 1.0, e, 0.0, NULL);
+    sc_jet_promote(c, nq, ns, ef);
+    for (X = 0; X < 2; X++) {
+        for (aa = 0; aa < D; aa++) {
+            sc_jet_mul(c, nq, Z->wa.F[X][aa], Z->wa.F[X][aa], e);
+            if (S->need_fric) {
+                sc_jet_mul(c, ns, Z->wb.F[X][aa], Z->wb.F[X][aa], ef);
+            }
+        }
+        for (aa = 0; aa < (D == 2 ? 1 : 3); aa++) {
+            sc_jet_mul(c, nq, Z->wa.T[X][aa], Z->wa.T[X][aa], e);
+            if (S->need_fric) {
+                sc_jet_mul(c, ns, Z->wb.T[X][aa], Z->wb.T[X][aa], ef);
+            }
+        }
+    }
+    S->jets.used = base;
+}
+
+/* the normal force lambda(m) = k P S and the ramp S = s_b(-m) with their first two
+   derivatives in m, P = sp_b(-m) (the energy 0.5 k P^2); S1 = S Sc / b, S2 = (1 - 2 S) S Sc
+   / b^2, Sc = 1 - S */
+typedef struct {
+    double P, Sg, S1, S2, lam[3];
+} normal_force;
+
+static normal_force normal_of(double m, const sc_contact_params *prm)
+{
+    const double zz = -m / prm->beta, kk = prm->stiffness;
+    normal_force f;
+    double Sc;
+    f.P = prm->beta * (zz > 0.0 ? zz + log1p(exp(-zz)) : log1p(exp(zz)));
+    f.Sg = zz >= 0.0 ? 1.0 / (1.0 + exp(-zz)) : exp(zz) / (1.0 + exp(zz));
+    Sc = zz >= 0.0 ? exp(-zz) / (1.0 + exp(-zz)) : 1.0 / (1.0 + exp(zz));
+    f.S1 = f.Sg * Sc / prm->beta;
+    f.S2 = (Sc - f.Sg) * f.S1 / prm->beta;
+    /* lambda(m) = k P S: d/dm = -k (S^2 + P S1), d2/dm2 = k (3 S S1 + P S2) */
+    f.lam[0] = kk * f.P * f.Sg;
+    f.lam[1] = -kk * (f.Sg * f.Sg + f.P * f.S1);
+    f.lam[2] = kk * (3.0 * f.Sg * f.S1 + f.P * f.S2);
+    return f;
+}
+
+/* wrench row r's jet q into the outputs: its value, Jacobian and Hessian in the full pair
+   coordinates (dq_A, dq_B, v_A, v_B; a frozen body's are zero) */
+static void write_row(const contact_t *S, int r, const double *q, const sc_contact_out *out)
+{
+    const int nv = S->nv, ns = S->ns, nf = 4 * nv;
+    int i2, j2;
+    if (out->wrench) {
+        out->wrench[r] = q[0];
+    }
+    if (out->jac && S->order >= 1) {
+        for (j2 = 0; j2 < nf; j2++) {
+            const int cj = full_to_var(S, j2);
+            out->jac[r * nf + j2] = cj < ns ? q[1 + cj] : 0.0;
+        }
+    }
+    if (out->hess && S->order >= 2) {
+        for (i2 = 0; i2 < nf; i2++) {
+            const int ci = full_to_var(S, i2);
+            for (j2 = 0; j2 <= i2; j2++) {
+                const int cj = full_to_var(S, j2);
+                const double v = ci < ns && cj < ns ? q[sc_jet_hidx(&S->c, ci, cj)] : 0.0;
+                out->hess[(r * nf + i2) * nf + j2] = v;
+                out->hess[(r * nf + j2) * nf + i2] = v;
+            }
+        }
+    }
+}
+
+/* Assembly: wrench = alpha A - mu lambda B, alpha = lambda - c s mdot, mdot = A . v, and
+   the per-sample forces */
+static void assemble(contact_t *S, acc_t *Z, const sc_contact_params *prm,
+                     const sc_contact_out *out)
+{
+    const sc_jet_ctx *c = &S->c;
+    const int nv = S->nv, nq = S->nq, ns = S->ns, need_fric = S->need_fric;
+    const double mu = prm->friction;
+    const normal_force f = normal_of(S->m, prm);
+    double *lam, *sig, *md, *vj, *al, *q, *tmp[3];
+    ptrdiff_t k;
+    int r;
+    tmp[0] = sc_jet_alloc(&S->jets);
+    tmp[1] = sc_jet_alloc(&S->jets);
+    tmp[2] = sc_jet_alloc(&S->jets);
+    wacc_finish(S, nq, &Z->wa, Z->d, Z->A, tmp);
+    if (need_fric) {
+        wacc_finish(S, ns, &Z->wb, Z->d, Z->B, tmp);
+    }
+    lam = sc_jet_alloc(&S->jets);
+    sig = sc_jet_alloc(&S->jets);
+    md = sc_jet_alloc(&S->jets);
+    vj = sc_jet_alloc(&S->jets);
+    al = sc_jet_alloc(&S->jets);
+    q = sc_jet_alloc(&S->jets);
+    if (out->scalars) {
+        out->scalars[0] = 0.5 * prm->stiffness * f.P * f.P;
+        out->scalars[1] = S->m;
+        out->scalars[2] = S->phimin;
+    }
+    sc_jet_func(c, nq, lam, Z->mj, f.lam[0], f.lam[1], f.lam[2]);
+    sc_jet_func(c, nq, sig, Z->mj, f.Sg, -f.S1, f.S2);
+    sc_jet_promote(c, nq, ns, lam);
+    sc_jet_promote(c, nq, ns, sig);
+    /* mdot = A . v */
+    sc_jet_const(c, ns, md, 0.0);
+    for (r = 0; r < 2 * nv; r++) {
+        sc_jet_promote(c, nq, ns, Z->A[r]);
+        sc_jet_var(c, ns, vj, S->v[r / nv][r % nv], S->vv[r / nv] + r % nv);
+        sc_jet_madd(c, ns, md, 1.0, Z->A[r], vj);
+    }
+    /* alpha = lambda - c s mdot */
+    sc_jet_mul(c, ns, al, sig, md);
+    sc_jet_lin(c, ns, al, 1.0, lam, -prm->damping, al);
+    for (r = 0; r < 2 * nv; r++) {
+        sc_jet_mul(c, ns, q, al, Z->A[r]);
+        if (mu > 0.0) {
+            sc_jet_madd(c, ns, q, -mu, lam, Z->B[r]);
+        }
+        if (out->dw_dprm) {
+            /* lambda and the friction force are linear in k, damping in c, friction
+             * in mu: W = k (P S) (A - mu B) - c S mdot A */
+            const double bv = need_fric ? Z->B[r][0] : 0.0;
+            out->dw_dprm[r] = f.P * f.Sg * (Z->A[r][0] - mu * bv);
+            out->dw_dprm[2 * nv + r] = -f.Sg * md[0] * Z->A[r][0];
+            out->dw_dprm[4 * nv + r] = -f.lam[0] * bv;
+        }
+        write_row(S, r, q, out);
+    }
+    for (k = 0; out->forces && k < S->n * S->D; k++) {
+        out->forces[k] = al[0] * out->forces[k] - mu * f.lam[0] * S->pf[k];
+    }
+}
+
+static int contact_jets(contact_t *S, const sc_contact_params *prm, const sc_contact_out *out)
+{
+    acc_t Z;
+    double *PhiR;
+    kinematics(S, &Z);
+    PhiR = samples_pass(S, &Z, out->forces);
+    sums_to_world(S, &Z);
+    if (S->order >= 2) {
+        centred_term(S, &Z);
+    }
+    if (S->order >= 1) {
+        scale_sums(S, &Z, PhiR);
+    }
+    assemble(S, &Z, prm, out);
+    return S->jets.overflow ? SC_ENOMEM : SC_OK;
+}
+
+const sc__contact_fn SC_CONTACT_VARIANT = contact_jets;
