@@ -11,6 +11,12 @@
 
 #include "sc_vec_generic.h" /* the portable exp, tested against libm */
 #include "softcontact.h"
+/* white-box: the internal layout constants, the SSDF's cheap logarithm, the contact
+   model's compiled variants and the parallel loop */
+#include "sc_cloud_internal.h"
+#include "sc_contact_internal.h"
+#include "sc_parallel_internal.h"
+#include "sc_ssdf_internal.h"
 
 static int n_pass, n_fail;
 
@@ -25,6 +31,9 @@ static int n_pass, n_fail;
             printf("\n");                                                                          \
         }                                                                                          \
     } while (0)
+
+/* run options as an argument: OPT(isa, dense, nthreads) */
+#define OPT(isa, dense, nthreads) (&(const sc_options){(isa), (dense), (nthreads)})
 
 /* deterministic uniform numbers in [0, 1) (64-bit LCG, top 53 bits) */
 static unsigned long long rng_state = 0x9E3779B97F4A7C15ULL;
@@ -130,19 +139,90 @@ static double relerr(double a, double b, double scale)
 
 static void test_status_and_isa(void)
 {
-    int s;
+    static const int codes[6] = {SC_OK,         SC_EINVAL,   SC_ENOMEM,
+                                 SC_ENONFINITE, SC_ENOTUNIT, SC_EUNSUPPORTED};
+    int s, i, j, distinct = 1;
     for (s = -8; s <= 1; s++) {
         CHECK(sc_status_str(s) != NULL && strlen(sc_status_str(s)) > 0, "status %d", s);
     }
+    /* the codes as renumbered: SC_ENOTUNIT took -4, SC_EUNSUPPORTED is -5, and the removed
+       SC_ENOCONV / SC_ESINGULAR / SC_ETHREAD leave nothing below */
+    CHECK(SC_OK == 0 && SC_EINVAL == -1 && SC_ENOMEM == -2 && SC_ENONFINITE == -3 &&
+              SC_ENOTUNIT == -4 && SC_EUNSUPPORTED == -5,
+          "status code values");
+    for (i = 0; i < 6; i++) {
+        distinct &= strcmp(sc_status_str(codes[i]), "unknown error") != 0;
+        for (j = 0; j < i; j++) {
+            distinct &= strcmp(sc_status_str(codes[i]), sc_status_str(codes[j])) != 0;
+        }
+    }
+    CHECK(distinct, "each status code has its own message");
+    CHECK(strcmp(sc_status_str(-6), "unknown error") == 0 &&
+              strcmp(sc_status_str(-7), "unknown error") == 0 &&
+              strcmp(sc_status_str(1), "unknown warning") == 0,
+          "no codes below SC_EUNSUPPORTED; warnings unknown");
     CHECK(sc_isa_supported(SC_ISA_GENERIC) == 1, "generic always supported");
     CHECK(sc_isa_supported(42) == 0, "unknown isa");
     CHECK(sc_isa_resolve(SC_ISA_AUTO) == sc_isa_best(), "auto resolves to best");
     CHECK(sc_isa_resolve(7) == SC_EINVAL, "bad isa value");
-    CHECK(sc_isa_resolve(SC_ISA_AUTO + SC_DENSE) == sc_isa_best() + SC_DENSE, "auto dense");
-    CHECK(sc_isa_resolve(SC_ISA_GENERIC + SC_DENSE) == SC_ISA_GENERIC + SC_DENSE, "dense kept");
-    CHECK(sc_isa_resolve(SC_ISA_AVX512 + SC_DENSE + 1) == SC_EINVAL, "bad dense isa value");
+    CHECK(sc_isa_resolve(SC_ISA_GENERIC) == SC_ISA_GENERIC, "generic kept");
+    /* dense is an option now, no longer ISA + 16: the old encodings are unknown ISAs */
+    CHECK(sc_isa_resolve(SC_ISA_AUTO + 16) == SC_EINVAL &&
+              sc_isa_resolve(SC_ISA_GENERIC + 16) == SC_EINVAL &&
+              sc_isa_resolve(SC_ISA_AVX512 + 16 + 1) == SC_EINVAL,
+          "old dense encodings refused");
+    CHECK(sc_isa_resolve(SC_ISA_AVX512 + 1) == SC_EINVAL && sc_isa_resolve(-2) == SC_EINVAL,
+          "isa values next to the valid ones");
+    for (s = SC_ISA_AVX2; s <= SC_ISA_AVX512; s++) {
+        CHECK(sc_isa_resolve(s) == (sc_isa_supported(s) ? s : SC_EUNSUPPORTED),
+              "isa %d resolves to itself or SC_EUNSUPPORTED", s);
+    }
     CHECK(strcmp(sc_isa_name(SC_ISA_AVX2), "avx2") == 0, "isa name");
+    CHECK(strcmp(sc_isa_name(SC_ISA_GENERIC + 16), "unknown") == 0, "no dense isa names");
+    CHECK(SC_NQ(2) == 3 && SC_NQ(3) == 7 && SC_NV(2) == 3 && SC_NV(3) == 6, "pose sizes");
+    /* the ENOTUNIT checks below put norms 1 + 1e-6 (refused) and 1 + 1e-12 (accepted) */
+    CHECK(SC_UNIT_TOL > 1e-11 && SC_UNIT_TOL < 1e-7, "SC_UNIT_TOL %g", SC_UNIT_TOL);
     printf("# best ISA here: %s\n", sc_isa_name(sc_isa_best()));
+}
+
+/* sc_options_resolve: NULL is SC_OPTIONS_DEFAULT (auto ISA, pruned, one thread) */
+static void test_options(void)
+{
+    const sc_options def = SC_OPTIONS_DEFAULT;
+    sc_options o;
+    int isa;
+    CHECK(def.isa == SC_ISA_AUTO && def.dense == 0 && def.nthreads == 1, "SC_OPTIONS_DEFAULT");
+    memset(&o, 0x5a, sizeof o);
+    CHECK(sc_options_resolve(NULL, &o) == SC_OK && o.isa == sc_isa_best() && o.dense == 0 &&
+              o.nthreads == 1,
+          "NULL options: best isa %d, dense %d, threads %d", o.isa, o.dense, o.nthreads);
+    CHECK(sc_options_resolve(&def, &o) == SC_OK && o.isa == sc_isa_best() && o.dense == 0 &&
+              o.nthreads == 1,
+          "default options");
+    CHECK(sc_options_resolve(OPT(SC_ISA_GENERIC, 1, 3), &o) == SC_OK &&
+              o.isa == SC_ISA_GENERIC && o.dense == 1 && o.nthreads == 3,
+          "explicit options kept");
+    CHECK(sc_options_resolve(OPT(SC_ISA_AUTO, 1, 2), &o) == SC_OK && o.isa == sc_isa_best() &&
+              o.dense == 1 && o.nthreads == 2,
+          "auto dense");
+    CHECK(sc_options_resolve(OPT(SC_ISA_GENERIC, 7, 1), &o) == SC_OK && o.dense == 1,
+          "dense is a truth value (resolved to 1)");
+    CHECK(sc_options_resolve(OPT(SC_ISA_GENERIC, 0, SC_MAX_THREADS + 5), &o) == SC_OK &&
+              o.nthreads == SC_MAX_THREADS + 5,
+          "more threads than SC_MAX_THREADS accepted");
+    for (isa = SC_ISA_AVX2; isa <= SC_ISA_AVX512; isa++) {
+        const int st = sc_options_resolve(OPT(isa, 0, 1), &o);
+        CHECK(sc_isa_supported(isa) ? st == SC_OK && o.isa == isa : st == SC_EUNSUPPORTED,
+              "isa %s: status %d", sc_isa_name(isa), st);
+    }
+    CHECK(sc_options_resolve(OPT(7, 0, 1), &o) == SC_EINVAL, "bad isa");
+    CHECK(sc_options_resolve(OPT(-2, 0, 1), &o) == SC_EINVAL, "isa below auto");
+    CHECK(sc_options_resolve(OPT(SC_ISA_GENERIC + 16, 0, 1), &o) == SC_EINVAL,
+          "old dense encoding");
+    CHECK(sc_options_resolve(OPT(SC_ISA_AUTO, 0, 0), &o) == SC_EINVAL, "0 threads");
+    CHECK(sc_options_resolve(OPT(SC_ISA_GENERIC, 0, -1), &o) == SC_EINVAL, "-1 threads");
+    CHECK(sc_options_resolve(OPT(SC_ISA_GENERIC, 1, -2147483647 - 1), &o) == SC_EINVAL,
+          "INT_MIN threads");
 }
 
 static void test_exp(void)
@@ -204,7 +284,14 @@ static int count_fn(void *ctx, ptrdiff_t b, ptrdiff_t e, int tid)
 static int fail_fn(void *ctx, ptrdiff_t b, ptrdiff_t e, int tid)
 {
     (void)ctx, (void)b, (void)e;
-    return tid == 1 ? SC_ENOCONV : SC_OK;
+    return tid == 1 ? SC_ENOTUNIT : SC_OK;
+}
+
+/* chunks 1 and 2 fail: the lowest chunk's status is reported */
+static int fail2_fn(void *ctx, ptrdiff_t b, ptrdiff_t e, int tid)
+{
+    (void)ctx, (void)b, (void)e;
+    return tid == 1 ? SC_ENONFINITE : tid == 2 ? SC_EINVAL : SC_OK;
 }
 
 static void test_parallel_range_fn_checks(void)
@@ -212,17 +299,26 @@ static void test_parallel_range_fn_checks(void)
     int seen[37], i, t, ok;
     for (t = 1; t <= 5; t++) {
         memset(seen, 0, sizeof seen);
-        CHECK(sc_parallel_for(37, t, count_fn, seen) == SC_OK, "parallel_for ok");
+        CHECK(sc__parallel_for(37, t, count_fn, seen) == SC_OK, "parallel_for ok");
         for (ok = 1, i = 0; i < 37; i++) {
             ok &= seen[i] == 1;
         }
         CHECK(ok, "each item exactly once with %d threads", t);
     }
-    CHECK(sc_parallel_for(0, 4, count_fn, seen) == SC_OK, "empty range");
-    CHECK(sc_parallel_for(-1, 1, count_fn, seen) == SC_EINVAL, "negative n");
-    CHECK(sc_parallel_for(5, 0, count_fn, seen) == SC_EINVAL, "zero threads");
-    CHECK(sc_parallel_for(5, 1, NULL, seen) == SC_EINVAL, "NULL fn");
-    CHECK(sc_parallel_for(10, 3, fail_fn, NULL) == SC_ENOCONV, "status propagated");
+    /* more threads than items, and than SC_MAX_THREADS */
+    memset(seen, 0, sizeof seen);
+    CHECK(sc__parallel_for(37, SC_MAX_THREADS + 100, count_fn, seen) == SC_OK,
+          "more than SC_MAX_THREADS threads");
+    for (ok = 1, i = 0; i < 37; i++) {
+        ok &= seen[i] == 1;
+    }
+    CHECK(ok, "each item exactly once with %d threads", SC_MAX_THREADS + 100);
+    CHECK(sc__parallel_for(0, 4, count_fn, seen) == SC_OK, "empty range");
+    CHECK(sc__parallel_for(-1, 1, count_fn, seen) == SC_EINVAL, "negative n");
+    CHECK(sc__parallel_for(5, 0, count_fn, seen) == SC_EINVAL, "zero threads");
+    CHECK(sc__parallel_for(5, 1, NULL, seen) == SC_EINVAL, "NULL fn");
+    CHECK(sc__parallel_for(10, 3, fail_fn, NULL) == SC_ENOTUNIT, "status propagated");
+    CHECK(sc__parallel_for(10, 3, fail2_fn, NULL) == SC_ENONFINITE, "lowest chunk's status");
 }
 
 /* phi, grad vs naive; all ISAs agree; bitwise invariances; FD of derivatives */
@@ -260,9 +356,9 @@ static void test_ssdf_pruned(int dim, int N)
         for (nt = 1; nt <= 2; nt++) {
             double worst[4] = {0.0, 0.0, 0.0, 0.0}, scale[4] = {0.0, 0.0, 0.0, 0.0};
             const ptrdiff_t len[4] = {M, M * D, M * D * D, M * D * D * D};
-            CHECK(sc_ssdf(&c.pc, epss[e], M, x, SC_ISA_GENERIC, nt, work, r[0][0], r[0][1],
-                          r[0][2], r[0][3]) == SC_OK, "pruned");
-            CHECK(sc_ssdf(&c.pc, epss[e], M, x, SC_ISA_GENERIC + SC_DENSE, nt, work, r[1][0],
+            CHECK(sc_ssdf(&c.pc, epss[e], M, x, OPT(SC_ISA_GENERIC, 0, nt), work, r[0][0],
+                          r[0][1], r[0][2], r[0][3]) == SC_OK, "pruned");
+            CHECK(sc_ssdf(&c.pc, epss[e], M, x, OPT(SC_ISA_GENERIC, 1, nt), work, r[1][0],
                           r[1][1], r[1][2], r[1][3]) == SC_OK, "dense");
             for (v = 0; v < 4; v++) {
                 for (i = 0; i < len[v]; i++) {
@@ -294,7 +390,7 @@ static void test_ssdf_values(int dim)
 {
     enum { N = 61, M = 23 };
     cloud_data c;
-    double x[M * 3], phi[M], g[M * 3], h[M * 9], t[M * 27], phi0[M], phi1[M];
+    double x[M * 3], phi[M], g[M * 3], h[M * 9], t[M * 27], phi0[M], phi1[M], phip[M];
     double *work;
     static const double epss[] = {1e-6, 1e-3, 1e-1, 1.0, 100.0};
     int e, i, k, isa, D = dim;
@@ -302,12 +398,15 @@ static void test_ssdf_values(int dim)
     /* the documented size (a cloud without an index: npad SC_VW_MAX, the query-lane
        kernel's d_i and w_i per lane) */
     work = malloc(sizeof(double) * (size_t)sc_ssdf_workspace_size(&c.pc));
+    CHECK(sc_ssdf_workspace_size(&c.pc) == c.pc.npad * SC_VW_MAX && SC_VW_MAX <= SC_PAD,
+          "workspace of a cloud without an index: npad SC_VW_MAX");
     for (i = 0; i < M * D; i++) {
         x[i] = 3.0 * urand() - 1.5;
     }
     for (e = 0; e < 5; e++) {
         double eps = epss[e], worst = 0.0, worst_isa = 0.0;
-        CHECK(sc_ssdf(&c.pc, eps, M, x, SC_ISA_GENERIC, 1, work, phi, g, h, t) == SC_OK, "ssdf");
+        CHECK(sc_ssdf(&c.pc, eps, M, x, OPT(SC_ISA_GENERIC, 0, 1), work, phi, g, h, t) == SC_OK,
+              "ssdf");
         for (i = 0; i < M; i++) {
             double pr, gr[3];
             naive(&c, eps, x + i * D, &pr, gr);
@@ -320,12 +419,13 @@ static void test_ssdf_values(int dim)
         for (isa = SC_ISA_AVX2; isa <= SC_ISA_AVX512; isa++) {
             double p2[M], g2[M * 3], h2[M * 9], t2[M * 27], hs = 0.0, ts = 0.0;
             if (!sc_isa_supported(isa)) {
-                CHECK(sc_ssdf(&c.pc, eps, M, x, isa, 1, work, p2, NULL, NULL, NULL) ==
+                CHECK(sc_ssdf(&c.pc, eps, M, x, OPT(isa, 0, 1), work, p2, NULL, NULL, NULL) ==
                           SC_EUNSUPPORTED,
                       "unsupported isa refused");
                 continue;
             }
-            CHECK(sc_ssdf(&c.pc, eps, M, x, isa, 1, work, p2, g2, h2, t2) == SC_OK, "ssdf isa");
+            CHECK(sc_ssdf(&c.pc, eps, M, x, OPT(isa, 0, 1), work, p2, g2, h2, t2) == SC_OK,
+                  "ssdf isa");
             for (i = 0; i < M * D * D; i++) {
                 hs = fmax(hs, fabs(h[i]));
             }
@@ -347,31 +447,56 @@ static void test_ssdf_values(int dim)
             CHECK(worst_isa < 1e-12, "dim %d eps %g: %s vs generic %.3g", D, eps,
                   sc_isa_name(isa), worst_isa);
         }
-        /* phi bitwise identical whatever is requested, alone or batched, any thread count */
+        /* phi bitwise identical whatever is requested, alone or batched, any thread count
+           (pruned and dense); dense agrees with pruned to rounding */
         for (isa = SC_ISA_GENERIC; isa <= SC_ISA_AVX512; isa++) {
-            int same = 1;
+            int dense;
             if (!sc_isa_supported(isa)) {
                 continue;
             }
-            CHECK(sc_ssdf(&c.pc, eps, M, x, isa, 1, work, phi0, NULL, NULL, NULL) == SC_OK, "o0");
-            CHECK(sc_ssdf(&c.pc, eps, M, x, isa, 3, work, phi1, g, h, t) == SC_OK, "o3 3 thr");
-            same &= memcmp(phi0, phi1, sizeof phi0) == 0;
-            for (i = 0; i < M; i++) {
-                double one;
-                CHECK(sc_ssdf(&c.pc, eps, 1, x + i * D, isa, 1, work, &one, NULL, h, NULL) ==
+            for (dense = 0; dense <= 1; dense++) {
+                int same = 1;
+                CHECK(sc_ssdf(&c.pc, eps, M, x, OPT(isa, dense, 1), work, phi0, NULL, NULL,
+                              NULL) == SC_OK,
+                      "o0");
+                CHECK(sc_ssdf(&c.pc, eps, M, x, OPT(isa, dense, 3), work, phi1, g, h, t) ==
                           SC_OK,
-                      "single");
-                same &= memcmp(&one, &phi0[i], sizeof one) == 0;
+                      "o3 3 thr");
+                same &= memcmp(phi0, phi1, sizeof phi0) == 0;
+                for (i = 0; i < M; i++) {
+                    double one;
+                    CHECK(sc_ssdf(&c.pc, eps, 1, x + i * D, OPT(isa, dense, 1), work, &one, NULL,
+                                  h, NULL) == SC_OK,
+                          "single");
+                    same &= memcmp(&one, &phi0[i], sizeof one) == 0;
+                }
+                CHECK(same, "bitwise invariance (%s, dense %d, eps %g)", sc_isa_name(isa), dense,
+                      eps);
+                if (dense == 0) {
+                    memcpy(phip, phi0, sizeof phi0);
+                } else {
+                    double wd = 0.0;
+                    for (i = 0; i < M; i++) {
+                        wd = fmax(wd, fabs(phi0[i] - phip[i]));
+                    }
+                    CHECK(wd <= 1e-12, "%s eps %g: dense vs pruned phi %.3g", sc_isa_name(isa),
+                          eps, wd);
+                }
             }
-            CHECK(same, "bitwise invariance (%s, eps %g)", sc_isa_name(isa), eps);
         }
+        /* NULL options: the defaults (auto ISA, pruned, one thread), the same bits */
+        CHECK(sc_ssdf(&c.pc, eps, M, x, NULL, work, phi0, g, NULL, NULL) == SC_OK &&
+                  sc_ssdf(&c.pc, eps, M, x, OPT(SC_ISA_AUTO, 0, 1), work, phi1, NULL, NULL,
+                          NULL) == SC_OK &&
+                  memcmp(phi0, phi1, sizeof phi0) == 0,
+              "NULL options are SC_OPTIONS_DEFAULT (eps %g)", eps);
     }
     /* hess and d3 vs central differences of the next lower order (eps = 0.1) */
     {
         const double eps = 0.1, step = 1e-5;
         double xp[3], xm[3], gp[3], gm[3], hp[9], hm[9], worst_h = 0.0, worst_t = 0.0;
         int j, q;
-        CHECK(sc_ssdf(&c.pc, eps, M, x, SC_ISA_AUTO, 1, work, phi, g, h, t) == SC_OK, "ssdf");
+        CHECK(sc_ssdf(&c.pc, eps, M, x, NULL, work, phi, g, h, t) == SC_OK, "ssdf");
         for (q = 0; q < M; q++) {
             for (j = 0; j < D; j++) {
                 double pv;
@@ -379,8 +504,8 @@ static void test_ssdf_values(int dim)
                 memcpy(xm, x + q * D, sizeof(double) * (size_t)D);
                 xp[j] += step;
                 xm[j] -= step;
-                sc_ssdf(&c.pc, eps, 1, xp, SC_ISA_AUTO, 1, work, &pv, gp, hp, NULL);
-                sc_ssdf(&c.pc, eps, 1, xm, SC_ISA_AUTO, 1, work, &pv, gm, hm, NULL);
+                sc_ssdf(&c.pc, eps, 1, xp, NULL, work, &pv, gp, hp, NULL);
+                sc_ssdf(&c.pc, eps, 1, xm, NULL, work, &pv, gm, hm, NULL);
                 for (k = 0; k < D; k++) {
                     double fd = (gp[k] - gm[k]) / (2 * step);
                     worst_h = fmax(worst_h, relerr(h[(q * D + k) * D + j], fd, 1.0));
@@ -408,7 +533,8 @@ static void test_ssdf_special(void)
     sc_packed_cloud pc;
     int i, ok = 1;
     CHECK(sc_cloud_pack(&view, buf, &pc) == SC_OK && pc.npad == SC_PAD, "pack half-space");
-    CHECK(sc_ssdf(&pc, 1e-3, 3, x, SC_ISA_AUTO, 2, work, phi, g, h, t) == SC_OK, "ssdf");
+    CHECK(sc_ssdf_workspace_size(&pc) <= 16, "half-space workspace fits");
+    CHECK(sc_ssdf(&pc, 1e-3, 3, x, OPT(SC_ISA_AUTO, 0, 2), work, phi, g, h, t) == SC_OK, "ssdf");
     for (i = 0; i < 3; i += 2) {
         double e = nrm[0] * (x[3 * i] - p[0]) + nrm[1] * (x[3 * i + 1] - p[1]) +
                    nrm[2] * (x[3 * i + 2] - p[2]);
@@ -424,29 +550,31 @@ static void test_ssdf_special(void)
 
     /* error statuses: outputs untouched */
     phi[0] = 7.0;
-    CHECK(sc_ssdf(&pc, 0.0, 1, x, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL) == SC_EINVAL,
+    CHECK(sc_ssdf(&pc, 0.0, 1, x, NULL, work, phi, NULL, NULL, NULL) == SC_EINVAL,
           "eps 0");
-    CHECK(sc_ssdf(&pc, -1.0, 1, x, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL) == SC_EINVAL,
+    CHECK(sc_ssdf(&pc, -1.0, 1, x, NULL, work, phi, NULL, NULL, NULL) == SC_EINVAL,
           "eps < 0");
-    CHECK(sc_ssdf(&pc, NAN, 1, x, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL) == SC_EINVAL,
+    CHECK(sc_ssdf(&pc, NAN, 1, x, NULL, work, phi, NULL, NULL, NULL) == SC_EINVAL,
           "eps NaN");
-    CHECK(sc_ssdf(&pc, INFINITY, 1, x, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL) ==
+    CHECK(sc_ssdf(&pc, INFINITY, 1, x, NULL, work, phi, NULL, NULL, NULL) ==
               SC_EINVAL,
           "eps inf");
-    CHECK(sc_ssdf(&pc, 1.0, -1, x, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL) == SC_EINVAL,
+    CHECK(sc_ssdf(&pc, 1.0, -1, x, NULL, work, phi, NULL, NULL, NULL) == SC_EINVAL,
           "m < 0");
-    CHECK(sc_ssdf(&pc, 1.0, 1, x, SC_ISA_AUTO, 0, work, phi, NULL, NULL, NULL) == SC_EINVAL,
+    CHECK(sc_ssdf(&pc, 1.0, 1, x, OPT(SC_ISA_AUTO, 0, 0), work, phi, NULL, NULL, NULL) ==
+              SC_EINVAL,
           "0 threads");
-    CHECK(sc_ssdf(&pc, 1.0, 1, NULL, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL) == SC_EINVAL,
+    CHECK(sc_ssdf(&pc, 1.0, 1, NULL, NULL, work, phi, NULL, NULL, NULL) == SC_EINVAL,
           "NULL x");
-    CHECK(sc_ssdf(NULL, 1.0, 1, x, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL) == SC_EINVAL,
+    CHECK(sc_ssdf(NULL, 1.0, 1, x, NULL, work, phi, NULL, NULL, NULL) == SC_EINVAL,
           "NULL cloud");
-    CHECK(sc_ssdf(&pc, 1.0, 1, x, 99, 1, work, phi, NULL, NULL, NULL) == SC_EINVAL, "bad isa");
+    CHECK(sc_ssdf(&pc, 1.0, 1, x, OPT(99, 0, 1), work, phi, NULL, NULL, NULL) == SC_EINVAL,
+          "bad isa");
     CHECK(phi[0] == 7.0, "outputs untouched on error");
-    CHECK(sc_ssdf(&pc, 1.0, 0, NULL, SC_ISA_AUTO, 1, NULL, NULL, NULL, NULL, NULL) == SC_OK,
+    CHECK(sc_ssdf(&pc, 1.0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL) == SC_OK,
           "empty batch");
     pc.npad = 3;
-    CHECK(sc_ssdf(&pc, 1.0, 1, x, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL) == SC_EINVAL,
+    CHECK(sc_ssdf(&pc, 1.0, 1, x, NULL, work, phi, NULL, NULL, NULL) == SC_EINVAL,
           "malformed packed cloud");
 
     /* packing errors */
@@ -464,6 +592,15 @@ static void test_ssdf_special(void)
     }
 }
 
+/* a unit quaternion (w first) of angle ang about the unit axis (ax, ay, az), times scale */
+static void quat(double *q, double ang, double ax, double ay, double az, double scale)
+{
+    q[0] = scale * cos(0.5 * ang);
+    q[1] = scale * sin(0.5 * ang) * ax;
+    q[2] = scale * sin(0.5 * ang) * ay;
+    q[3] = scale * sin(0.5 * ang) * az;
+}
+
 static void test_separation(void)
 {
     /* 2D: A's sample at its origin (normal +y), B's sample at its origin (normal -y),
@@ -474,11 +611,16 @@ static void test_separation(void)
     double work[256], phi[2], x[4], g[4], d1[12], d2[72];
     sc_cloud ca = {2, 1, pa, na, NULL}, cb = {2, 1, pb, nb, NULL};
     sc_packed_cloud A, B;
+    sc_separation_out out = {NULL, NULL, NULL, NULL, NULL};
     int i, j, sym = 1;
     CHECK(sc_cloud_pack(&ca, ka, &A) == SC_OK && sc_cloud_pack(&cb, kb, &B) == SC_OK, "pack");
     CHECK(sc_separation_workspace_size(&A, &B, 1) <= 256, "workspace fits");
-    CHECK(sc_separation(&A, qa, &B, qb, 1e-3, SC_ISA_AUTO, 1, work, phi, x, g, d1, d2) == SC_OK,
-          "separation");
+    out.phi = phi;
+    out.x_w = x;
+    out.g_w = g;
+    out.dphi_dq = d1;
+    out.d2phi_dq2 = d2;
+    CHECK(sc_separation(&A, qa, &B, qb, 1e-3, NULL, work, &out) == SC_OK, "separation");
     CHECK(fabs(phi[0] - 0.05) < 1e-15 && fabs(phi[1] - 0.05) < 1e-15, "plane distances %g %g",
           phi[0], phi[1]);
     CHECK(g[0] == 0.0 && g[1] == -1.0 && g[2] == 0.0 && g[3] == 1.0, "world gradients");
@@ -491,23 +633,75 @@ static void test_separation(void)
         }
     }
     CHECK(sym, "second derivatives exactly symmetric");
-    CHECK(sc_separation(&A, qa, &B, qb, 0.0, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL, NULL) ==
-              SC_EINVAL,
-          "eps 0");
-    CHECK(sc_separation(&A, qnan, &B, qb, 1e-3, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL,
-                        NULL) == SC_ENONFINITE,
-          "NaN pose");
-    CHECK(sc_separation(NULL, qa, &B, qb, 1e-3, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL,
-                        NULL) == SC_EINVAL,
-          "NULL cloud");
+    out.x_w = out.g_w = out.dphi_dq = out.d2phi_dq2 = NULL;
+    CHECK(sc_separation(&A, qa, &B, qb, 0.0, NULL, work, &out) == SC_EINVAL, "eps 0");
+    CHECK(sc_separation(&A, qnan, &B, qb, 1e-3, NULL, work, &out) == SC_ENONFINITE, "NaN pose");
+    CHECK(sc_separation(NULL, qa, &B, qb, 1e-3, NULL, work, &out) == SC_EINVAL, "NULL cloud");
+    CHECK(sc_separation(&A, qa, &B, qb, 1e-3, NULL, work, NULL) == SC_EINVAL, "NULL out");
+    CHECK(sc_separation(&A, qa, &B, qb, 1e-3, OPT(SC_ISA_AUTO, 0, 0), work, &out) == SC_EINVAL,
+          "0 threads");
+    CHECK(sc_separation(&A, qa, &B, qb, 1e-3, OPT(9, 0, 1), work, &out) == SC_EINVAL, "bad isa");
     B.dim = 3;
-    CHECK(sc_separation(&A, q3, &B, q3, 1e-3, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL, NULL) ==
-              SC_EINVAL,
+    CHECK(sc_separation(&A, q3, &B, q3, 1e-3, NULL, work, &out) == SC_EINVAL,
           "dimension mismatch");
     A.dim = 3;
-    CHECK(sc_separation(&A, q3, &B, q3, 1e-3, SC_ISA_AUTO, 1, work, phi, NULL, NULL, NULL, NULL) ==
-              SC_EINVAL,
+    /* was SC_EINVAL: a zero quaternion is now one not of unit norm */
+    CHECK(sc_separation(&A, q3, &B, q3, 1e-3, NULL, work, &out) == SC_ENOTUNIT,
           "zero quaternion");
+}
+
+/* 3D: quaternions must have unit norm within SC_UNIT_TOL (SC_ENOTUNIT otherwise), and
+   those within it are normalized before use */
+static void test_separation_unit(void)
+{
+    /* A's sample at its origin (normal +z), B's (normal -z), B posed 0.05 above A: each
+       sample 0.05 outside the other's plane, whatever the rotations about z */
+    double pa[3] = {0.0, 0.0, 0.0}, na[3] = {0.0, 0.0, 1.0}, nb[3] = {0.0, 0.0, -1.0};
+    double ka[12 * 8 + 8], kb[12 * 8 + 8], work[512], phi[2], phi1[2], d1[24], d1u[24];
+    double qa[7] = {0.0, 0.0, 0.0}, qb[7] = {0.3, -0.1, 0.05};
+    static const double scales[4] = {1.0 + 1e-6, 1.0 - 1e-6, 1.0 + 1e-12, 1.0 - 1e-12};
+    sc_cloud ca = {3, 1, pa, na, NULL}, cb = {3, 1, pa, nb, NULL};
+    sc_packed_cloud A, B;
+    sc_separation_out out = {NULL, NULL, NULL, NULL, NULL};
+    int k, body;
+    CHECK(sc_cloud_pack(&ca, ka, &A) == SC_OK && sc_cloud_pack(&cb, kb, &B) == SC_OK, "pack");
+    CHECK(sc_separation_workspace_size(&A, &B, 1) <= 512, "workspace fits");
+    quat(qa + 3, 0.7, 0.0, 0.0, 1.0, 1.0);
+    quat(qb + 3, -1.1, 0.0, 0.0, 1.0, 1.0);
+    out.phi = phi;
+    out.dphi_dq = d1u;
+    CHECK(sc_separation(&A, qa, &B, qb, 1e-3, NULL, work, &out) == SC_OK, "unit quaternions");
+    CHECK(fabs(phi[0] - 0.05) < 1e-15 && fabs(phi[1] - 0.05) < 1e-15, "plane distances %g %g",
+          phi[0], phi[1]);
+    out.dphi_dq = d1;
+    for (body = 0; body < 2; body++) {
+        for (k = 0; k < 4; k++) {
+            double q[7], *qq = body == 0 ? qa : qb;
+            int st, ok;
+            memcpy(q, qq, sizeof q);
+            quat(q + 3, body == 0 ? 0.7 : -1.1, 0.0, 0.0, 1.0, scales[k]);
+            phi1[0] = phi1[1] = 7.0;
+            out.phi = phi1;
+            st = body == 0 ? sc_separation(&A, q, &B, qb, 1e-3, NULL, work, &out)
+                           : sc_separation(&A, qa, &B, q, 1e-3, NULL, work, &out);
+            if (k < 2) {
+                CHECK(st == SC_ENOTUNIT, "%s quaternion of norm 1 %+g: status %d",
+                      body == 0 ? "A's" : "B's", scales[k] - 1.0, st);
+                continue;
+            }
+            CHECK(st == SC_OK, "%s quaternion of norm 1 %+g: status %d",
+                  body == 0 ? "A's" : "B's", scales[k] - 1.0, st);
+            /* normalized: the unit quaternion's results to rounding */
+            for (ok = 1, st = 0; st < 2; st++) {
+                ok &= fabs(phi1[st] - phi[st]) <= 1e-15;
+            }
+            for (st = 0; st < 24; st++) {
+                ok &= fabs(d1[st] - d1u[st]) <= 1e-14 * (1.0 + fabs(d1u[st]));
+            }
+            CHECK(ok, "%s quaternion of norm 1 %+g normalized", body == 0 ? "A's" : "B's",
+                  scales[k] - 1.0);
+        }
+    }
 }
 
 static void test_contact(void)
@@ -523,6 +717,8 @@ static void test_contact(void)
     sc_contact_params prm = {1e-5, 1e-3, 2e3, 1e-3, 10.0, 0.5, 1e-2}, bad;
     sc_cloud ca = {2, 1, pa, na, NULL}, cb = {2, 1, pb, nb, NULL};
     sc_packed_cloud A, B;
+    sc_contact_body ba, bb;
+    sc_contact_out out;
     ptrdiff_t ws;
     int i, j, sym = 1, fin = 1, st_ok = 1;
     CHECK(sc_cloud_pack(&ca, ka, &A) == SC_OK && sc_cloud_pack(&cb, kb, &B) == SC_OK, "pack");
@@ -532,9 +728,12 @@ static void test_contact(void)
     if (work == NULL) {
         return;
     }
-    CHECK(sc_contact(&A, qa, v0, &B, qb, v0, &prm, 2, 0, SC_ISA_AUTO, 1, work, w, sc3, phi, pi, f, x,
-                     jac, hess, NULL) == SC_OK,
-          "contact");
+    ba.cloud = &A, ba.pose = qa, ba.vel = v0, ba.frozen = 0;
+    bb.cloud = &B, bb.pose = qb, bb.vel = v0, bb.frozen = 0;
+    memset(&out, 0, sizeof out);
+    out.wrench = w, out.scalars = sc3, out.phi = phi, out.pi = pi, out.forces = f, out.x_w = x;
+    out.jac = jac, out.hess = hess;
+    CHECK(sc_contact(&ba, &bb, &prm, 2, NULL, work, &out) == SC_OK, "contact");
     m = -0.002 - 1e-3 * log(2.0);
     z = -m / 1e-3;
     sp = 1e-3 * log1p(exp(z));
@@ -563,12 +762,14 @@ static void test_contact(void)
     /* B frozen (static): A's derivative columns unchanged, B's zero, values identical */
     {
         double w3[6], jac3[72], hess3[6 * 12 * 12], vt[3] = {0.05, -0.08, 0.3};
-        double jf[72], hf[6 * 12 * 12];
-        int same = 1, r, a, b2;
-        CHECK(sc_contact(&A, qa, vt, &B, qb, v0, &prm, 2, 0, SC_ISA_AUTO, 1, work, w3, NULL, NULL,
-                         NULL, NULL, NULL, jf, hf, NULL) == SC_OK &&
-                  sc_contact(&A, qa, vt, &B, qb, v0, &prm, 2, 2, SC_ISA_AUTO, 1, work, w2, NULL,
-                             NULL, NULL, NULL, NULL, jac3, hess3, NULL) == SC_OK,
+        double jf[72], hf[6 * 12 * 12], w4[6], jac4[72], hess4[6 * 12 * 12];
+        int same = 1, zero = 1, r, a, b2;
+        ba.vel = vt;
+        CHECK(sc_contact(&ba, &bb, &prm, 2, NULL, work,
+                         &(const sc_contact_out){.wrench = w3, .jac = jf, .hess = hf}) == SC_OK &&
+                  sc_contact(&ba, &(const sc_contact_body){&B, qb, v0, 1}, &prm, 2, NULL, work,
+                             &(const sc_contact_out){.wrench = w2, .jac = jac3, .hess = hess3}) ==
+                      SC_OK,
               "frozen B");
         for (r = 0; r < 6; r++) {
             same &= w2[r] == w3[r];
@@ -584,59 +785,186 @@ static void test_contact(void)
             }
         }
         CHECK(same, "frozen body: same values, same derivatives for the moving body, zeros");
-        CHECK(sc_contact(&A, qa, vt, &B, qb, v0, &prm, 0, 4, SC_ISA_AUTO, 1, work, w2, NULL, NULL,
-                         NULL, NULL, NULL, NULL, NULL, NULL) == SC_EINVAL,
-              "frozen mask out of range");
+        /* frozen is a flag per body now (no bit mask to be out of range): any nonzero value
+           freezes, the same bits as 1 */
+        CHECK(sc_contact(&ba, &(const sc_contact_body){&B, qb, v0, 2}, &prm, 2, NULL, work,
+                         &(const sc_contact_out){.wrench = w4, .jac = jac4, .hess = hess4}) ==
+                      SC_OK &&
+                  memcmp(w4, w2, sizeof w4) == 0 && memcmp(jac4, jac3, sizeof jac4) == 0 &&
+                  memcmp(hess4, hess3, sizeof hess4) == 0,
+              "frozen flag 2 acts as 1");
+        /* both frozen (the old mask 3): the same values, every derivative zero */
+        CHECK(sc_contact(&(const sc_contact_body){&A, qa, vt, 1},
+                         &(const sc_contact_body){&B, qb, v0, 1}, &prm, 2, NULL, work,
+                         &(const sc_contact_out){.wrench = w4, .jac = jac4, .hess = hess4}) ==
+                  SC_OK,
+              "both frozen");
+        for (r = 0; r < 6; r++) {
+            zero &= w4[r] == w3[r];
+        }
+        for (r = 0; r < 72; r++) {
+            zero &= jac4[r] == 0.0;
+        }
+        for (r = 0; r < 6 * 12 * 12; r++) {
+            zero &= hess4[r] == 0.0;
+        }
+        CHECK(zero, "both frozen: same values, zero derivatives");
+        ba.vel = v0;
     }
     /* approaching (B moves down onto A): damping adds to the repulsion on A */
     vb[1] = -0.1;
-    CHECK(sc_contact(&A, qa, v0, &B, qb, vb, &prm, 0, 0, SC_ISA_AUTO, 1, work, w2, NULL, NULL, NULL,
-                     NULL, NULL, NULL, NULL, NULL) == SC_OK,
+    bb.vel = vb;
+    CHECK(sc_contact(&ba, &bb, &prm, 0, NULL, work, &(const sc_contact_out){.wrench = w2}) ==
+              SC_OK,
           "all optional outputs NULL");
     CHECK(w2[1] < w[1], "damping opposes approach: %g < %g", w2[1], w[1]);
+    CHECK(sc_contact(&ba, &bb, &prm, 2, NULL, work, &(const sc_contact_out){NULL}) == SC_OK,
+          "every output NULL (the wrench is optional too)");
     /* d wrench / d (k, c, mu) against central differences in each parameter, moving */
     {
         double dp[18], wp[6], wm[6], vt[3] = {0.05, -0.08, 0.3}, hh, *field;
         int ok = 1, r;
-        CHECK(sc_contact(&A, qa, vt, &B, qb, vb, &prm, 0, 0, SC_ISA_AUTO, 1, work, w2, NULL, NULL,
-                         NULL, NULL, NULL, NULL, NULL, dp) == SC_OK,
+        ba.vel = vt;
+        CHECK(sc_contact(&ba, &bb, &prm, 0, NULL, work,
+                         &(const sc_contact_out){.wrench = w2, .dw_dprm = dp}) == SC_OK,
               "parameter derivatives");
         for (j = 0; j < 3; j++) {
             bad = prm;
             field = j == 0 ? &bad.stiffness : j == 1 ? &bad.damping : &bad.friction;
             hh = 1e-6 * *field;
             *field += hh;
-            st_ok &= sc_contact(&A, qa, vt, &B, qb, vb, &bad, 0, 0, SC_ISA_AUTO, 1, work, wp, NULL,
-                                NULL, NULL, NULL, NULL, NULL, NULL, NULL) == SC_OK;
+            st_ok &= sc_contact(&ba, &bb, &bad, 0, NULL, work,
+                                &(const sc_contact_out){.wrench = wp}) == SC_OK;
             *field -= 2.0 * hh;
-            st_ok &= sc_contact(&A, qa, vt, &B, qb, vb, &bad, 0, 0, SC_ISA_AUTO, 1, work, wm, NULL,
-                                NULL, NULL, NULL, NULL, NULL, NULL, NULL) == SC_OK;
+            st_ok &= sc_contact(&ba, &bb, &bad, 0, NULL, work,
+                                &(const sc_contact_out){.wrench = wm}) == SC_OK;
             for (r = 0; r < 6; r++) {
                 double fd = (wp[r] - wm[r]) / (2.0 * hh);
                 ok &= fabs(fd - dp[j * 6 + r]) <= 1e-7 * (fabs(dp[j * 6 + r]) + fabs(w2[r]) / *field);
             }
         }
         CHECK(ok && st_ok, "d wrench / d (k, c, mu) vs central differences");
+        ba.vel = v0;
     }
+    bb.vel = v0;
+    memset(&out, 0, sizeof out);
+    out.wrench = w;
     bad = prm;
     bad.stiffness = -1.0;
-    CHECK(sc_contact(&A, qa, v0, &B, qb, v0, &bad, 0, 0, SC_ISA_AUTO, 1, work, w, NULL, NULL, NULL,
-                     NULL, NULL, NULL, NULL, NULL) == SC_EINVAL,
-          "negative stiffness");
+    CHECK(sc_contact(&ba, &bb, &bad, 0, NULL, work, &out) == SC_EINVAL, "negative stiffness");
     bad = prm;
     bad.friction = NAN;
-    CHECK(sc_contact(&A, qa, v0, &B, qb, v0, &bad, 0, 0, SC_ISA_AUTO, 1, work, w, NULL, NULL, NULL,
-                     NULL, NULL, NULL, NULL, NULL) == SC_EINVAL,
-          "NaN friction");
-    CHECK(sc_contact(&A, qa, v0, &B, qb, v0, &prm, 3, 0, SC_ISA_AUTO, 1, work, w, NULL, NULL, NULL,
-                     NULL, NULL, NULL, NULL, NULL) == SC_EINVAL,
-          "order 3");
-    CHECK(sc_contact(&A, qa, vnan, &B, qb, v0, &prm, 0, 0, SC_ISA_AUTO, 1, work, w, NULL, NULL, NULL,
-                     NULL, NULL, NULL, NULL, NULL) == SC_ENONFINITE,
-          "NaN velocity");
-    CHECK(sc_contact(&A, qa, v0, &B, qb, NULL, &prm, 0, 0, SC_ISA_AUTO, 1, work, w, NULL, NULL, NULL,
-                     NULL, NULL, NULL, NULL, NULL) == SC_EINVAL,
-          "NULL velocity");
+    CHECK(sc_contact(&ba, &bb, &bad, 0, NULL, work, &out) == SC_EINVAL, "NaN friction");
+    CHECK(sc_contact(&ba, &bb, &prm, 3, NULL, work, &out) == SC_EINVAL, "order 3");
+    ba.vel = vnan;
+    CHECK(sc_contact(&ba, &bb, &prm, 0, NULL, work, &out) == SC_ENONFINITE, "NaN velocity");
+    ba.vel = v0;
+    bb.vel = NULL;
+    CHECK(sc_contact(&ba, &bb, &prm, 0, NULL, work, &out) == SC_EINVAL, "NULL velocity");
+    bb.vel = v0;
+    /* the new API's own NULLs and options */
+    CHECK(sc_contact(NULL, &bb, &prm, 0, NULL, work, &out) == SC_EINVAL, "NULL body A");
+    CHECK(sc_contact(&ba, NULL, &prm, 0, NULL, work, &out) == SC_EINVAL, "NULL body B");
+    CHECK(sc_contact(&ba, &(const sc_contact_body){NULL, qb, v0, 0}, &prm, 0, NULL, work, &out) ==
+              SC_EINVAL,
+          "NULL cloud");
+    CHECK(sc_contact(&ba, &bb, NULL, 0, NULL, work, &out) == SC_EINVAL, "NULL params");
+    CHECK(sc_contact(&ba, &bb, &prm, 0, NULL, work, NULL) == SC_EINVAL, "NULL out");
+    CHECK(sc_contact(&ba, &bb, &prm, 0, OPT(SC_ISA_AUTO, 0, 0), work, &out) == SC_EINVAL,
+          "0 threads");
+    CHECK(sc_contact(&ba, &bb, &prm, 0, OPT(5, 0, 1), work, &out) == SC_EINVAL, "bad isa");
+    free(work);
+}
+
+/* sc_contact_params_check: each field NaN, infinite or out of its range is SC_EINVAL */
+static void test_contact_params(void)
+{
+    const sc_contact_params prm = {1e-5, 1e-3, 2e3, 1e-3, 10.0, 0.5, 1e-2};
+    /* per field: whether 0 is allowed (damping and friction: >= 0; the others > 0) */
+    static const int zero_ok[7] = {0, 0, 0, 0, 1, 1, 0};
+    static const char *const names[7] = {"eps",     "eps_c",    "stiffness",    "beta",
+                                         "damping", "friction", "slip_velocity"};
+    int k;
+    CHECK(sc_contact_params_check(&prm) == SC_OK, "valid parameters");
+    CHECK(sc_contact_params_check(NULL) == SC_EINVAL, "NULL parameters");
+    for (k = 0; k < 7; k++) {
+        sc_contact_params p = prm;
+        double *fld = k == 0   ? &p.eps
+                      : k == 1 ? &p.eps_c
+                      : k == 2 ? &p.stiffness
+                      : k == 3 ? &p.beta
+                      : k == 4 ? &p.damping
+                      : k == 5 ? &p.friction
+                               : &p.slip_velocity;
+        *fld = 0.0;
+        CHECK(sc_contact_params_check(&p) == (zero_ok[k] ? SC_OK : SC_EINVAL), "%s = 0",
+              names[k]);
+        *fld = -1e-300;
+        CHECK(sc_contact_params_check(&p) == SC_EINVAL, "%s < 0", names[k]);
+        *fld = -1.0;
+        CHECK(sc_contact_params_check(&p) == SC_EINVAL, "%s = -1", names[k]);
+        *fld = NAN;
+        CHECK(sc_contact_params_check(&p) == SC_EINVAL, "%s NaN", names[k]);
+        *fld = INFINITY;
+        CHECK(sc_contact_params_check(&p) == SC_EINVAL, "%s inf", names[k]);
+        *fld = -INFINITY;
+        CHECK(sc_contact_params_check(&p) == SC_EINVAL, "%s -inf", names[k]);
+        *fld = 1e-300;
+        CHECK(sc_contact_params_check(&p) == SC_OK, "%s tiny positive", names[k]);
+        *fld = 1e300;
+        CHECK(sc_contact_params_check(&p) == SC_OK, "%s huge", names[k]);
+    }
+}
+
+/* 3D contact: SC_ENOTUNIT for a quaternion of norm 1 +- 1e-6, normalized within
+   SC_UNIT_TOL (norm 1 +- 1e-12: the unit quaternion's wrench to rounding) */
+static void test_contact_unit(void)
+{
+    double pa[3] = {0.0, 0.0, 0.0}, na[3] = {0.0, 0.0, 1.0}, nb[3] = {0.0, 0.0, -1.0};
+    double ka[12 * 8 + 8], kb[12 * 8 + 8], qa[7] = {0.0, 0.0, 0.0}, qb[7] = {0.3, -0.1, -0.002};
+    double v0[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, wu[12], w[12], *work;
+    static const double scales[4] = {1.0 + 1e-6, 1.0 - 1e-6, 1.0 + 1e-12, 1.0 - 1e-12};
+    const sc_contact_params prm = {1e-5, 1e-3, 2e3, 1e-3, 10.0, 0.5, 1e-2};
+    sc_cloud ca = {3, 1, pa, na, NULL}, cb = {3, 1, pa, nb, NULL};
+    sc_packed_cloud A, B;
+    sc_contact_body ba, bb;
+    int k, body, r;
+    CHECK(sc_cloud_pack(&ca, ka, &A) == SC_OK && sc_cloud_pack(&cb, kb, &B) == SC_OK, "pack");
+    work = malloc(sizeof(double) * (size_t)sc_contact_workspace_size(&A, &B, 1));
+    quat(qa + 3, 0.7, 0.0, 0.0, 1.0, 1.0);
+    quat(qb + 3, -1.1, 0.0, 0.0, 1.0, 1.0);
+    ba.cloud = &A, ba.pose = qa, ba.vel = v0, ba.frozen = 0;
+    bb.cloud = &B, bb.pose = qb, bb.vel = v0, bb.frozen = 0;
+    CHECK(sc_contact(&ba, &bb, &prm, 1, NULL, work, &(const sc_contact_out){.wrench = wu}) ==
+                  SC_OK &&
+              wu[2] < 0.0,
+          "3D contact, unit quaternions (fz on A %g)", wu[2]);
+    for (body = 0; body < 2; body++) {
+        for (k = 0; k < 4; k++) {
+            double q[7];
+            int st, ok = 1;
+            memcpy(q, body == 0 ? qa : qb, sizeof q);
+            quat(q + 3, body == 0 ? 0.7 : -1.1, 0.0, 0.0, 1.0, scales[k]);
+            st = sc_contact(body == 0 ? &(const sc_contact_body){&A, q, v0, 0} : &ba,
+                            body == 1 ? &(const sc_contact_body){&B, q, v0, 0} : &bb, &prm, 1,
+                            NULL, work, &(const sc_contact_out){.wrench = w});
+            if (k < 2) {
+                CHECK(st == SC_ENOTUNIT, "contact: %s quaternion of norm 1 %+g: status %d",
+                      body == 0 ? "A's" : "B's", scales[k] - 1.0, st);
+                continue;
+            }
+            for (r = 0; r < 12; r++) {
+                ok &= fabs(w[r] - wu[r]) <= 1e-12 * (fabs(wu[2]) + fabs(wu[r]));
+            }
+            CHECK(st == SC_OK && ok, "contact: %s quaternion of norm 1 %+g: status %d, normalized",
+                  body == 0 ? "A's" : "B's", scales[k] - 1.0, st);
+        }
+    }
+    /* a zero quaternion: SC_ENOTUNIT (was SC_EINVAL) */
+    memset(qa + 3, 0, 4 * sizeof(double));
+    CHECK(sc_contact(&ba, &bb, &prm, 0, NULL, work, &(const sc_contact_out){.wrench = w}) ==
+              SC_ENOTUNIT,
+          "contact: zero quaternion");
     free(work);
 }
 
@@ -645,15 +973,24 @@ static void test_contact(void)
    AVX-512) and 2, every output) */
 static void test_contact_variants(void)
 {
-    sc__contact_fn *const fn[3] = {sc__contact_generic, sc__contact_avx2, sc__contact_avx512};
+    const sc__contact_fn fn[3] = {sc__contact_generic, sc__contact_avx2, sc__contact_avx512};
     const int isa[3] = {SC_ISA_GENERIC, SC_ISA_AVX2, SC_ISA_AVX512};
-    int dim, order, v;
+    /* the variants' SSDF evaluations all on the portable build (its ISAs agree to rounding
+       only): the options as sc_contact passes them, resolved */
+    sc_options opt;
+    int dim, order, v, dense;
+    CHECK(sc__contact_generic != NULL, "the portable contact variant is always built");
     /* a variant the CPU (or valgrind's emulation, which has no AVX-512) lacks is not even
        called: its prologue may already use the wider registers */
     if (!sc_isa_supported(SC_ISA_AVX2)) {
         printf("  (no AVX2 here: contact variants not compared)\n");
         return;
     }
+    CHECK(sc__contact_avx2 != NULL && (sc__contact_avx512 != NULL ||
+                                       !sc_isa_supported(SC_ISA_AVX512)),
+          "the variants this CPU supports are built");
+    for (dense = 0; dense <= 1; dense++) {
+    CHECK(sc_options_resolve(OPT(SC_ISA_GENERIC, dense, 1), &opt) == SC_OK, "resolved options");
     for (order = 1; order <= 2; order++) {
     for (dim = 2; dim <= 3; dim++) {
         const int nv = dim == 2 ? 3 : 6, nw = 2 * nv, ns = 4 * nv;
@@ -662,9 +999,18 @@ static void test_contact_variants(void)
         double va[6] = {0.1, -0.2, 0.05, 0.3, -0.1, 0.2}, vb[6] = {-0.2, 0.1, 0.0, -0.1, 0.4, 0.1};
         sc_contact_params prm = {2e-2, 2e-2, 2e3, 2e-2, 10.0, 0.5, 1e-2};
         cloud_data a, b;
+        sc_contact_body ba, bb;
         ptrdiff_t n, ws, len[9], k, tot = 0;
         double *buf[3], *work;
         int i, st[3], nvar = sc_isa_supported(SC_ISA_AVX512) ? 3 : 2;
+        {
+            /* the old test's poses, whose 3D quaternions are not unit: normalized here as
+               the contact model did, to within SC_UNIT_TOL */
+            double nq = sqrt(qb3[3] * qb3[3] + qb3[4] * qb3[4] + qb3[5] * qb3[5] + qb3[6] * qb3[6]);
+            for (i = 3; i < 7; i++) {
+                qb3[i] /= nq;
+            }
+        }
         make_cloud(&a, dim, 150);
         make_cloud(&b, dim, 90);
         n = a.n + b.n;
@@ -673,10 +1019,13 @@ static void test_contact_variants(void)
         for (i = 0; i < 9; i++) {
             tot += len[i];
         }
+        ba.cloud = &a.pc, ba.pose = dim == 2 ? qa2 : qa3, ba.vel = va, ba.frozen = 0;
+        bb.cloud = &b.pc, bb.pose = dim == 2 ? qb2 : qb3, bb.vel = vb, bb.frozen = 0;
         ws = sc_contact_workspace_size(&a.pc, &b.pc, 1);
         work = malloc(sizeof(double) * (size_t)ws);
         for (v = 0; v < nvar; v++) {
             double *o[9];
+            sc_contact_out out;
             buf[v] = malloc(sizeof(double) * (size_t)tot);
             o[0] = buf[v];
             for (i = 1; i < 9; i++) {
@@ -685,15 +1034,17 @@ static void test_contact_variants(void)
             for (k = 0; k < tot; k++) {
                 buf[v][k] = -7.0; /* every output entry must be written alike */
             }
-            st[v] = fn[v](&a.pc, dim == 2 ? qa2 : qa3, va, &b.pc, dim == 2 ? qb2 : qb3, vb, &prm,
-                          order, 0, SC_ISA_GENERIC, 1, work, o[0], o[1], o[2], o[3], o[4], o[5],
-                          o[6], order == 2 ? o[7] : NULL, o[8]);
+            out.wrench = o[0], out.scalars = o[1], out.phi = o[2], out.pi = o[3];
+            out.forces = o[4], out.x_w = o[5], out.jac = o[6];
+            out.hess = order == 2 ? o[7] : NULL, out.dw_dprm = o[8];
+            st[v] = fn[v](&ba, &bb, &prm, order, &opt, work, &out);
         }
         for (v = 1; v < nvar; v++) {
-            CHECK(st[0] == SC_OK && st[v] == SC_OK, "variants run (%dD, order %d)", dim, order);
+            CHECK(st[0] == SC_OK && st[v] == SC_OK, "variants run (%dD, order %d, dense %d)", dim,
+                  order, dense);
             CHECK(memcmp(buf[0], buf[v], sizeof(double) * (size_t)tot) == 0,
-                  "portable and ISA %d contact variants: the same bits (%dD, order %d)", isa[v],
-                  dim, order);
+                  "portable and ISA %d contact variants: the same bits (%dD, order %d, dense %d)",
+                  isa[v], dim, order, dense);
         }
         {
             double wmax = 0.0;
@@ -702,12 +1053,35 @@ static void test_contact_variants(void)
             }
             CHECK(wmax > 0.0, "the %dD test pair is in contact", dim);
         }
+        /* sc_contact's dispatch: at opt.isa = SC_ISA_GENERIC, the portable variant (other
+           ISAs also change the SSDF's build, which agrees to rounding only) */
+        {
+            double *b2 = malloc(sizeof(double) * (size_t)tot), *o[9];
+            sc_contact_out out;
+            o[0] = b2;
+            for (i = 1; i < 9; i++) {
+                o[i] = o[i - 1] + len[i - 1];
+            }
+            for (k = 0; k < tot; k++) {
+                b2[k] = -7.0;
+            }
+            out.wrench = o[0], out.scalars = o[1], out.phi = o[2], out.pi = o[3];
+            out.forces = o[4], out.x_w = o[5], out.jac = o[6];
+            out.hess = order == 2 ? o[7] : NULL, out.dw_dprm = o[8];
+            CHECK(sc_contact(&ba, &bb, &prm, order, OPT(SC_ISA_GENERIC, dense, 1), work, &out) ==
+                          SC_OK &&
+                      memcmp(b2, buf[0], sizeof(double) * (size_t)tot) == 0,
+                  "sc_contact at the portable ISA: the portable variant's bits (%dD, order %d, "
+                  "dense %d)", dim, order, dense);
+            free(b2);
+        }
         for (v = 0; v < nvar; v++) {
             free(buf[v]);
         }
         free(work);
         free_cloud(&a);
         free_cloud(&b);
+    }
     }
     }
 }
@@ -737,6 +1111,7 @@ static void test_model(void)
     m.bodies = bodies;
     m.gravity[1] = -9.81;
     m.dt = h;
+    m.integrator = SC_INTEGRATOR_EULER;
     CHECK(sc_model_check(&m, &sz) == SC_OK && sz.nq == 6 && sz.nv == 6 && sz.nu == 6 &&
               sz.np == 2 && sz.nmove == 2,
           "model sizes");
@@ -744,7 +1119,11 @@ static void test_model(void)
     if (work == NULL) {
         return;
     }
-    st = sc_step(&m, x, u, 2, 0, SC_ISA_AUTO, 1, work, xn, A, B, H, NULL, NULL, NULL);
+    {
+        sc_step_out so = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+        so.x_next = xn, so.dx_dx = A, so.dx_du = B, so.d2x_dx2 = H;
+        st = sc_step(&m, x, u, 2, 0, NULL, work, &so);
+    }
     CHECK(st == SC_OK, "step");
     /* v+ = v + h (m g + u) / m; theta: omega + h tau / I; positions q + h v+ */
     ok &= fabs(xn[6] - (1.0 + h * 0.2 / 2.0)) < 1e-15;
@@ -764,13 +1143,13 @@ static void test_model(void)
         ok &= H[k] == 0.0; /* linear in free flight (2D) */
     }
     CHECK(ok, "free-flight derivatives");
-    st = sc_inverse_dynamics(&m, x, xn, SC_ISA_AUTO, 1, work, uid, f);
+    st = sc_inverse_dynamics(&m, x, xn, NULL, work, uid, f);
     ok = st == SC_OK;
     for (k = 0; k < 6; k++) {
         ok &= fabs(uid[k] - u[k]) < 1e-12;
     }
     CHECK(ok, "inverse dynamics recovers u");
-    CHECK(sc_energy(&m, x, SC_ISA_AUTO, 1, work, e) == SC_OK &&
+    CHECK(sc_energy(&m, x, NULL, work, e) == SC_OK &&
               fabs(e[0] - (0.5 * 2.0 * 5.0 + 0.5 * 0.5 * 0.25)) < 1e-15 &&
               fabs(e[1] - 2.0 * 9.81 * 0.2) < 1e-15 && e[2] == 0.0,
           "energy");
@@ -789,9 +1168,11 @@ static void test_model(void)
     }
     {
         double x0[24];
+        sc_rollout_out ro = {NULL, NULL, NULL, NULL};
         memcpy(x0, x, sizeof x);
         memcpy(x0 + 12, x, sizeof x);
-        st = sc_rollout(&m, 2, 3, x0, U, 0, SC_ISA_AUTO, 2, work, X, NULL, NULL, status);
+        ro.X = X, ro.status = status;
+        st = sc_rollout(&m, 2, 3, x0, U, 0, OPT(SC_ISA_AUTO, 0, 2), work, &ro);
     }
     CHECK(st == SC_OK && status[0] == SC_OK && status[1] == SC_ENONFINITE,
           "rollout statuses %d %d", status[0], status[1]);
@@ -806,6 +1187,19 @@ static void test_model(void)
     m.dt = 0.0;
     CHECK(sc_model_check(&m, NULL) == SC_EINVAL, "dt 0");
     m.dt = h;
+    m.integrator = SC_INTEGRATOR_EULER + 1;
+    CHECK(sc_model_check(&m, NULL) == SC_EINVAL, "unknown integrator");
+    work = (double *)malloc((size_t)sc_step_workspace_size(&m, 0, 0, 1) * sizeof(double));
+    if (work != NULL) {
+        sc_step_out so = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+        so.x_next = xn;
+        CHECK(sc_step(&m, x, u, 0, 0, NULL, work, &so) == SC_EINVAL, "step: unknown integrator");
+        free(work);
+    }
+    m.integrator = -1;
+    CHECK(sc_model_check(&m, NULL) == SC_EINVAL, "negative integrator");
+    m.integrator = SC_INTEGRATOR_EULER;
+    CHECK(sc_model_check(&m, NULL) == SC_OK, "Euler integrator");
     bodies[0].mass = -1.0;
     CHECK(sc_model_check(&m, NULL) == SC_EINVAL, "negative mass");
     bodies[0].mass = 2.0;
@@ -820,9 +1214,126 @@ static void test_model(void)
     }
 }
 
+/* 3D: a free dynamic body; sc_step, sc_inverse_dynamics and sc_rollout refuse a state
+   whose quaternion is not of unit norm within SC_UNIT_TOL (SC_ENOTUNIT) and normalize one
+   within it */
+static void test_step_unit(void)
+{
+    sc_body body;
+    sc_model m;
+    sc_model_sizes sz;
+    static const double scales[4] = {1.0 + 1e-6, 1.0 - 1e-6, 1.0 + 1e-12, 1.0 - 1e-12};
+    double x[13] = {0.1, -0.2, 0.3}, u[6] = {0.5, -0.3, 0.2, 0.05, -0.02, 0.01};
+    double xu[13], xn[13], Xr[2 * 13], *work;
+    int k, r, st, status[1];
+    sc_step_out so = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    sc_rollout_out ro = {NULL, NULL, NULL, NULL};
+    memset(&body, 0, sizeof body);
+    body.kind = SC_BODY_DYNAMIC;
+    body.actuated = 1;
+    body.mass = 1.5;
+    body.inertia[0] = 0.1, body.inertia[4] = 0.2, body.inertia[8] = 0.3;
+    body.cloud.dim = 3;
+    memset(&m, 0, sizeof m);
+    m.dim = 3;
+    m.nbody = 1;
+    m.bodies = &body;
+    m.gravity[2] = -9.81;
+    m.dt = 0.01;
+    m.integrator = SC_INTEGRATOR_EULER;
+    CHECK(sc_model_check(&m, &sz) == SC_OK && sz.nq == 7 && sz.nv == 6 && sz.nu == 6,
+          "3D model sizes");
+    work = (double *)malloc((size_t)sc_step_workspace_size(&m, 1, 0, 1) * sizeof(double));
+    if (work == NULL) {
+        return;
+    }
+    quat(x + 3, 0.8, 0.6, 0.0, 0.8, 1.0);
+    x[7] = 0.4, x[8] = -0.1, x[9] = 0.2, x[10] = 1.0, x[11] = -2.0, x[12] = 0.5;
+    so.x_next = xu;
+    CHECK(sc_step(&m, x, u, 1, 0, NULL, work, &so) == SC_OK, "3D step, unit quaternion");
+    so.x_next = xn;
+    for (k = 0; k < 4; k++) {
+        double xs[13];
+        int ok = 1;
+        memcpy(xs, x, sizeof xs);
+        quat(xs + 3, 0.8, 0.6, 0.0, 0.8, scales[k]);
+        st = sc_step(&m, xs, u, 1, 0, NULL, work, &so);
+        if (k < 2) {
+            CHECK(st == SC_ENOTUNIT, "step: quaternion of norm 1 %+g: status %d", scales[k] - 1.0,
+                  st);
+            CHECK(sc_inverse_dynamics(&m, xs, xu, NULL, work, NULL, NULL) == SC_ENOTUNIT &&
+                      sc_inverse_dynamics(&m, x, xs, NULL, work, NULL, NULL) == SC_ENOTUNIT,
+                  "inverse dynamics: quaternion of norm 1 %+g", scales[k] - 1.0);
+            ro.X = Xr, ro.status = status;
+            status[0] = 12345;
+            CHECK(sc_rollout(&m, 1, 1, xs, u, 0, NULL, work, &ro) == SC_OK &&
+                      status[0] == SC_ENOTUNIT && isnan(Xr[13]),
+                  "rollout: quaternion of norm 1 %+g: status %d", scales[k] - 1.0, status[0]);
+            continue;
+        }
+        for (r = 0; r < 13; r++) {
+            ok &= fabs(xn[r] - xu[r]) <= 1e-14 * (1.0 + fabs(xu[r]));
+        }
+        CHECK(st == SC_OK && ok, "step: quaternion of norm 1 %+g: status %d, normalized",
+              scales[k] - 1.0, st);
+    }
+    {
+        double xz[13];
+        memcpy(xz, x, sizeof xz);
+        xz[3] = xz[4] = xz[5] = xz[6] = 0.0;
+        CHECK(sc_step(&m, xz, u, 0, 0, NULL, work, &so) == SC_ENOTUNIT, "step: zero quaternion");
+    }
+    free(work);
+}
+
+/* sc_cloud_view describes a buffer sc_cloud_pack filled: the same view as the pack's, and
+   the same SSDF bits through it */
+static void test_cloud_view(void)
+{
+    static const ptrdiff_t ns[3] = {1, 40, 300}; /* a half-space, group boxes, an index */
+    int dim, j;
+    for (dim = 2; dim <= 3; dim++) {
+        for (j = 0; j < 3; j++) {
+            cloud_data c;
+            sc_packed_cloud pv;
+            double x[3 * 5], phi0[5], phi1[5], g0[15], g1[15], *work;
+            int i;
+            make_cloud(&c, dim, ns[j]);
+            memset(&pv, 0, sizeof pv);
+            CHECK(sc_cloud_view(dim, ns[j], c.packed, &pv) == SC_OK && pv.dim == c.pc.dim &&
+                      pv.n == c.pc.n && pv.npad == c.pc.npad && pv.data == c.pc.data &&
+                      pv.data == c.packed && pv.npad == sc__padded(ns[j]),
+                  "view of a packed cloud (%dD, n %td) as the pack's", dim, ns[j]);
+            work = malloc(sizeof(double) * (size_t)sc_ssdf_workspace_size(&pv));
+            for (i = 0; i < 5 * dim; i++) {
+                x[i] = 3.0 * urand() - 1.5;
+            }
+            CHECK(sc_ssdf(&c.pc, 1e-2, 5, x, NULL, work, phi0, g0, NULL, NULL) == SC_OK &&
+                      sc_ssdf(&pv, 1e-2, 5, x, NULL, work, phi1, g1, NULL, NULL) == SC_OK &&
+                      memcmp(phi0, phi1, sizeof(double) * 5) == 0 &&
+                      memcmp(g0, g1, sizeof(double) * 5 * (size_t)dim) == 0,
+                  "SSDF through the view (%dD, n %td): the same bits", dim, ns[j]);
+            free(work);
+            free_cloud(&c);
+        }
+    }
+    {
+        double buf[8];
+        sc_packed_cloud pv;
+        CHECK(sc_cloud_view(3, 10, NULL, &pv) == SC_EINVAL, "view: NULL buffer");
+        CHECK(sc_cloud_view(3, 10, buf, NULL) == SC_EINVAL, "view: NULL view");
+        CHECK(sc_cloud_view(1, 10, buf, &pv) == SC_EINVAL, "view: dim 1");
+        CHECK(sc_cloud_view(4, 10, buf, &pv) == SC_EINVAL, "view: dim 4");
+        CHECK(sc_cloud_view(2, 0, buf, &pv) == SC_EINVAL, "view: n 0");
+        CHECK(sc_cloud_view(2, -3, buf, &pv) == SC_EINVAL, "view: n < 0");
+        CHECK(sc_cloud_view(2, PTRDIFF_MAX, buf, &pv) == SC_EINVAL, "view: size overflows");
+    }
+}
+
 int main(void)
 {
     test_status_and_isa();
+    test_options();
     test_exp();
     test_ln_up();
     test_parallel_range_fn_checks();
@@ -833,10 +1344,15 @@ int main(void)
     test_ssdf_pruned(2, 40);
     test_ssdf_pruned(3, 40);
     test_ssdf_special();
+    test_cloud_view();
     test_separation();
+    test_separation_unit();
     test_contact();
+    test_contact_params();
+    test_contact_unit();
     test_contact_variants();
     test_model();
+    test_step_unit();
     printf("%d passed, %d failed\n", n_pass, n_fail);
     return n_fail == 0 ? 0 : 1;
 }
