@@ -91,9 +91,9 @@ SC_API const char *sc_isa_name(int isa);
  * Check run options (NULL: SC_OPTIONS_DEFAULT) and resolve their ISA.
  *
  * Returned:
- *   out   sc_options*   the options with isa resolved (sc_isa_resolve)
+ *   out   sc_options*   the options with isa resolved (sc_isa_resolve); not NULL
  * Returned (function value):
- *   SC_OK; SC_EINVAL for an unknown isa or nthreads < 1; SC_EUNSUPPORTED.
+ *   SC_OK; SC_EINVAL for an unknown isa, nthreads < 1 or out NULL; SC_EUNSUPPORTED.
  */
 SC_API int sc_options_resolve(const sc_options *opt, sc_options *out);
 

@@ -9,6 +9,7 @@
 
 #include "sc_contact_internal.h"
 #include "sc_rotation.h"
+#include "sc_work_internal.h"
 
 /* ln 4: dropping samples of relative share e changes a product of two sums by at most
    4 e times as much */
@@ -45,37 +46,28 @@ typedef struct {
     double *arena;              /* the jets, last (an overrun, a bug, shows under ASan) */
 } contact_ws;
 
-/* n items of `size` bytes at *off doubles into base (base NULL: sizes only) */
-static void *take(double *base, ptrdiff_t *off, ptrdiff_t n, size_t size)
-{
-    void *p = base ? (void *)(base + *off) : NULL;
-    *off += (ptrdiff_t)((n * (ptrdiff_t)size + (ptrdiff_t)sizeof(double) - 1) /
-                        (ptrdiff_t)sizeof(double));
-    return p;
-}
-
 /* the scratch's layout in base (NULL: only its size); returns its size in doubles */
 static ptrdiff_t workspace(const sc_packed_cloud *a, const sc_packed_cloud *b, int nthreads,
                            double *base, contact_ws *w)
 {
     const ptrdiff_t D = a->dim, n = a->n + b->n, d = sizeof(double);
     ptrdiff_t off = 0;
-    w->y = take(base, &off, n * D, d);
-    w->g = take(base, &off, n * D, d);
-    w->h = take(base, &off, n * D * D, d);
-    w->t3 = take(base, &off, n * D * D * D, d);
-    w->phi = take(base, &off, n, d);
-    w->pi = take(base, &off, n, d);
-    w->dphi = take(base, &off, n * 2 * SC_NV(3), d);
-    w->pf = take(base, &off, n * D, d);
-    w->mark = take(base, &off, n, sizeof(unsigned char));
-    w->kept = take(base, &off, n, sizeof(ptrdiff_t));
-    w->yc = take(base, &off, n * D, d);
-    w->gc = take(base, &off, n * D, d);
-    w->hc = take(base, &off, n * D * D, d);
-    w->tc = take(base, &off, n * D * D * D, d);
-    w->ssdf = take(base, &off, (ptrdiff_t)nthreads * sc__ssdf_workspace_pair(a, b), d);
-    w->arena = take(base, &off, (ptrdiff_t)(SC_CONTACT_NJETS + 1) * SC_CONTACT_JLEN, d);
+    w->y = sc__take(base, &off, n * D, d);
+    w->g = sc__take(base, &off, n * D, d);
+    w->h = sc__take(base, &off, n * D * D, d);
+    w->t3 = sc__take(base, &off, n * D * D * D, d);
+    w->phi = sc__take(base, &off, n, d);
+    w->pi = sc__take(base, &off, n, d);
+    w->dphi = sc__take(base, &off, n * 2 * SC_NV(3), d);
+    w->pf = sc__take(base, &off, n * D, d);
+    w->mark = sc__take(base, &off, n, sizeof(unsigned char));
+    w->kept = sc__take(base, &off, n, sizeof(ptrdiff_t));
+    w->yc = sc__take(base, &off, n * D, d);
+    w->gc = sc__take(base, &off, n * D, d);
+    w->hc = sc__take(base, &off, n * D * D, d);
+    w->tc = sc__take(base, &off, n * D * D * D, d);
+    w->ssdf = sc__take(base, &off, (ptrdiff_t)nthreads * sc__ssdf_workspace_pair(a, b), d);
+    w->arena = sc__take(base, &off, (ptrdiff_t)(SC_CONTACT_NJETS + 1) * SC_CONTACT_JLEN, d);
     return off;
 }
 
@@ -472,6 +464,15 @@ int sc_contact(const sc_contact_body *a, const sc_contact_body *b,
                const sc_contact_params *prm, int order, const sc_options *opt, double *work,
                const sc_contact_out *out)
 {
+    sc_options o;
+    int st = sc_options_resolve(opt, &o);
+    return st != SC_OK ? st : sc__contact_with(o.isa, a, b, prm, order, &o, work, out);
+}
+
+int sc__contact_with(int variant_isa, const sc_contact_body *a, const sc_contact_body *b,
+                     const sc_contact_params *prm, int order, const sc_options *opt,
+                     double *work, const sc_contact_out *out)
+{
     sc__contact S;
     contact_ws w;
     sc_options o;
@@ -479,7 +480,7 @@ int sc_contact(const sc_contact_body *a, const sc_contact_body *b,
     int st, D, all, wrench_only;
     if (a == NULL || a->cloud == NULL || work == NULL || out == NULL || order < 0 ||
         order > 2 || (a->cloud->dim != 2 && a->cloud->dim != 3) ||
-        sc_contact_params_check(prm) != SC_OK) {
+        sc_contact_params_check(prm) != SC_OK || sc_isa_resolve(variant_isa) != variant_isa) {
         return SC_EINVAL;
     }
     D = a->cloud->dim;
@@ -552,5 +553,5 @@ int sc_contact(const sc_contact_body *a, const sc_contact_body *b,
     S.dphi = w.dphi;
     S.pf = w.pf;
     sc_jet_arena_init(&S.jets, w.arena, S.c.len, SC_CONTACT_NJETS);
-    return variant(o.isa)(&S, prm, out);
+    return variant(variant_isa)(&S, prm, out);
 }

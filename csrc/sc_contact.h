@@ -40,9 +40,9 @@ typedef struct sc_contact_body {
     const double *pose;           /* 2D (x, y, theta); 3D (p, q w first), q of unit norm
                                      within SC_UNIT_TOL (normalized here) */
     const double *vel;            /* 2D (vx, vy, omega); 3D (v world, omega body) */
-    int frozen;                   /* 1: held fixed (a static body): the derivatives with
-                                     respect to its state are not computed (zero in jac and
-                                     hess), which halves the variables of the jets */
+    int frozen;                   /* nonzero: held fixed (a static body): the derivatives
+                                     with respect to its state are not computed (zero in jac
+                                     and hess), which halves the variables of the jets */
 } sc_contact_body;
 
 /* The outputs of sc_contact (any member may be NULL to skip). */

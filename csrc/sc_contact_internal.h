@@ -65,4 +65,11 @@ typedef int (*sc__contact_fn)(sc__contact *S, const sc_contact_params *prm,
                               const sc_contact_out *out);
 extern const sc__contact_fn sc__contact_generic, sc__contact_avx2, sc__contact_avx512;
 
+/* sc_contact with the jets of the variant of variant_isa (a supported SC_ISA_*, else
+ * SC_EINVAL) whatever opt's ISA, which the SSDF evaluations use: the variants compared on
+ * the same SSDF (the C harness) */
+int sc__contact_with(int variant_isa, const sc_contact_body *a, const sc_contact_body *b,
+                     const sc_contact_params *prm, int order, const sc_options *opt,
+                     double *work, const sc_contact_out *out);
+
 #endif /* SC_CONTACT_INTERNAL_H */

@@ -42,7 +42,7 @@ int sc_inverse_dynamics(const sc_model *m, const double *x, const double *x_next
         (st = sc_options_resolve(opt, &o)) != SC_OK) {
         return st;
     }
-    sc__step_ws_layout(m, &s, o.nthreads, work, &w);
+    sc__step_ws_layout(m, &s, 0, 0, o.nthreads, work, &w);
     for (k = 0; k < s.nu; k++) {
         w.utmp[k] = 0.0;
     }

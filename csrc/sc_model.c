@@ -113,12 +113,8 @@ int sc_model_check(const sc_model *m, sc_model_sizes *sz)
         } else if (b->actuated) {
             return SC_EINVAL;
         }
-        if (b->kind == SC_BODY_STATIC) {
-            for (k = 0; k < SC_NQ(D); k++) {
-                if (!isfinite(b->pose[k])) {
-                    return SC_EINVAL;
-                }
-            }
+        if (b->kind == SC_BODY_STATIC && sc__pose_check(D, b->pose) != SC_OK) {
+            return SC_EINVAL; /* a static pose: finite, a unit quaternion (3D) */
         }
         if (b->nsupport < 0 || (b->nsupport > 0 && (D != 2 || b->kind != SC_BODY_DYNAMIC ||
                                                      b->support_points == NULL ||
@@ -243,7 +239,7 @@ int sc_energy(const sc_model *m, const double *x, const sc_options *opt, double 
         (st = sc_options_resolve(opt, &o)) != SC_OK) {
         return st;
     }
-    sc__step_ws_layout(m, &s, o.nthreads, work, &w);
+    sc__step_ws_layout(m, &s, 0, 0, o.nthreads, work, &w);
     out[0] = out[1] = out[2] = 0.0;
     for (i = 0; i < m->nbody; i++) {
         const sc_body *b = m->bodies + i;

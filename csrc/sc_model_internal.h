@@ -49,11 +49,11 @@ typedef struct sc__step_ws {
     double *xtmp, *utmp, *cwork, *pairbuf, *arena;
 } sc__step_ws;
 
-void sc__step_ws_layout(const sc_model *m, const sc_model_sizes *s, int nthreads,
-                        double *work, sc__step_ws *w);
+void sc__step_ws_layout(const sc_model *m, const sc_model_sizes *s, int order, int params,
+                        int nthreads, double *work, sc__step_ws *w);
 
-/* doubles of sc__step_ws's state and control part: sc_inverse_dynamics runs a step in the
- * scratch past it */
+/* doubles of scratch before a step's own (sc_inverse_dynamics runs a step past its
+ * state and control, xtmp and utmp) */
 ptrdiff_t sc__step_ws_head(const sc_model_sizes *s);
 
 #endif /* SC_MODEL_INTERNAL_H */

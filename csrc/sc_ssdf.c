@@ -40,6 +40,7 @@
 
 #include "sc_parallel_internal.h"
 #include "sc_ssdf_internal.h"
+#include "sc_work_internal.h"
 
 /* below this many sample-query pairs per thread, starting a thread costs more
  * than it saves (thread start ~20 us ~ 2e4 pairs); results do not depend on it */
@@ -56,18 +57,38 @@
    scattered queries (normal, 0.3 m) +3 % ((64, 64 eps): -13 %, -12 %, -8 %, +4 %) */
 #define SC_PRUNE_GROUP_WIDTH2 128.0
 
-/* pruned-query scratch (ssdf_pruned_range): the kernel's work (2 L SC_TREE_LEAF: its d_i
-   and s_i), the kept blocks' pointers (L + SC_CAND_PAD, stored in doubles' space), the
-   candidates (7 arrays, their known largest s_i and their leaf blocks; each L +
-   SC_CAND_PAD), their bounds (3 (L + SC_CAND_PAD): also the walks' scratch), the group's
-   cuts, a chunk's sort keys (twice: the radix sort's two buffers) and the kernel's list
-   of evaluated groups (L SC_TREE_LEAF / SC_PAD) */
-static ptrdiff_t pruned_workspace(ptrdiff_t n)
+/* A pruned query's scratch (ssdf_pruned_range), per thread */
+typedef struct {
+    double *kernel;     /* the kernel's d_i and s_i: 2 x kept leaves x SC_TREE_LEAF */
+    const double **ptr; /* the kept leaf blocks (the branch-free list writes up to
+                           SC_CAND_PAD past its last) */
+    double *cand;       /* the candidates' arrays: lo and hi (D each), max log a, smax */
+    const double **blk; /* the candidates' leaf blocks */
+    double *ub;         /* their bounds, and the walks' scratch */
+    double *gcut;       /* a group's cuts (T_f and slack of each query) */
+    uint64_t *keys;     /* a chunk's sort keys and indices, and the sort's second buffer */
+    ptrdiff_t *evl;     /* the kernel's list of evaluated groups */
+} pruned_ws;
+
+/* the scratch's layout in base (NULL: only its size) for a cloud of n samples (0 without
+   an index); returns its size in doubles */
+static ptrdiff_t pruned_layout(ptrdiff_t n, double *base, pruned_ws *w)
 {
-    const ptrdiff_t L = sc__tree_leaves(n);
-    return L == 0 ? 0
-                  : 2 * L * SC_TREE_LEAF + 13 * (L + SC_CAND_PAD) + 2 * SC_PRUNE_GROUP +
-                        4 * SC_PRUNE_CHUNK + L * (SC_TREE_LEAF / SC_PAD);
+    const ptrdiff_t L = sc__tree_leaves(n), cp = L + SC_CAND_PAD, d = sizeof(double);
+    ptrdiff_t off = 0;
+    memset(w, 0, sizeof *w);
+    if (L == 0) {
+        return 0;
+    }
+    w->kernel = sc__take(base, &off, 2 * L * SC_TREE_LEAF, d);
+    w->ptr = sc__take(base, &off, cp, sizeof(const double *));
+    w->cand = sc__take(base, &off, 8 * cp, d);
+    w->blk = sc__take(base, &off, cp, sizeof(const double *));
+    w->ub = sc__take(base, &off, 3 * cp, d);
+    w->gcut = sc__take(base, &off, 2 * SC_PRUNE_GROUP, d);
+    w->keys = sc__take(base, &off, 4 * SC_PRUNE_CHUNK, sizeof(uint64_t));
+    w->evl = sc__take(base, &off, L * (SC_TREE_LEAF / SC_PAD), sizeof(ptrdiff_t));
+    return off;
 }
 
 ptrdiff_t sc_ssdf_workspace_size(const sc_packed_cloud *pc)
@@ -79,7 +100,10 @@ ptrdiff_t sc_ssdf_workspace_size(const sc_packed_cloud *pc)
     if (sc__cloud_group_boxed(pc->n)) { /* the query-lane kernel: d_i, then w_i, per lane */
         return pc->npad * SC_VW_MAX;
     }
-    w = pruned_workspace(pc->n);
+    {
+        pruned_ws pw;
+        w = pruned_layout(pc->n, NULL, &pw);
+    }
     return w > 2 * pc->npad ? w : 2 * pc->npad; /* the kernel's d_i and s_i */
 }
 
@@ -264,6 +288,85 @@ static int query_rows(const ssdf_job *j, const sc__blocks *B, ptrdiff_t q, doubl
                  j->t ? j->t + q * D * D * D : NULL);
 }
 
+/* A chunk's queries [c0, c1) in the order of a Morton curve through their bounding box
+   (keys: (key, index) pairs, the non-finite queries first with key 0); returns how many */
+static ptrdiff_t chunk_order(const ssdf_job *j, ptrdiff_t c0, ptrdiff_t c1, uint64_t *kbuf,
+                             uint64_t **keys)
+{
+    const int D = j->pc->dim;
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    double sc[3] = {0.0, 0.0, 0.0};
+    ptrdiff_t nq = 0, r;
+    int k;
+    /* the finite queries' bounding box; a non-finite query is marked by key 0 */
+    for (r = c0; r < c1; r++) {
+        const double *xq = j->x + r * D;
+        const int ok = sc__finite_query(D, xq);
+        for (k = 0; ok && k < D; k++) {
+            lo[k] = xq[k] < lo[k] ? xq[k] : lo[k];
+            hi[k] = xq[k] > hi[k] ? xq[k] : hi[k];
+        }
+        kbuf[2 * nq] = ok; /* 0: non-finite, sorted strictly first (below) */
+        kbuf[2 * nq + 1] = (uint64_t)r;
+        nq++;
+    }
+    for (k = 0; k < D; k++) {
+        sc[k] = hi[k] > lo[k] ? 1.0 / (hi[k] - lo[k]) : 0.0;
+        sc[k] = isfinite(sc[k]) ? sc[k] : 0.0;
+    }
+    for (r = 0; r < nq; r++) {
+        if (kbuf[2 * r] != 0) { /* finite: the Morton key + 2^20, whose bits 20 to 52 are not
+                                   all zero */
+            kbuf[2 * r] = sc__morton_key(D, j->x + (ptrdiff_t)kbuf[2 * r + 1] * D, lo, sc) +
+                          ((uint64_t)1 << 20);
+        }
+    }
+    *keys = sc__radix_sort(kbuf, kbuf + 2 * SC_PRUNE_CHUNK, nq);
+    return nq;
+}
+
+/* A group of the sorted queries from g0: up to SC_PRUNE_GROUP finite queries within a box
+   of squared diagonal SC_PRUNE_GROUP_WIDTH2 eps (a wider group would list many leaves
+   that none of its queries keeps; results do not depend on it), their box [qlo, qhi],
+   each query's cut (gcut: T_f, slack) and the group's (the query of the largest r: the
+   largest T_f and slack); returns the group's end */
+static ptrdiff_t query_group(const ssdf_job *j, const uint64_t *keys, ptrdiff_t g0,
+                             ptrdiff_t nq, double ie, double base, double *gcut, double *qlo,
+                             double *qhi, double *Tf, double *slack)
+{
+    const int D = j->pc->dim;
+    double rg = -1.0;
+    ptrdiff_t g1;
+    int k;
+    for (k = 0; k < D; k++) {
+        qlo[k] = INFINITY;
+        qhi[k] = -INFINITY;
+    }
+    for (g1 = g0; g1 < nq && g1 - g0 < SC_PRUNE_GROUP; g1++) {
+        const double *xq = j->x + (ptrdiff_t)keys[2 * g1 + 1] * D;
+        double *qc = gcut + 2 * (g1 - g0), nlo[3], nhi[3], w2 = 0.0, rq;
+        for (k = 0; k < D; k++) {
+            nlo[k] = xq[k] < qlo[k] ? xq[k] : qlo[k];
+            nhi[k] = xq[k] > qhi[k] ? xq[k] : qhi[k];
+            w2 += (nhi[k] - nlo[k]) * (nhi[k] - nlo[k]);
+        }
+        if (g1 > g0 && w2 > SC_PRUNE_GROUP_WIDTH2 * j->eps) {
+            break;
+        }
+        for (k = 0; k < D; k++) {
+            qlo[k] = nlo[k];
+            qhi[k] = nhi[k];
+        }
+        rq = query_cut(j->pc, ie, base, xq, qc, qc + 1);
+        if (rq > rg) {
+            rg = rq;
+            *Tf = qc[0];
+            *slack = qc[1];
+        }
+    }
+    return g1;
+}
+
 /* Queries are taken in chunks of SC_PRUNE_CHUNK, in the order of a Morton curve through
    the chunk's bounding box, so that neighbours follow each other and find the leaves
    they share in cache (a cloud's leaf blocks outgrow L2 from ~10^4 samples).  Each
@@ -273,128 +376,63 @@ static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
 {
     const ssdf_job *j = (const ssdf_job *)ctx;
     const int D = j->pc->dim;
-    const ptrdiff_t L = sc__tree_leaves(j->pc->n), cp = L + SC_CAND_PAD;
+    const ptrdiff_t cp = sc__tree_leaves(j->pc->n) + SC_CAND_PAD;
     const double ie = 1.0 / j->eps, base = cut_base(j->pc);
-    double *wk = j->work + tid * j->wsize;
-    /* workspace (pruned_workspace): the kernel's scratch (d_i and s_i: 2 x kept leaves x
-       SC_TREE_LEAF <= 2 L SC_TREE_LEAF), the kept pointers (cp: the branch-free list
-       writes up to SC_CAND_PAD past its last), the candidates (9 arrays of cp), their
-       bounds and the walks' scratch (3 cp), the group's cuts (2 SC_PRUNE_GROUP), the
-       Morton keys and the sort's second buffer (2 x 2 SC_PRUNE_CHUNK, as uint64), the
-       kernel's list of evaluated groups (L SC_TREE_LEAF / SC_PAD) */
-    const double **ptr = (const double **)(void *)(wk + 2 * L * SC_TREE_LEAF);
-    double *cand = wk + 2 * L * SC_TREE_LEAF + cp, *ub = cand + 9 * cp, *gcut = ub + 3 * cp;
-    uint64_t *const kbuf = (uint64_t *)(void *)(gcut + 2 * SC_PRUNE_GROUP), *keys;
-    ptrdiff_t *const evl = (ptrdiff_t *)(void *)(kbuf + 4 * SC_PRUNE_CHUNK);
+    pruned_ws w;
     sc__cands C;
     /* the previous query's sample of largest weight (its leaf block and slot): its s_i at
        the next query is that query's seed */
     const double *sblk = NULL;
-    ptrdiff_t c0, r, soff = 0, istar = 0;
+    ptrdiff_t c0, soff = 0, istar = 0;
     int k;
+    pruned_layout(j->pc->n, j->work + tid * j->wsize, &w);
     for (k = 0; k < 7; k++) {
-        C.c[k] = cand + k * cp;
+        C.c[k] = w.cand + k * cp;
     }
-    C.smax = cand + 7 * cp;
-    C.blk = (const double **)(void *)(cand + 8 * cp);
+    C.smax = w.cand + 7 * cp;
+    C.blk = w.blk;
     for (c0 = begin; c0 < end; c0 += SC_PRUNE_CHUNK) {
         const ptrdiff_t c1 = end - c0 < SC_PRUNE_CHUNK ? end : c0 + SC_PRUNE_CHUNK;
-        double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-        double sc[3] = {0.0, 0.0, 0.0};
-        ptrdiff_t nq = 0, g0, g1;
-        /* the finite queries' bounding box; a non-finite query is marked by key -1 */
-        for (r = c0; r < c1; r++) {
-            const double *xq = j->x + r * D;
-            const int ok = sc__finite_query(D, xq);
-            for (k = 0; ok && k < D; k++) {
-                lo[k] = xq[k] < lo[k] ? xq[k] : lo[k];
-                hi[k] = xq[k] > hi[k] ? xq[k] : hi[k];
-            }
-            kbuf[2 * nq] = ok; /* 0: non-finite, sorted strictly first (below) */
-            kbuf[2 * nq + 1] = (uint64_t)r;
-            nq++;
-        }
-        for (k = 0; k < D; k++) {
-            sc[k] = hi[k] > lo[k] ? 1.0 / (hi[k] - lo[k]) : 0.0;
-            sc[k] = isfinite(sc[k]) ? sc[k] : 0.0;
-        }
-        for (r = 0; r < nq; r++) {
-            if (kbuf[2 * r] != 0) { /* finite: the Morton key + 2^20, whose bits 20 to 52 are
-                                       not all zero */
-                kbuf[2 * r] = sc__morton_key(D, j->x + (ptrdiff_t)kbuf[2 * r + 1] * D, lo, sc) +
-                              ((uint64_t)1 << 20);
-            }
-        }
-        keys = sc__radix_sort(kbuf, kbuf + 2 * SC_PRUNE_CHUNK, nq);
+        uint64_t *keys;
+        const ptrdiff_t nq = chunk_order(j, c0, c1, w.keys, &keys);
+        ptrdiff_t g0, g1, i;
         for (g0 = 0; g0 < nq; g0 = g1) {
-            double qlo[3], qhi[3], Tf = 0.0, slack = 0.0, rg = -1.0;
-            ptrdiff_t i;
+            double qlo[3], qhi[3], Tf = 0.0, slack = 0.0;
             if (keys[2 * g0] == 0) {
                 /* a non-finite query (sorted first): the dense kernel writes its NaN row */
-                const ptrdiff_t q = (ptrdiff_t)keys[2 * g0 + 1];
                 const double *whole[1];
                 sc__blocks B;
                 int st;
                 whole_cloud(j->pc, whole, &B);
-                st = query_rows(j, &B, q, wk);
-                if (st != SC_OK) {
+                if ((st = query_rows(j, &B, (ptrdiff_t)keys[2 * g0 + 1], w.kernel)) != SC_OK) {
                     return st;
                 }
                 g1 = g0 + 1;
                 continue;
             }
-            /* a group: up to SC_PRUNE_GROUP finite queries (the non-finite ones sort first),
-               their box, their cuts and the cut of the largest r (the largest T_f and
-               slack) */
-            for (k = 0; k < D; k++) {
-                qlo[k] = INFINITY;
-                qhi[k] = -INFINITY;
-            }
-            for (g1 = g0; g1 < nq && g1 - g0 < SC_PRUNE_GROUP; g1++) {
-                const double *xq = j->x + (ptrdiff_t)keys[2 * g1 + 1] * D;
-                double *qc = gcut + 2 * (g1 - g0), nlo[3], nhi[3], w2 = 0.0, rq;
-                for (k = 0; k < D; k++) {
-                    nlo[k] = xq[k] < qlo[k] ? xq[k] : qlo[k];
-                    nhi[k] = xq[k] > qhi[k] ? xq[k] : qhi[k];
-                    w2 += (nhi[k] - nlo[k]) * (nhi[k] - nlo[k]);
-                }
-                /* a group wider than a few smoothing lengths would list many leaves that
-                   none of its queries keeps: close it (results do not depend on it) */
-                if (g1 > g0 && w2 > SC_PRUNE_GROUP_WIDTH2 * j->eps) {
-                    break;
-                }
-                for (k = 0; k < D; k++) {
-                    qlo[k] = nlo[k];
-                    qhi[k] = nhi[k];
-                }
-                rq = query_cut(j->pc, ie, base, xq, qc, qc + 1);
-                if (rq > rg) {
-                    rg = rq;
-                    Tf = qc[0];
-                    slack = qc[1];
-                }
-            }
+            g1 = query_group(j, keys, g0, nq, ie, base, w.gcut, qlo, qhi, &Tf, &slack);
             if (g1 - g0 == 1) {
-                sc__tree_single_walk(j->pc, j->isa->leafmax, ie, j->x + (ptrdiff_t)keys[2 * g0 + 1] * D, Tf, slack, ub, &C);
+                sc__tree_single_walk(j->pc, j->isa->leafmax, ie,
+                                     j->x + (ptrdiff_t)keys[2 * g0 + 1] * D, Tf, slack, w.ub,
+                                     &C);
             } else {
-                sc__tree_group_walk(j->pc, ie, qlo, qhi, Tf, slack, ub, &C);
+                sc__tree_group_walk(j->pc, ie, qlo, qhi, Tf, slack, w.ub, &C);
             }
             for (i = g0; i < g1; i++) {
                 const ptrdiff_t q = (ptrdiff_t)keys[2 * i + 1];
-                const double *xq = j->x + q * D, *qc = gcut + 2 * (i - g0);
+                const double *xq = j->x + q * D, *qc = w.gcut + 2 * (i - g0);
                 double tq[5];
                 sc__blocks B;
                 int st;
                 query_blocks(j, ie, base, xq, qc[0], qc[1],
                              sblk && g1 - g0 > 1 ? seed_value(sblk, soff, D, xq, ie) : NAN, &C,
-                             ub, ptr, tq, &B);
+                             w.ub, w.ptr, tq, &B);
                 B.star = &istar;
-                B.evl = evl;
-                st = query_rows(j, &B, q, wk); /* its scratch: the start of wk */
-                if (st != SC_OK) {
+                B.evl = w.evl;
+                if ((st = query_rows(j, &B, q, w.kernel)) != SC_OK) {
                     return st;
                 }
-                sblk = ptr[istar / SC_TREE_LEAF];
+                sblk = w.ptr[istar / SC_TREE_LEAF];
                 soff = istar % SC_TREE_LEAF;
             }
         }

@@ -13,8 +13,9 @@
 #include "sc_cloud.h"
 
 /*
- * Per-thread scratch needed by sc_ssdf, in doubles: npad SC_PAD for a cloud without an
- * index, about (3 dim + 4) 2 n with one (the gathered leaves and their weights).
+ * Per-thread scratch needed by sc_ssdf, in doubles: 8 npad for a cloud without an index
+ * (a distance and a weight per sample and query of 8 at once), about 2 n + n / 2 with one
+ * (the kept leaves' distances and weights, the candidate leaves).
  */
 SC_API ptrdiff_t sc_ssdf_workspace_size(const sc_packed_cloud *pc);
 

@@ -83,6 +83,9 @@ int sc_options_resolve(const sc_options *opt, sc_options *out)
     static const sc_options defaults = SC_OPTIONS_DEFAULT;
     const sc_options *o = opt ? opt : &defaults;
     const int isa = sc_isa_resolve(o->isa);
+    if (out == NULL) {
+        return SC_EINVAL;
+    }
     if (isa < 0) {
         return isa;
     }

@@ -20,6 +20,7 @@
 
 #include "sc_jet.h"
 #include "sc_model_internal.h"
+#include "sc_work_internal.h"
 
 /* ---- scratch ---- */
 
@@ -46,6 +47,25 @@ static ptrdiff_t contact_work(const sc_model *m, int nthreads)
     return cw;
 }
 
+/* the step's scratch in base (NULL: only its size): a state and a control of scratch
+   (sc__step_ws_head doubles, rounded), the contact model's scratch, one pair's outputs
+   (PAIRBUF), the jet arena of its order (params: first order in (dx, du, dp)) and a sink
+   slot; returns its size in doubles */
+static ptrdiff_t step_layout(const sc_model *m, const sc_model_sizes *s, int order,
+                             int params, int nthreads, double *base, sc__step_ws *w)
+{
+    const ptrdiff_t d = sizeof(double);
+    const ptrdiff_t len0 = order >= 2 ? SC_JET_LEN(2 * s->nv + s->nu) : 1 + 2 * s->nv + s->nu;
+    const ptrdiff_t len1 = params ? 1 + 2 * s->nv + s->nu + s->np : 0;
+    ptrdiff_t off = 0;
+    w->xtmp = sc__take(base, &off, s->nq + 2 * s->nv + 8, d);
+    w->utmp = sc__take(base, &off, s->nu + 8, d);
+    w->cwork = sc__take(base, &off, contact_work(m, nthreads), d);
+    w->pairbuf = sc__take(base, &off, PAIRBUF, d);
+    w->arena = sc__take(base, &off, (n_jets(s) + 1) * (len0 > len1 ? len0 : len1), d);
+    return off;
+}
+
 ptrdiff_t sc__step_ws_head(const sc_model_sizes *s)
 {
     return s->nq + 2 * s->nv + s->nu + 16;
@@ -54,25 +74,18 @@ ptrdiff_t sc__step_ws_head(const sc_model_sizes *s)
 ptrdiff_t sc_step_workspace_size(const sc_model *m, int order, int params, int nthreads)
 {
     sc_model_sizes s;
-    ptrdiff_t len0, len1;
+    sc__step_ws w;
     if (sc_model_check(m, &s) != SC_OK || order < 0 || order > 2 || nthreads < 1) {
         return 0;
     }
-    len0 = order >= 2 ? SC_JET_LEN(2 * s.nv + s.nu) : 1 + 2 * s.nv + s.nu;
-    len1 = params ? 1 + 2 * s.nv + s.nu + s.np : 0;
-    /* two heads: sc_inverse_dynamics runs a step inside its own scratch */
-    return 2 * sc__step_ws_head(&s) + contact_work(m, nthreads) + PAIRBUF +
-           (ptrdiff_t)(n_jets(&s) + 1) * (len0 > len1 ? len0 : len1);
+    /* a head more: sc_inverse_dynamics runs a step past its own state and control */
+    return sc__step_ws_head(&s) + step_layout(m, &s, order, params, nthreads, NULL, &w);
 }
 
-void sc__step_ws_layout(const sc_model *m, const sc_model_sizes *s, int nthreads, double *work,
-                        sc__step_ws *w)
+void sc__step_ws_layout(const sc_model *m, const sc_model_sizes *s, int order, int params,
+                        int nthreads, double *work, sc__step_ws *w)
 {
-    w->xtmp = work;
-    w->utmp = work + s->nq + 2 * s->nv + 8;
-    w->cwork = work + sc__step_ws_head(s);
-    w->pairbuf = w->cwork + contact_work(m, nthreads);
-    w->arena = w->pairbuf + PAIRBUF;
+    step_layout(m, s, order, params, nthreads, work, w);
 }
 
 /* ---- the jet pass ---- */
@@ -705,7 +718,7 @@ int sc_step(const sc_model *m, const double *x, const double *u, int order, int 
         (st = sc_options_resolve(opt, &o)) != SC_OK) {
         return st;
     }
-    sc__step_ws_layout(m, &s, o.nthreads, work, &w);
+    sc__step_ws_layout(m, &s, order, params, o.nthreads, work, &w);
     switch (m->integrator) {
     case SC_INTEGRATOR_EULER:
     default:

@@ -973,7 +973,6 @@ static void test_contact_unit(void)
    AVX-512) and 2, every output) */
 static void test_contact_variants(void)
 {
-    const sc__contact_fn fn[3] = {sc__contact_generic, sc__contact_avx2, sc__contact_avx512};
     const int isa[3] = {SC_ISA_GENERIC, SC_ISA_AVX2, SC_ISA_AVX512};
     /* the variants' SSDF evaluations all on the portable build (its ISAs agree to rounding
        only): the options as sc_contact passes them, resolved */
@@ -1037,7 +1036,7 @@ static void test_contact_variants(void)
             out.wrench = o[0], out.scalars = o[1], out.phi = o[2], out.pi = o[3];
             out.forces = o[4], out.x_w = o[5], out.jac = o[6];
             out.hess = order == 2 ? o[7] : NULL, out.dw_dprm = o[8];
-            st[v] = fn[v](&ba, &bb, &prm, order, &opt, work, &out);
+            st[v] = sc__contact_with(isa[v], &ba, &bb, &prm, order, &opt, work, &out);
         }
         for (v = 1; v < nvar; v++) {
             CHECK(st[0] == SC_OK && st[v] == SC_OK, "variants run (%dD, order %d, dense %d)", dim,
