@@ -1143,41 +1143,35 @@ SC_VFN void rows(const sc__blocks *B, double eps, ptrdiff_t m, const double *x, 
     }
 }
 
+/* one instantiation of rows per (dimension, order): constants fold and loops unroll */
+SC_VFN void rows_of_order(const sc__blocks *B, double eps, ptrdiff_t m, const double *x,
+                          double *work, const int D, int order, double *phi, double *g,
+                          double *hs, double *t3)
+{
+    switch (order) {
+    case 0:
+        rows(B, eps, m, x, work, D, 0, phi, g, hs, t3);
+        break;
+    case 1:
+        rows(B, eps, m, x, work, D, 1, phi, g, hs, t3);
+        break;
+    case 2:
+        rows(B, eps, m, x, work, D, 2, phi, g, hs, t3);
+        break;
+    default:
+        rows(B, eps, m, x, work, D, 3, phi, g, hs, t3);
+        break;
+    }
+}
+
 static int kernel_rows(const sc__blocks *B, int dim, double eps, ptrdiff_t m, const double *x,
                  double *work, double *phi, double *g, double *hs, double *t3)
 {
     const int order = t3 ? 3 : hs ? 2 : g ? 1 : 0;
-    /* one instantiation per (dimension, order): constants fold and loops unroll */
     if (dim == 2) {
-        switch (order) {
-        case 0:
-            rows(B, eps, m, x, work, 2, 0, phi, g, hs, t3);
-            break;
-        case 1:
-            rows(B, eps, m, x, work, 2, 1, phi, g, hs, t3);
-            break;
-        case 2:
-            rows(B, eps, m, x, work, 2, 2, phi, g, hs, t3);
-            break;
-        default:
-            rows(B, eps, m, x, work, 2, 3, phi, g, hs, t3);
-            break;
-        }
+        rows_of_order(B, eps, m, x, work, 2, order, phi, g, hs, t3);
     } else {
-        switch (order) {
-        case 0:
-            rows(B, eps, m, x, work, 3, 0, phi, g, hs, t3);
-            break;
-        case 1:
-            rows(B, eps, m, x, work, 3, 1, phi, g, hs, t3);
-            break;
-        case 2:
-            rows(B, eps, m, x, work, 3, 2, phi, g, hs, t3);
-            break;
-        default:
-            rows(B, eps, m, x, work, 3, 3, phi, g, hs, t3);
-            break;
-        }
+        rows_of_order(B, eps, m, x, work, 3, order, phi, g, hs, t3);
     }
     return SC_OK;
 }
