@@ -21,7 +21,7 @@ static ptrdiff_t index_size(int D, ptrdiff_t n)
 /* each group of SC_PAD samples' box and largest log a over its samples (not the padding,
    whose log a is -inf): lo[3], hi[3], max log a, 0 (2D: lo[2] = hi[2] = 0); a group of
    padding only, none in a packed cloud, would get an empty box at 0 and -inf.  Read by
-   the query-lane kernel (sc_ssdf_impl.h, lanes_chunk) */
+   the query-lane form of the kernel (sc_ssdf_kernel.h, live_groups) */
 static void group_boxes(int D, ptrdiff_t npad, double *buf)
 {
     const double *LA = buf + (2 * D + 1) * npad;

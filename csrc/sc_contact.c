@@ -83,7 +83,7 @@ ptrdiff_t sc_contact_workspace_size(const sc_packed_cloud *a, const sc_packed_cl
 
 /* ---- pruning (docs/method.md section 10) ---- */
 
-/* The pair's cut (docs/method.md, "Exact pruning"): a pair whose soft minimum m exceeds
+/* The pair's cut (docs/method.md section 10): a pair whose soft minimum m exceeds
  * beta Tp has forces and derivatives below 1e-18 of their scale.  Every force and
  * derivative carries e^(-m / beta) (damping; the spring e^(-2 m / beta)) times at most
  * (Lsc / beta)^2 (Lsc / eps_c)^2 and, for damping, c vrel / (k beta) against the spring's

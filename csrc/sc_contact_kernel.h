@@ -250,7 +250,7 @@ static void compose(const sc_jet_ctx *c, int na, int D, double *out, double f0, 
  *   3D: the first moments P[X][b][j] = sum p_b f_j are accumulated instead (nine scalars
  *   times a jet, cheaper than six jet products in 12 or 24 variables), and T[O] =
  *   sum_b L_O e_b x P[O][b] is formed once at the end (wacc_torques).  In 2D, with 6 or 12
- *   variables, the moments measured no faster at second order and slower at first.
+ *   variables, the two jet products per sample cost no more than the moments would.
  * The force also acts (as -f) on the other body K, with torque -(r_K x f), r_K = r_O + d_O,
  * d_O = t_O + dt_O - t_K - dt_K the same for all of O's samples: body X's torque T[X] -
  * T[K] - d_K x F[K] is formed once at the end (wacc_finish), as is the body frame rotation
@@ -1166,10 +1166,10 @@ SC_JET_KERNEL void pass_lanes(contact_t *S, acc_t *Z, const int D, const int nq,
 
 /* The passes with constant sizes: values in 2D or 3D, and the lane pass at first order
  * (the Jacobians that optimizers ask for most) in 2D or 3D with one moving body or two.
- * Each is a function of its own, not inlined into contact_kernel: one very large
- * function costs the compiler superlinear time.  Second order runs pass_jets:
- * constant-size copies of it would save 13-16 % of its instructions per step but triple
- * this file's compile time under ASan. */
+ * Each is a function of its own, not inlined into its caller: one very large function
+ * costs the compiler superlinear time.  Second order runs pass_jets with run-time sizes:
+ * its long Hessian jets gain little from constant sizes, which would multiply this file's
+ * compile time (under ASan too). */
 #if defined(__GNUC__) || defined(__clang__)
     #define SC_CONTACT_NOINLINE __attribute__((noinline))
 #else

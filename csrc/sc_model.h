@@ -6,7 +6,7 @@
  * State x: the positions of the moving (dynamic and kinematic) bodies in body order, then
  * their velocities: 2D (x, y, theta) / (vx, vy, omega); 3D (p, quaternion w first) /
  * (v world, omega body).  Static bodies are not in the state.  Tangent coordinates of x
- * (size 2 nv): (dq_1 .. dq_n, dv_1 .. dv_n), dq per body as the retraction of METHOD.md
+ * (size 2 nv): (dq_1 .. dq_n, dv_1 .. dv_n), dq per body as the retraction of docs/method.md
  * section 3.  Controls u, in body order: a generalized force (nv) for each actuated dynamic
  * body (2D (fx, fy, tau); 3D (f world, tau body)), the next velocity (nv) for each
  * kinematic body.  Parameters p (for system identification), in order: each dynamic body's

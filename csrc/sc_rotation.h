@@ -1,7 +1,7 @@
 /*
  * sc_rotation.h - rotations of poses (internal, static inline): quaternion to matrix, a
  * pose's frame, the pose check shared by every kernel that takes poses.  Conventions
- * (docs/method.md, "Conventions"): quaternions (w, x, y, z), scalar first; R maps body to
+ * (docs/method.md section 3): quaternions (w, x, y, z), scalar first; R maps body to
  * world coordinates; matrices row-major.
  */
 #ifndef SC_ROTATION_H

@@ -52,9 +52,9 @@
 #define SC_PRUNE_GROUP 64
 /* ... and whose bounding box's squared diagonal stays within this many eps.  A wider
    group lists leaves that none of its queries keeps (each member scans every candidate),
-   a narrower one walks more often.  Measured against (16, 16 eps), two spheres in light
-   contact, one thread: 10^3 samples each -23 %, 10^4 -15 %, 10^5 -4 %; 2 x 10^4
-   scattered queries (normal, 0.3 m) +3 % ((64, 64 eps): -13 %, -12 %, -8 %, +4 %) */
+   a narrower one walks more often; (64, 128 eps) is the fastest on spheres of 10^3 to
+   10^5 samples in light contact and on scattered queries.  The grouping changes the time,
+   never a result. */
 #define SC_PRUNE_GROUP_WIDTH2 128.0
 
 /* A pruned query's scratch (ssdf_pruned_range), per thread */
@@ -140,7 +140,7 @@ static void whole_cloud(const sc_packed_cloud *pc, const double **ptr, sc__block
     B->lanes = 0;
 }
 
-/* Dense (SC_DENSE), or a cloud without an index (fewer than SC_TREE_MIN samples) pruned:
+/* Dense (sc_options.dense), or a cloud without an index (fewer than SC_TREE_MIN samples) pruned:
    there the kernel gives each query a far cut (job qbase; sc__blocks) and skips every group of
    SC_PAD samples whose s_i all fall below s* - cut.  A small body near a large one (the
    push-T pusher, 32 samples, seen from the T's 170) keeps one or two of its four groups

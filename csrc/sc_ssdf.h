@@ -1,6 +1,6 @@
 /*
  * sc_ssdf.h - soft signed distance function (SSDF) of an oriented point cloud,
- * with closed-form derivatives to third order (docs/method.md, "The soft signed distance").
+ * with closed-form derivatives to third order (docs/method.md section 2).
  *
  * Notation: a cloud holds n samples p_i (body frame, dimension D = 2 or 3),
  * outward unit normals n_i and positive weights a_i.  For a query x:
@@ -21,7 +21,7 @@ SC_API ptrdiff_t sc_ssdf_workspace_size(const sc_packed_cloud *pc);
 
 /*
  * Soft signed distance of query points to an oriented point cloud, with
- * optional first, second and third derivatives (METHOD.md section 2).
+ * optional first, second and third derivatives (docs/method.md section 2).
  *
  * Given:
  *   pc         const sc_packed_cloud*  cloud (sc_cloud_pack)

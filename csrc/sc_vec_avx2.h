@@ -1,6 +1,6 @@
 /*
  * sc_vec_avx2.h - AVX2+FMA primitives (4 doubles) for the kernel template
- * sc_ssdf_impl.h.  Include only from a translation unit compiled for that
+ * sc_ssdf_kernel.h.  Include only from a translation unit compiled for that
  * target (see sc_ssdf_avx2.c).
  *
  * Contract shared by every sc_vec_*.h: type vd, width VW, vset1, vload/vstore
@@ -80,8 +80,8 @@ SC_VFN vd vselect_gt(vd a, vd b, vd x, vd y)
     return _mm256_blendv_pd(y, x, _mm256_cmp_pd(a, b, _CMP_GT_OQ));
 }
 
-/* the sum of the lanes in a fixed pairwise order, (a0 + a2) + (a1 + a3): a tree instead
-   of a chain of three dependent adds (measured with AVX-512's: ~5 % of a pruned query) */
+/* the sum of the lanes in a fixed pairwise order, (a0 + a2) + (a1 + a3): a tree, shorter
+   than a chain of three dependent adds */
 SC_VFN double vhsum(vd a)
 {
     const __m128d b = _mm_add_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));

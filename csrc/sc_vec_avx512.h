@@ -1,6 +1,6 @@
 /*
  * sc_vec_avx512.h - AVX-512F primitives (8 doubles) for the kernel template
- * sc_ssdf_impl.h.  Include only from a translation unit compiled for that
+ * sc_ssdf_kernel.h.  Include only from a translation unit compiled for that
  * target (see sc_ssdf_avx512.c).
  *
  * Contract shared by every sc_vec_*.h: type vd, width VW, vset1, vload/vstore
@@ -81,8 +81,8 @@ SC_VFN vd vselect_gt(vd a, vd b, vd x, vd y)
 }
 
 /* the sum of the lanes in a fixed pairwise order, ((a0 + a4) + (a2 + a6)) + ((a1 + a5) +
-   (a3 + a7)): a tree instead of a chain of seven dependent adds (a pruned query takes
-   eleven such sums: ~5 % of its time) */
+   (a3 + a7)): a tree, shorter than a chain of seven dependent adds (a pruned query takes
+   eleven such sums) */
 SC_VFN double vhsum(vd a)
 {
     const __m256d b = _mm256_add_pd(_mm512_castpd512_pd256(a), _mm512_extractf64x4_pd(a, 1));

@@ -1,6 +1,6 @@
 /*
  * sc_vec_generic.h - one-lane "vector" primitives in portable C for the
- * kernel template sc_ssdf_impl.h (see sc_vec_avx2.h for the contract).
+ * kernel template sc_ssdf_kernel.h (see sc_vec_avx2.h for the contract).
  * vfma is a separate multiply and add here: without hardware FMA, libm's
  * fma() is a slow software routine.
  */

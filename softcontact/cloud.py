@@ -1,7 +1,7 @@
 """Oriented point clouds: the geometry every softcontact body is made of.
 
 A :class:`PointCloud` in dimension ``D`` (2 or 3) is ``N`` samples: points ``p_i``, outward
-unit normals ``n_i`` and positive weights ``a_i`` (METHOD.md section 1).  Each pair
+unit normals ``n_i`` and positive weights ``a_i`` (docs/method.md section 1).  Each pair
 ``(p_i, n_i)`` is a local tangent half-space; the weights are the surface area (3D) or curve
 length (2D) each sample stands for, so ``cloud.area`` is the surface area or perimeter of the
 shape.  Samples live in the body frame, whose origin is the body's centre of mass.

@@ -1,4 +1,4 @@
-"""Separation field and soft-minimum contact between two posed bodies (METHOD.md
+"""Separation field and soft-minimum contact between two posed bodies (docs/method.md
 sections 3-5).
 
 Body A's samples are mapped into B's frame and B's SSDF evaluated there, and vice
@@ -111,7 +111,7 @@ def separation(cloud_a, pose_a, cloud_b, pose_b, eps, order=0, num_threads=None,
     dense : bool, optional
         Evaluate every sample pair (keyword only; default False).  By default the
         SSDF visits, per query, only the samples its spatial index cannot rule out
-        (equal to the dense result to rounding; docs/method.md, "Exact pruning").
+        (equal to the dense result to rounding; docs/method.md section 10).
 
     Returns
     -------
@@ -137,7 +137,7 @@ def separation(cloud_a, pose_a, cloud_b, pose_b, eps, order=0, num_threads=None,
     ``dphi_dq`` taken through ``retract`` equal the symmetric part of ``d2phi_dq2`` plus a
     skew-symmetric bracket term; Taylor expansions along ``q (+) t v`` use ``d2phi_dq2``
     directly.  The derivative with respect to A's translation is ``G_k`` for A's samples
-    and ``-G_k`` for B's: the unit force of METHOD.md section 4.  Cost O(I J), memory
+    and ``-G_k`` for B's: the unit force of docs/method.md section 4.  Cost O(I J), memory
     O(I + J).
 
     Examples
@@ -168,7 +168,7 @@ def separation(cloud_a, pose_a, cloud_b, pose_b, eps, order=0, num_threads=None,
 # --------------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class ContactParams:
-    """Parameters of the soft-minimum contact model (METHOD.md section 5), SI units.
+    """Parameters of the soft-minimum contact model (docs/method.md section 5), SI units.
 
     The defaults suit objects of about 0.1 m and 0.1-1 kg sampled every 2-5 mm, stepped
     with ``dt`` around 1 ms.  The force acts on the soft depth ``m``, not on the geometric
@@ -311,8 +311,8 @@ def contact(cloud_a, pose_a, vel_a, cloud_b, pose_b, vel_b, params=None, order=0
         per query through each cloud's spatial index, samples whose share ``pi_k``
         is negligible at every derivative order skip the derivative passes, and
         a pair whose smooth depth ``m`` is beyond the contact range gets an exactly
-        zero wrench; all equal to the dense result to rounding (docs/method.md,
-        "Exact pruning").
+        zero wrench; all equal to the dense result to rounding (docs/method.md
+        section 10).
 
     Returns
     -------
@@ -330,7 +330,7 @@ def contact(cloud_a, pose_a, vel_a, cloud_b, pose_b, vel_b, params=None, order=0
 
     Notes
     -----
-    METHOD.md section 5, with ``Phi`` from :func:`separation`: depth
+    docs/method.md section 5, with ``Phi`` from :func:`separation`: depth
     ``m = -eps_c log sum exp(-Phi_k / eps_c)``, ``pi = softmax(-Phi / eps_c)``, normal
     force ``lambda = k sp_b(-m) s_b(-m)``; sample k's force on its owner is
     ``pi_k [(lambda - c s_b(-m) mdot) G_k - mu lambda t_k / sqrt(|t_k|^2 + v_s^2)]`` at

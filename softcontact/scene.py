@@ -1,4 +1,4 @@
-"""Rigid-body scenes and their compiled models (METHOD.md sections 3, 6-7).
+"""Rigid-body scenes and their compiled models (docs/method.md sections 3, 6-7).
 
 A :class:`Scene` collects bodies (oriented point clouds with mass properties), the pairs
 of bodies that touch (each with its :class:`~softcontact.ContactParams`) and planar support
@@ -375,7 +375,7 @@ class Scene:
 
     def add_support(self, body, friction, samples=None, *, gravity=9.81,
                     slip_velocity=0.01) -> None:
-        """Planar support friction of a 2D dynamic body sliding on a table (METHOD.md §6).
+        """Planar support friction of a 2D dynamic body sliding on a table (docs/method.md section 6).
 
         The weight ``m g`` is spread evenly over ``samples`` (k, 2) in the cloud's frame
         (default: a grid of about 200 points inside the cloud's recorded shape); each
@@ -588,7 +588,7 @@ class Model:
 
     def step(self, x, u=None, order=0, params=False, num_threads=None, *,
              isa="auto", dense=False) -> StepResult:
-        """One semi-implicit Euler step and its derivatives (METHOD.md §7).
+        """One semi-implicit Euler step and its derivatives (docs/method.md section 7).
 
         ``order`` 0, 1 or 2; ``params=True`` adds ``dx_dp``, the first derivative with
         respect to :attr:`param_names`.  Derivatives are those of

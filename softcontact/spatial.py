@@ -1,4 +1,4 @@
-"""Poses and their tangent spaces (METHOD.md section 3).
+"""Poses and their tangent spaces (docs/method.md section 3).
 
 A 2D pose is ``(x, y, theta)``; a 3D pose is ``(px, py, pz, qw, qx, qy, qz)`` with a unit
 quaternion, scalar first (MuJoCo's free-joint convention).  Derivatives with respect to a

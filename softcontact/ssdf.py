@@ -1,7 +1,7 @@
 """Soft signed distance function (SSDF) of an oriented point cloud.
 
 ``phi(x) = sum_i w_i n_i . (x - p_i)`` with ``w = softmax(log a - |x - p|^2 / eps)``
-(METHOD.md section 2; the project's docs/method.md).  Values and closed-form
+(docs/method.md section 2).  Values and closed-form
 derivatives to third order come from one fused C kernel.
 
 Properties that hold exactly (and are tested): invariance under a rigid motion
@@ -106,7 +106,7 @@ def ssdf(cloud, x, eps, order=0, num_threads=None, *, isa="auto", dense=False) -
         the samples whose weight can exceed ~1e-18 of the largest, once the
         polynomial factors of the derivatives are accounted for, are visited.
         Both agree to rounding (tested to 1e-13 relative at every order); see
-        docs/method.md, "Exact pruning".
+        docs/method.md section 10.
 
     Returns
     -------

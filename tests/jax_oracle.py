@@ -2,7 +2,7 @@
 
 ``JaxModel.from_scene(scene, dt)`` reads a :class:`softcontact.Scene` (its bodies, contact
 pairs with their :class:`~softcontact.ContactParams`, supports and gravity) and implements,
-from METHOD.md and ``docs/method.md`` -- not from the C kernels -- the same model as
+from ``docs/method.md`` -- not from the C kernels -- the same model as
 ``scene.build(dt).step``:
 
 * SSDF ``phi(y) = sum_i w_i n_i.(y - p_i)``, ``w = softmax(log a - |y - p|^2 / eps)``;

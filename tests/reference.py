@@ -1,7 +1,7 @@
 """Independent pure-NumPy reference (test oracle) for the soft signed distance function.
 
 Nothing here imports ``softcontact``: the oracle is written straight from the formulas of
-``METHOD.md`` section 2 so that the C kernel can be checked against it.
+``docs/method.md`` section 2 so that the C kernel can be checked against it.
 
 Definitions (cloud of ``I`` samples ``p_i`` with unit normals ``n_i`` and weights ``a_i > 0``,
 query ``x``, temperature ``eps > 0``, all float64)::
@@ -39,7 +39,7 @@ Hessian. ``d t_a/dx_b = E[(m_b - g t_b) r_a] + E[e (-g C_ab)] + g E[e r_a r_b]
 
     H_ab = g (K_ab + K_ba) + g^2 E[e r_a r_b]
 
-(the formula of METHOD.md).
+(the formula of docs/method.md).
 
 Third derivative (derived here; T_abc = d H_ab / dx_c).
 
@@ -281,7 +281,7 @@ def box_sdf_ref(half_extents, x):
 
 
 # --------------------------------------------------------------------------------------------
-# separation field and soft-minimum contact model (METHOD.md sections 3-5), values only
+# separation field and soft-minimum contact model (docs/method.md sections 3-5), values only
 # --------------------------------------------------------------------------------------------
 def pose_frame(pose):
     """Rotation matrix and translation of a 2D ``(x, y, theta)`` or 3D ``(p, qw, qx, qy, qz)``
@@ -341,7 +341,7 @@ def _wrench(x, f, pose):
 
 def contact_ref(cloud_a, pose_a, vel_a, cloud_b, pose_b, vel_b, *, eps, eps_c, stiffness, beta,
                 damping=0.0, friction=0.0, slip_velocity=1e-3, tiny=1e-300):
-    """Soft-minimum contact model (METHOD.md section 5), straight from the formulas.
+    """Soft-minimum contact model (docs/method.md section 5), straight from the formulas.
 
     Returns a dict: ``phi``, ``points``, ``grad`` (as separation_ref), ``depth`` m,
     ``distribution`` pi, ``energy`` U, ``force``/``force_conservative``/``force_damping``/

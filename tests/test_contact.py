@@ -1,4 +1,4 @@
-"""Soft-minimum contact model (METHOD.md sections 3-5) through ``softcontact.contact``.
+"""Soft-minimum contact model (docs/method.md sections 3-5) through ``softcontact.contact``.
 
 Values against the independent NumPy oracle ``contact_ref``; the state Jacobian and Hessian
 against central differences on the manifold (poses through ``softcontact.retract``) and by

@@ -1,6 +1,6 @@
 """softcontact's step against an independent JAX implementation (tests/jax_oracle.py).
 
-The JAX model is written from METHOD.md / docs/method.md (dense, vmapped, float64) and
+The JAX model is written from docs/method.md (dense, vmapped, float64) and
 differentiated by JAX's autodiff, so it checks the C step's values *and* its closed-form
 first and second derivatives (jets) on whole scenes:
 

@@ -18,7 +18,7 @@ Conventions, each verified below rather than assumed:
   the centre of mass);
 * integrator: MuJoCo's Euler is semi-implicit, ``v+ = v + h M^-1 (f - bias)``,
   ``q+ = q (+) h v+``, with the gyroscopic term ``omega x I omega`` in the bias,
-  explicit, exactly as softcontact (METHOD.md section 7);
+  explicit, exactly as softcontact (docs/method.md section 7);
 * tangent coordinates: MuJoCo's ``A`` and ``B`` (``mjd_transitionFD``) are over
   ``(dqpos, dqvel)`` with ``dqpos`` from ``mj_differentiatePos`` / ``mj_integratePos``:
   translation in the world frame, rotation ``q (x) exp(dtheta / 2)`` in the body frame --

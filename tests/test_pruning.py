@@ -1,4 +1,4 @@
-"""Exact pruning (docs/method.md, "Exact pruning"): the pruned SSDF, separation field,
+"""Exact pruning (docs/method.md section 10): the pruned SSDF, separation field,
 contact and step equal the dense computation (``dense=True``) to rounding, at every
 derivative order, over a sweep of temperatures, distances and overlaps.
 

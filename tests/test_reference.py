@@ -50,7 +50,7 @@ def box_cloud(half, spacing):
     """Box |x_k| <= half_k sampled by a grid on every face, boundary (edges/corners) included.
 
     Each face gets its own samples with its own normal, so edge and corner points appear once
-    per adjacent face (as METHOD.md section 1 asks of constructors).
+    per adjacent face (as docs/method.md section 1 asks of constructors).
     """
     half = np.asarray(half, dtype=np.float64)
     dim = half.size

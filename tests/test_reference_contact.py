@@ -1,5 +1,5 @@
 """Self-tests of the NumPy reference of the separation field and the soft-minimum contact
-model (tests/reference.py; METHOD.md sections 3-5).  They prove the oracle that the C
+model (tests/reference.py; docs/method.md sections 3-5).  They prove the oracle that the C
 contact kernels will be compared with: the conservative wrenches are -dU/dq (finite
 differences on the manifold), wrenches are equal and opposite, damping and friction never
 produce positive power, and the field is invariant under rigid motions."""

@@ -1,6 +1,6 @@
 """Building scenes and using compiled models: ``Scene``, ``Scene.add_body``,
 ``Scene.add_contact``, ``Scene.add_support``, ``Scene.build`` and the ``Model`` API
-(METHOD.md sections 3, 6-7).
+(docs/method.md sections 3, 6-7).
 
 Errors: every invalid argument raises TypeError (wrong Python type) or ValueError (shape,
 range, meaning) with a message that names it.  Semantics: mass properties from the

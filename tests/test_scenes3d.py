@@ -167,7 +167,7 @@ def test_convex_hull_torus_does_not_thread_in_mujoco(torus_run):
 # 2. box resting on the floor
 # --------------------------------------------------------------------------------------------
 def _force_law(m, k, b):
-    """lambda(m) = k sp_b(-m) s_b(-m) (METHOD.md section 5)."""
+    """lambda(m) = k sp_b(-m) s_b(-m) (docs/method.md section 5)."""
     return k * b * np.logaddexp(0.0, -m / b) / (1.0 + np.exp(m / b))
 
 

@@ -1,4 +1,4 @@
-"""Separation field between two posed bodies (METHOD.md sections 3-4): values against the
+"""Separation field between two posed bodies (docs/method.md sections 3-4): values against the
 NumPy reference, pose derivatives against central differences on the manifold (through
 softcontact.retract) and Taylor remainders, invariances and the boundary contract."""
 
@@ -81,7 +81,7 @@ def test_derivatives_vs_finite_differences_on_the_manifold(rng, dim):
     scale2 = np.abs(r.d2phi_dq2).max()
     np.testing.assert_allclose(r.d2phi_dq2, sym, rtol=0, atol=1e-6 * scale2)
     np.testing.assert_array_equal(r.d2phi_dq2, np.swapaxes(r.d2phi_dq2, 1, 2))
-    # translations: dPhi/dt_A = G for A's samples, -G for B's (the unit force of METHOD.md)
+    # translations: dPhi/dt_A = G for A's samples, -G for B's (the unit force of docs/method.md section 4)
     D, nv = dim, (3 if dim == 2 else 6)
     na = len(a)
     np.testing.assert_allclose(r.dphi_dq[:na, :D], r.grad[:na], atol=1e-15)

@@ -1,4 +1,4 @@
-"""Poses and tangent spaces: retract / pose_difference (METHOD.md section 3)."""
+"""Poses and tangent spaces: retract / pose_difference (docs/method.md section 3)."""
 
 import numpy as np
 import pytest

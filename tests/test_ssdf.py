@@ -1,5 +1,5 @@
 """SSDF values and derivatives against the independent NumPy reference
-(tests/reference.py), plus the special cases METHOD.md section 2 names.
+(tests/reference.py), plus the special cases docs/method.md section 2 names.
 
 Tolerances.  C must agree with the reference to 1e-12 relative (normwise per
 query and per derivative order) wherever the problem itself is that well

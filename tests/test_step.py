@@ -1,4 +1,4 @@
-"""One step of a compiled scene (METHOD.md sections 3, 6-8) through ``Model.step``,
+"""One step of a compiled scene (docs/method.md sections 3, 6-8) through ``Model.step``,
 ``Model.rollout`` and ``Model.inverse_dynamics``.
 
 Derivatives: the first and second derivatives of the step map, those of

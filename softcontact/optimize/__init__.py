@@ -5,7 +5,7 @@ horizon into the objective ``J(U) = sum_t l_t(x_t, u_t) + l_T(x_T)`` of the cont
 ``U`` (T, nu), with
 
 * ``fun(U)`` and ``jac(U)``: the value and the exact gradient (the adjoint of the step's
-  Jacobians, METHOD.md section 7);
+  Jacobians, docs/method.md section 7);
 * ``hessp(U, p)`` and ``hess(U)``: exact Hessian-vector products and the full Hessian (the
   second-order adjoint, using the step's second derivatives);
 * ``residuals(U)`` and ``residual_jac(U)``: every cost here is a sum of squares
