@@ -375,7 +375,8 @@ class Scene:
 
     def add_support(self, body, friction, samples=None, *, gravity=9.81,
                     slip_velocity=0.01) -> None:
-        """Planar support friction of a 2D dynamic body sliding on a table (docs/method.md section 6).
+        """Planar support friction of a 2D dynamic body sliding on a table (docs/method.md
+        section 6).
 
         The weight ``m g`` is spread evenly over ``samples`` (k, 2) in the cloud's frame
         (default: a grid of about 200 points inside the cloud's recorded shape); each

@@ -81,7 +81,8 @@ def test_derivatives_vs_finite_differences_on_the_manifold(rng, dim):
     scale2 = np.abs(r.d2phi_dq2).max()
     np.testing.assert_allclose(r.d2phi_dq2, sym, rtol=0, atol=1e-6 * scale2)
     np.testing.assert_array_equal(r.d2phi_dq2, np.swapaxes(r.d2phi_dq2, 1, 2))
-    # translations: dPhi/dt_A = G for A's samples, -G for B's (the unit force of docs/method.md section 4)
+    # translations: dPhi/dt_A = G for A's samples, -G for B's (the unit force of
+    # docs/method.md section 4)
     D, nv = dim, (3 if dim == 2 else 6)
     na = len(a)
     np.testing.assert_allclose(r.dphi_dq[:na, :D], r.grad[:na], atol=1e-15)
