@@ -35,8 +35,8 @@ PyObject *sc_py_raise(int st, const char *func, const char *inputs)
     }
     if (st == SC_ENOTUNIT && inputs != NULL) {
         return PyErr_Format(PyExc_ValueError,
-                            "%s: a quaternion of %s is not unit (norm 1 within %g)", func,
-                            inputs, SC_UNIT_TOL);
+                            "%s: a quaternion of %s is not unit (norm 1 within %g)", func, inputs,
+                            SC_UNIT_TOL);
     }
     if (st == SC_ENONFINITE || st == SC_EINVAL || st == SC_ENOTUNIT || st == SC_EUNSUPPORTED) {
         return PyErr_Format(PyExc_ValueError, "%s: %s", func, sc_status_str(st));
@@ -46,8 +46,7 @@ PyObject *sc_py_raise(int st, const char *func, const char *inputs)
 
 PyArrayObject *sc_py_doubles(PyObject *obj, const char *name)
 {
-    PyArrayObject *a =
-        (PyArrayObject *)PyArray_FROM_OTF(obj, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROM_OTF(obj, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
     if (a == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
@@ -108,16 +107,15 @@ PyArrayObject *sc_py_shaped(PyObject *obj, const char *name, int ndim, const npy
 int sc_py_rows_of(PyArrayObject *a, int want, const char *name)
 {
     PyObject *s;
-    if (PyArray_NDIM(a) == 2 && (want ? PyArray_DIM(a, 1) == want
-                                      : PyArray_DIM(a, 1) == 2 || PyArray_DIM(a, 1) == 3)) {
+    if (PyArray_NDIM(a) == 2 &&
+        (want ? PyArray_DIM(a, 1) == want : PyArray_DIM(a, 1) == 2 || PyArray_DIM(a, 1) == 3)) {
         return 1;
     }
     if ((s = shape_of(a)) != NULL) {
         if (want) {
             PyErr_Format(PyExc_ValueError, "%s must have shape (N, %d), got %S", name, want, s);
         } else {
-            PyErr_Format(PyExc_ValueError, "%s must have shape (N, 2) or (N, 3), got %S", name,
-                         s);
+            PyErr_Format(PyExc_ValueError, "%s must have shape (N, 2) or (N, 3), got %S", name, s);
         }
         Py_DECREF(s);
     }
@@ -309,11 +307,16 @@ static int add_constants(PyObject *m)
     static const struct {
         const char *name;
         int value;
-    } ints[] = {{"ISA_AUTO", SC_ISA_AUTO},         {"ISA_GENERIC", SC_ISA_GENERIC},
-                {"ISA_AVX2", SC_ISA_AVX2},         {"ISA_AVX512", SC_ISA_AVX512},
-                {"MAX_THREADS", SC_MAX_THREADS},   {"SC_OK", SC_OK},
-                {"SC_EINVAL", SC_EINVAL},          {"SC_ENOMEM", SC_ENOMEM},
-                {"SC_ENONFINITE", SC_ENONFINITE},  {"SC_ENOTUNIT", SC_ENOTUNIT},
+    } ints[] = {{"ISA_AUTO", SC_ISA_AUTO},
+                {"ISA_GENERIC", SC_ISA_GENERIC},
+                {"ISA_AVX2", SC_ISA_AVX2},
+                {"ISA_AVX512", SC_ISA_AVX512},
+                {"MAX_THREADS", SC_MAX_THREADS},
+                {"SC_OK", SC_OK},
+                {"SC_EINVAL", SC_EINVAL},
+                {"SC_ENOMEM", SC_ENOMEM},
+                {"SC_ENONFINITE", SC_ENONFINITE},
+                {"SC_ENOTUNIT", SC_ENOTUNIT},
                 {"SC_EUNSUPPORTED", SC_EUNSUPPORTED}};
     size_t k;
     for (k = 0; k < sizeof ints / sizeof ints[0]; k++) {

@@ -28,12 +28,11 @@ static PyObject *py_pack_cloud(PyObject *Py_UNUSED(self), PyObject *args, PyObje
         (w = sc_py_doubles(w_obj, "weights")) == NULL) {
         goto fail;
     }
-    if (!sc_py_rows_of(p, 0, "points") ||
-        !sc_py_rows_of(nrm, (int)PyArray_DIM(p, 1), "normals")) {
+    if (!sc_py_rows_of(p, 0, "points") || !sc_py_rows_of(nrm, (int)PyArray_DIM(p, 1), "normals")) {
         goto fail;
     }
-    if (PyArray_DIM(p, 0) < 1 || PyArray_DIM(nrm, 0) != PyArray_DIM(p, 0) ||
-        PyArray_NDIM(w) != 1 || PyArray_DIM(w, 0) != PyArray_DIM(p, 0)) {
+    if (PyArray_DIM(p, 0) < 1 || PyArray_DIM(nrm, 0) != PyArray_DIM(p, 0) || PyArray_NDIM(w) != 1 ||
+        PyArray_DIM(w, 0) != PyArray_DIM(p, 0)) {
         PyErr_Format(PyExc_ValueError,
                      "points, normals and weights must have N >= 1 matching rows, got %zd, %zd "
                      "and weights of %d dimension(s)",
@@ -54,10 +53,9 @@ static PyObject *py_pack_cloud(PyObject *Py_UNUSED(self), PyObject *args, PyObje
     if ((out = sc_py_empty(1, &size)) == NULL) {
         goto fail;
     }
-    Py_BEGIN_ALLOW_THREADS
-    st = sc_cloud_pack(&c, (double *)PyArray_DATA(out), NULL);
-    Py_END_ALLOW_THREADS
-    if (st != SC_OK) {
+    Py_BEGIN_ALLOW_THREADS st = sc_cloud_pack(&c, (double *)PyArray_DATA(out), NULL);
+    Py_END_ALLOW_THREADS if (st != SC_OK)
+    {
         PyErr_SetString(PyExc_ValueError,
                         st == SC_ENONFINITE
                             ? "points, normals and weights must be finite (NaN or inf found)"

@@ -43,8 +43,8 @@ PyDoc_STRVAR(separation_doc,
 
 static PyObject *py_separation(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"packed_a", "n_a", "pose_a", "packed_b", "n_b", "pose_b", "eps",
-                             "order", "num_threads", "isa", "dense", NULL};
+    static char *kwlist[] = {"packed_a", "n_a",   "pose_a",      "packed_b", "n_b",   "pose_b",
+                             "eps",      "order", "num_threads", "isa",      "dense", NULL};
     PyObject *obj[4];
     Py_ssize_t na, nb;
     double eps, *work = NULL;
@@ -55,13 +55,13 @@ static PyObject *py_separation(PyObject *Py_UNUSED(self), PyObject *args, PyObje
     sc_options o;
     npy_intp dims[3];
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OnOOnOd|iiii:separation", kwlist, &obj[0],
-                                     &na, &obj[2], &obj[1], &nb, &obj[3], &eps, &order,
-                                     &nthreads, &isa, &dense)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OnOOnOd|iiii:separation", kwlist, &obj[0], &na,
+                                     &obj[2], &obj[1], &nb, &obj[3], &eps, &order, &nthreads, &isa,
+                                     &dense)) {
         return NULL;
     }
-    if (!pair_args(obj, na, nb, in, &pa, &pb, &D) || !sc_py_eps(eps) ||
-        !sc_py_order(order, 2) || !sc_py_options(isa, dense, nthreads, na + nb, &o)) {
+    if (!pair_args(obj, na, nb, in, &pa, &pb, &D) || !sc_py_eps(eps) || !sc_py_order(order, 2) ||
+        !sc_py_options(isa, dense, nthreads, na + nb, &o)) {
         goto fail;
     }
     /* phi, x, G, then the derivatives of the requested orders */
@@ -85,10 +85,9 @@ static PyObject *py_separation(PyObject *Py_UNUSED(self), PyObject *args, PyObje
     so.g_w = sc_py_data(out[2]);
     so.dphi_dq = sc_py_data(out[3]);
     so.d2phi_dq2 = sc_py_data(out[4]);
-    Py_BEGIN_ALLOW_THREADS
-    st = sc_separation(&pa, sc_py_data(in[2]), &pb, sc_py_data(in[3]), eps, &o, work, &so);
-    Py_END_ALLOW_THREADS
-    PyMem_RawFree(work);
+    Py_BEGIN_ALLOW_THREADS st =
+        sc_separation(&pa, sc_py_data(in[2]), &pb, sc_py_data(in[3]), eps, &o, work, &so);
+    Py_END_ALLOW_THREADS PyMem_RawFree(work);
     if (st != SC_OK) {
         sc_py_raise(st, "separation", "pose_a and pose_b");
         goto fail;
@@ -116,9 +115,9 @@ PyDoc_STRVAR(contact_doc,
 
 static PyObject *py_contact(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"packed_a", "n_a", "pose_a", "vel_a", "packed_b", "n_b",
-                             "pose_b", "vel_b", "params", "order", "num_threads", "isa",
-                             "dense", NULL};
+    static char *kwlist[] = {"packed_a",    "n_a",    "pose_a", "vel_a",  "packed_b",
+                             "n_b",         "pose_b", "vel_b",  "params", "order",
+                             "num_threads", "isa",    "dense",  NULL};
     PyObject *obj[4], *va_obj, *vb_obj;
     Py_ssize_t na, nb;
     int order = 0, nthreads = 1, isa = SC_ISA_AUTO, dense = 0, D = 2, st, nv, j;
@@ -133,10 +132,9 @@ static PyObject *py_contact(PyObject *Py_UNUSED(self), PyObject *args, PyObject 
     npy_intp dims[3];
 
     if (!PyArg_ParseTupleAndKeywords(
-            args, kwds, "OnOOOnOO(ddddddd)|iiii:contact", kwlist, &obj[0], &na, &obj[2],
-            &va_obj, &obj[1], &nb, &obj[3], &vb_obj, &prm.eps, &prm.eps_c, &prm.stiffness,
-            &prm.beta, &prm.damping, &prm.friction, &prm.slip_velocity, &order, &nthreads, &isa,
-            &dense)) {
+            args, kwds, "OnOOOnOO(ddddddd)|iiii:contact", kwlist, &obj[0], &na, &obj[2], &va_obj,
+            &obj[1], &nb, &obj[3], &vb_obj, &prm.eps, &prm.eps_c, &prm.stiffness, &prm.beta,
+            &prm.damping, &prm.friction, &prm.slip_velocity, &order, &nthreads, &isa, &dense)) {
         return NULL;
     }
     if (sc_contact_params_check(&prm) != SC_OK) {
@@ -193,10 +191,8 @@ static PyObject *py_contact(PyObject *Py_UNUSED(self), PyObject *args, PyObject 
     co.pi = sc_py_data(out[4]);
     co.forces = sc_py_data(out[5]);
     co.x_w = sc_py_data(out[6]);
-    Py_BEGIN_ALLOW_THREADS
-    st = sc_contact(&A, &B, &prm, order, &o, work, &co);
-    Py_END_ALLOW_THREADS
-    PyMem_RawFree(work);
+    Py_BEGIN_ALLOW_THREADS st = sc_contact(&A, &B, &prm, order, &o, work, &co);
+    Py_END_ALLOW_THREADS PyMem_RawFree(work);
     if (st != SC_OK) {
         sc_py_raise(st, "contact", "pose_a, pose_b, vel_a and vel_b");
         goto fail;
@@ -224,7 +220,6 @@ fail:
 PyMethodDef sc_py_contact_methods[] = {
     {"separation", (PyCFunction)(void (*)(void))py_separation, METH_VARARGS | METH_KEYWORDS,
      separation_doc},
-    {"contact", (PyCFunction)(void (*)(void))py_contact, METH_VARARGS | METH_KEYWORDS,
-     contact_doc},
+    {"contact", (PyCFunction)(void (*)(void))py_contact, METH_VARARGS | METH_KEYWORDS, contact_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -52,7 +52,7 @@ typedef struct {
 
 static void args_release(model_args *a)
 {
-    PyArrayObject **own[] = {&a->g, &a->kinds, &a->act, &a->mass, &a->inr,
+    PyArrayObject **own[] = {&a->g,    &a->kinds,  &a->act,   &a->mass, &a->inr,
                              &a->pose, &a->counts, &a->pairs, &a->pp};
     size_t k;
     for (k = 0; k < sizeof own / sizeof own[0]; k++) {
@@ -188,9 +188,9 @@ static int fill_body(model_box *box, const model_args *a, npy_intp k, size_t *of
 static model_box *build_model(const model_args *a)
 {
     const size_t nps = (size_t)(a->np_ > 0 ? a->np_ : 1), nb = (size_t)a->nb;
-    model_box *box = (model_box *)PyMem_RawMalloc(sizeof(model_box) + sizeof(sc_body) * nb +
-                                                  sizeof(sc_pair) * nps +
-                                                  sizeof(double) * (a->ndata + 1));
+    model_box *box =
+        (model_box *)PyMem_RawMalloc(sizeof(model_box) + sizeof(sc_body) * nb +
+                                     sizeof(sc_pair) * nps + sizeof(double) * (a->ndata + 1));
     size_t off = 0;
     npy_intp k;
     if (box == NULL) {
@@ -277,8 +277,8 @@ PyDoc_STRVAR(step_doc, "step(model, x, u, order=0, params=0, num_threads=1, isa=
 
 static PyObject *py_step(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"model", "x", "u", "order", "params", "num_threads", "isa",
-                             "dense", NULL};
+    static char *kwlist[] = {"model",       "x",   "u",     "order", "params",
+                             "num_threads", "isa", "dense", NULL};
     PyObject *mo, *xo, *uo;
     int order = 0, params = 0, nthreads = 1, isa = SC_ISA_AUTO, dense = 0, st, k;
     const sc_model *m;
@@ -289,8 +289,8 @@ static PyObject *py_step(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kw
     double *work = NULL;
     npy_intp shp[1];
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|iiiii:step", kwlist, &mo, &xo, &uo,
-                                     &order, &params, &nthreads, &isa, &dense)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|iiiii:step", kwlist, &mo, &xo, &uo, &order,
+                                     &params, &nthreads, &isa, &dense)) {
         return NULL;
     }
     if ((m = get_model(mo, &s)) == NULL || !sc_py_order(order, 2) ||
@@ -310,8 +310,8 @@ static PyObject *py_step(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kw
         const npy_intp d[7][3] = {{s.nq + s.nv}, {n2, n2},     {n2, nu},  {n2, n2, n2},
                                   {n2, n2, nu},  {n2, nu, nu}, {n2, s.np}};
         const int nd[7] = {1, 2, 2, 3, 3, 3, 2};
-        const int need[7] = {1, order >= 1, order >= 1, order >= 2, order >= 2, order >= 2,
-                             params != 0};
+        const int need[7] = {1,          order >= 1, order >= 1, order >= 2,
+                             order >= 2, order >= 2, params != 0};
         for (k = 0; k < 7; k++) {
             if (need[k] && (out[k] = sc_py_zeros(nd[k], d[k])) == NULL) {
                 goto fail;
@@ -328,10 +328,9 @@ static PyObject *py_step(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kw
     so.d2x_dxdu = sc_py_data(out[4]);
     so.d2x_du2 = sc_py_data(out[5]);
     so.dx_dp = sc_py_data(out[6]);
-    Py_BEGIN_ALLOW_THREADS
-    st = sc_step(m, sc_py_data(x), sc_py_data(u), order, params != 0, &o, work, &so);
-    Py_END_ALLOW_THREADS
-    PyMem_RawFree(work);
+    Py_BEGIN_ALLOW_THREADS st =
+        sc_step(m, sc_py_data(x), sc_py_data(u), order, params != 0, &o, work, &so);
+    Py_END_ALLOW_THREADS PyMem_RawFree(work);
     if (st != SC_OK) {
         sc_py_raise(st, "step", "x and u");
         goto fail;
@@ -366,8 +365,8 @@ static PyObject *py_rollout(PyObject *Py_UNUSED(self), PyObject *args, PyObject 
     double *work = NULL;
     npy_intp shp[4], B, T;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|iiii:rollout", kwlist, &mo, &xo, &uo,
-                                     &order, &nthreads, &isa, &dense)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|iiii:rollout", kwlist, &mo, &xo, &uo, &order,
+                                     &nthreads, &isa, &dense)) {
         return NULL;
     }
     if ((m = get_model(mo, &s)) == NULL || !sc_py_order(order, 1)) {
@@ -412,10 +411,9 @@ static PyObject *py_rollout(PyObject *Py_UNUSED(self), PyObject *args, PyObject 
     ro.A = sc_py_data(A);
     ro.Bu = sc_py_data(Bu);
     ro.status = (int *)PyArray_DATA(status);
-    Py_BEGIN_ALLOW_THREADS
-    st = sc_rollout(m, B, T, sc_py_data(x0), sc_py_data(U), order, &o, work, &ro);
-    Py_END_ALLOW_THREADS
-    PyMem_RawFree(work);
+    Py_BEGIN_ALLOW_THREADS st =
+        sc_rollout(m, B, T, sc_py_data(x0), sc_py_data(U), order, &o, work, &ro);
+    Py_END_ALLOW_THREADS PyMem_RawFree(work);
     if (st != SC_OK) {
         sc_py_raise(st, "rollout", NULL);
         goto fail;
@@ -440,8 +438,7 @@ PyDoc_STRVAR(model_eval_doc,
 
 static PyObject *py_model_eval(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"model", "what", "x", "x_next", "num_threads", "isa", "dense",
-                             NULL};
+    static char *kwlist[] = {"model", "what", "x", "x_next", "num_threads", "isa", "dense", NULL};
     static const char *const names[3] = {"inverse_dynamics", "energy", "momentum"};
     PyObject *mo, *xo, *xno = Py_None;
     int what, nthreads = 1, isa = SC_ISA_AUTO, dense = 0, st = SC_OK;
@@ -480,17 +477,20 @@ static PyObject *py_model_eval(PyObject *Py_UNUSED(self), PyObject *args, PyObje
         (work = sc_py_work(sc_step_workspace_size(m, 0, 0, o.nthreads))) == NULL) {
         goto fail;
     }
-    Py_BEGIN_ALLOW_THREADS
-    if (what == 0) {
+    Py_BEGIN_ALLOW_THREADS if (what == 0)
+    {
         st = sc_inverse_dynamics(m, sc_py_data(x), sc_py_data(xn), &o, work, sc_py_data(o1),
                                  sc_py_data(o2));
-    } else if (what == 1) {
+    }
+    else if (what == 1)
+    {
         st = sc_energy(m, sc_py_data(x), &o, work, sc_py_data(o1));
-    } else {
+    }
+    else
+    {
         st = sc_momentum(m, sc_py_data(x), sc_py_data(o1));
     }
-    Py_END_ALLOW_THREADS
-    PyMem_RawFree(work);
+    Py_END_ALLOW_THREADS PyMem_RawFree(work);
     if (st != SC_OK) {
         sc_py_raise(st, names[what], what == 0 ? "x and x_next" : "x");
         goto fail;
@@ -513,8 +513,7 @@ PyMethodDef sc_py_model_methods[] = {
     {"model_new", (PyCFunction)py_model_new, METH_VARARGS, model_new_doc},
     {"model_sizes", (PyCFunction)py_model_sizes, METH_O, model_sizes_doc},
     {"step", (PyCFunction)(void (*)(void))py_step, METH_VARARGS | METH_KEYWORDS, step_doc},
-    {"rollout", (PyCFunction)(void (*)(void))py_rollout, METH_VARARGS | METH_KEYWORDS,
-     rollout_doc},
+    {"rollout", (PyCFunction)(void (*)(void))py_rollout, METH_VARARGS | METH_KEYWORDS, rollout_doc},
     {"model_eval", (PyCFunction)(void (*)(void))py_model_eval, METH_VARARGS | METH_KEYWORDS,
      model_eval_doc},
     {NULL, NULL, 0, NULL},

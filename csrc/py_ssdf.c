@@ -12,8 +12,8 @@ PyDoc_STRVAR(ssdf_doc, "ssdf(packed, n, x, eps, order=0, num_threads=1, isa=-1, 
 
 static PyObject *py_ssdf(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"packed", "n", "x", "eps", "order", "num_threads", "isa", "dense",
-                             NULL};
+    static char *kwlist[] = {"packed",      "n",   "x",     "eps", "order",
+                             "num_threads", "isa", "dense", NULL};
     PyObject *k_obj, *x_obj;
     Py_ssize_t n;
     double eps, *work = NULL;
@@ -23,8 +23,8 @@ static PyObject *py_ssdf(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kw
     sc_options o;
     npy_intp m, dims[4];
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OnOd|iiii:ssdf", kwlist, &k_obj, &n, &x_obj,
-                                     &eps, &order, &nthreads, &isa, &dense)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OnOd|iiii:ssdf", kwlist, &k_obj, &n, &x_obj, &eps,
+                                     &order, &nthreads, &isa, &dense)) {
         return NULL;
     }
     if ((packed = sc_py_doubles(k_obj, "packed")) == NULL ||
@@ -33,8 +33,8 @@ static PyObject *py_ssdf(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kw
     }
     D = (int)PyArray_DIM(x, 1);
     m = PyArray_DIM(x, 0);
-    if (!sc_py_packed(packed, n, D, "packed", &pc) || !sc_py_eps(eps) ||
-        !sc_py_order(order, 3) || !sc_py_options(isa, dense, nthreads, m, &o)) {
+    if (!sc_py_packed(packed, n, D, "packed", &pc) || !sc_py_eps(eps) || !sc_py_order(order, 3) ||
+        !sc_py_options(isa, dense, nthreads, m, &o)) {
         goto fail;
     }
     /* outputs (phi, then a derivative per order) and scratch, after every check passed */
@@ -48,19 +48,18 @@ static PyObject *py_ssdf(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kw
     if ((work = sc_py_work((ptrdiff_t)o.nthreads * sc_ssdf_workspace_size(&pc))) == NULL) {
         goto fail;
     }
-    Py_BEGIN_ALLOW_THREADS
-    st = sc_ssdf(&pc, eps, m, (const double *)PyArray_DATA(x), &o, work, sc_py_data(out[0]),
-                 sc_py_data(out[1]), sc_py_data(out[2]), sc_py_data(out[3]));
-    Py_END_ALLOW_THREADS
-    PyMem_RawFree(work);
+    Py_BEGIN_ALLOW_THREADS st =
+        sc_ssdf(&pc, eps, m, (const double *)PyArray_DATA(x), &o, work, sc_py_data(out[0]),
+                sc_py_data(out[1]), sc_py_data(out[2]), sc_py_data(out[3]));
+    Py_END_ALLOW_THREADS PyMem_RawFree(work);
     if (st != SC_OK) {
         sc_py_raise(st, "ssdf", NULL);
         goto fail;
     }
     Py_DECREF(packed);
     Py_DECREF(x);
-    return Py_BuildValue("NNNN", (PyObject *)out[0], sc_py_or_none(out[1]),
-                         sc_py_or_none(out[2]), sc_py_or_none(out[3]));
+    return Py_BuildValue("NNNN", (PyObject *)out[0], sc_py_or_none(out[1]), sc_py_or_none(out[2]),
+                         sc_py_or_none(out[3]));
 fail:
     Py_XDECREF(packed);
     Py_XDECREF(x);

@@ -148,7 +148,6 @@ int sc_cloud_pack(const sc_cloud *c, double *buf, sc_packed_cloud *pc)
     return SC_OK;
 }
 
-
 int sc_cloud_view(int dim, ptrdiff_t n, const double *buf, sc_packed_cloud *pc)
 {
     if (buf == NULL || pc == NULL || sc_cloud_packed_size(dim, n) < 0) {

@@ -30,13 +30,13 @@
 
 /* the arrays of the layout, by index (each npad doubles; or, in an index's leaf blocks,
  * SC_TREE_LEAF) */
-#define SC_CLOUD_P(a) (a)                 /* coordinate a of p */
-#define SC_CLOUD_N(D, a) ((D) + (a))      /* coordinate a of the normal */
-#define SC_CLOUD_M(D) (2 * (D))           /* m = n.p */
-#define SC_CLOUD_LA(D) (2 * (D) + 1)      /* log a */
+#define SC_CLOUD_P(a) (a)                    /* coordinate a of p */
+#define SC_CLOUD_N(D, a) ((D) + (a))         /* coordinate a of the normal */
+#define SC_CLOUD_M(D) (2 * (D))              /* m = n.p */
+#define SC_CLOUD_LA(D) (2 * (D) + 1)         /* log a */
 #define SC_CLOUD_Q(D, a) (2 * (D) + 2 + (a)) /* coordinate a of q = p - c0 */
-#define SC_CLOUD_QQ(D) (3 * (D) + 2)      /* |q|^2 */
-#define SC_CLOUD_NARR(D) (3 * (D) + 3)    /* arrays in all */
+#define SC_CLOUD_QQ(D) (3 * (D) + 2)         /* |q|^2 */
+#define SC_CLOUD_NARR(D) (3 * (D) + 3)       /* arrays in all */
 
 /* n rounded up to a multiple of SC_PAD */
 static inline ptrdiff_t sc__padded(ptrdiff_t n)

@@ -18,11 +18,11 @@
 /* Status codes (ERFA convention): 0 OK, < 0 error, > 0 warning. */
 enum sc_status {
     SC_OK = 0,
-    SC_EINVAL = -1,       /* invalid argument (size, range, NULL) */
-    SC_ENOMEM = -2,       /* out of memory */
-    SC_ENONFINITE = -3,   /* non-finite value where a finite one is required */
-    SC_ENOTUNIT = -4,     /* a quaternion whose norm is not 1 within SC_UNIT_TOL */
-    SC_EUNSUPPORTED = -5  /* requested instruction set not supported by this CPU/build */
+    SC_EINVAL = -1,      /* invalid argument (size, range, NULL) */
+    SC_ENOMEM = -2,      /* out of memory */
+    SC_ENONFINITE = -3,  /* non-finite value where a finite one is required */
+    SC_ENOTUNIT = -4,    /* a quaternion whose norm is not 1 within SC_UNIT_TOL */
+    SC_EUNSUPPORTED = -5 /* requested instruction set not supported by this CPU/build */
 };
 
 /* Instruction-set variants of the SIMD kernels (runtime dispatch). */

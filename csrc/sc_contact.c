@@ -36,14 +36,14 @@ int sc_contact_params_check(const sc_contact_params *prm)
 
 /* the scratch of a pair (sc_contact_workspace_size) */
 typedef struct {
-    double *y, *g, *h, *t3;     /* per sample: other-body coordinates, the SSDF's derivatives */
-    double *phi, *pi;           /* when the caller does not ask for them */
-    double *dphi, *pf;          /* order 2: dPhi (2 nv); the friction forces' values (D) */
-    unsigned char *mark;        /* the kept samples */
-    ptrdiff_t *kept;            /* their indices */
-    double *yc, *gc, *hc, *tc;  /* their coordinates and SSDF derivatives, compact */
-    double *ssdf;               /* the SSDF's scratch (nthreads of it) */
-    double *arena;              /* the jets, last (an overrun, a bug, shows under ASan) */
+    double *y, *g, *h, *t3;    /* per sample: other-body coordinates, the SSDF's derivatives */
+    double *phi, *pi;          /* when the caller does not ask for them */
+    double *dphi, *pf;         /* order 2: dPhi (2 nv); the friction forces' values (D) */
+    unsigned char *mark;       /* the kept samples */
+    ptrdiff_t *kept;           /* their indices */
+    double *yc, *gc, *hc, *tc; /* their coordinates and SSDF derivatives, compact */
+    double *ssdf;              /* the SSDF's scratch (nthreads of it) */
+    double *arena;             /* the jets, last (an overrun, a bug, shows under ASan) */
 } contact_ws;
 
 /* the scratch's layout in base (NULL: only its size); returns its size in doubles */
@@ -300,8 +300,7 @@ static int halfspace_bound(const sc__contact *S, int K, const sc_contact_params 
 static int body_check(const sc_contact_body *x, int D)
 {
     int j, st;
-    if (x == NULL || x->cloud == NULL || x->pose == NULL || x->vel == NULL ||
-        x->cloud->dim != D) {
+    if (x == NULL || x->cloud == NULL || x->pose == NULL || x->vel == NULL || x->cloud->dim != D) {
         return SC_EINVAL;
     }
     if ((st = sc__pose_check(D, x->pose)) != SC_OK) {
@@ -370,8 +369,7 @@ static int pass1(const sc__contact *S, const sc_contact_params *prm, const sc_op
 
 /* The soft minimum m = -eps_c log sum exp(-Phi_k / eps_c) and the distribution pi (shifted
    by the largest exponent); *phimin the smallest Phi */
-static double soft_minimum(ptrdiff_t n, double eps_c, const double *phi, double *pi,
-                           double *phimin)
+static double soft_minimum(ptrdiff_t n, double eps_c, const double *phi, double *pi, double *phimin)
 {
     double zmax, sum = 0.0, pmin = phi[0];
     ptrdiff_t k;
@@ -394,9 +392,8 @@ static double soft_minimum(ptrdiff_t n, double eps_c, const double *phi, double 
 
 /* the samples kept within Tc of the smallest Phi, and (unless pass 1 computed every
    sample's) their SSDF derivatives, evaluated compact and scattered to their rows */
-static int keep_samples(const sc__contact *S, const sc_contact_params *prm,
-                        const sc_options *opt, const contact_ws *w, const double *phi,
-                        double phimin, double Tc, int all)
+static int keep_samples(const sc__contact *S, const sc_contact_params *prm, const sc_options *opt,
+                        const contact_ws *w, const double *phi, double phimin, double Tc, int all)
 {
     const int D = S->D, order = S->order;
     ptrdiff_t k, na = 0, nA = 0;
@@ -436,8 +433,7 @@ static int keep_samples(const sc__contact *S, const sc_contact_params *prm,
 
 /* a pair beyond the contact range (m > beta Tp): its energy, depth and smallest Phi, and
    exactly zero wrench, derivatives and forces */
-static void far_pair(const sc__contact *S, const sc_contact_params *prm,
-                     const sc_contact_out *out)
+static void far_pair(const sc__contact *S, const sc_contact_params *prm, const sc_contact_out *out)
 {
     const double zz = -S->m / prm->beta;
     const double Pz = prm->beta * (zz > 0.0 ? zz + log1p(exp(-zz)) : log1p(exp(zz)));
@@ -460,9 +456,8 @@ static sc__contact_fn variant(int isa)
                                 : sc__contact_generic;
 }
 
-int sc_contact(const sc_contact_body *a, const sc_contact_body *b,
-               const sc_contact_params *prm, int order, const sc_options *opt, double *work,
-               const sc_contact_out *out)
+int sc_contact(const sc_contact_body *a, const sc_contact_body *b, const sc_contact_params *prm,
+               int order, const sc_options *opt, double *work, const sc_contact_out *out)
 {
     sc_options o;
     int st = sc_options_resolve(opt, &o);
@@ -470,17 +465,17 @@ int sc_contact(const sc_contact_body *a, const sc_contact_body *b,
 }
 
 int sc__contact_with(int variant_isa, const sc_contact_body *a, const sc_contact_body *b,
-                     const sc_contact_params *prm, int order, const sc_options *opt,
-                     double *work, const sc_contact_out *out)
+                     const sc_contact_params *prm, int order, const sc_options *opt, double *work,
+                     const sc_contact_out *out)
 {
     sc__contact S;
     contact_ws w;
     sc_options o;
     double *phi, *pi, Lsc = 1.0, Tp = 0.0, Tc = 0.0; /* the cuts (unless dense) */
     int st, D, all, wrench_only;
-    if (a == NULL || a->cloud == NULL || work == NULL || out == NULL || order < 0 ||
-        order > 2 || (a->cloud->dim != 2 && a->cloud->dim != 3) ||
-        sc_contact_params_check(prm) != SC_OK || sc_isa_resolve(variant_isa) != variant_isa) {
+    if (a == NULL || a->cloud == NULL || work == NULL || out == NULL || order < 0 || order > 2 ||
+        (a->cloud->dim != 2 && a->cloud->dim != 3) || sc_contact_params_check(prm) != SC_OK ||
+        sc_isa_resolve(variant_isa) != variant_isa) {
         return SC_EINVAL;
     }
     D = a->cloud->dim;

@@ -94,7 +94,7 @@ SC_API ptrdiff_t sc_contact_workspace_size(const sc_packed_cloud *a, const sc_pa
  *      variants give the same bits (the SSDF's agree to rounding, sc_ssdf.h).
  */
 SC_API int sc_contact(const sc_contact_body *a, const sc_contact_body *b,
-                      const sc_contact_params *prm, int order, const sc_options *opt,
-                      double *work, const sc_contact_out *out);
+                      const sc_contact_params *prm, int order, const sc_options *opt, double *work,
+                      const sc_contact_out *out);
 
 #endif /* SC_CONTACT_H */

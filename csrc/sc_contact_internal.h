@@ -34,10 +34,10 @@ typedef struct sc__contact {
     int D, nv;
     int order, need_fric;
     const sc_packed_cloud *cl[2];
-    ptrdiff_t I, n;                 /* A's samples; all samples (A's then B's) */
+    ptrdiff_t I, n;                   /* A's samples; all samples (A's then B's) */
     double R[2][9], t[2][3], v[2][6]; /* each body's frame and velocity */
-    double eps_c, vs2;              /* soft-minimum temperature; v_s^2 */
-    double m, phimin;               /* the soft minimum (depth) and the smallest Phi */
+    double eps_c, vs2;                /* soft-minimum temperature; v_s^2 */
+    double m, phimin;                 /* the soft minimum (depth) and the smallest Phi */
     /* per sample: other-body coordinates y (D), the SSDF there (phi, g (D), h (D x D), t3
        (D^3), the derivatives up to order + 1, for the kept samples), pi; kept samples
        (mark); the order-2 pass's dPhi (2 nv) and the friction forces' values (D) */
@@ -69,7 +69,7 @@ extern const sc__contact_fn sc__contact_generic, sc__contact_avx2, sc__contact_a
  * SC_EINVAL) whatever opt's ISA, which the SSDF evaluations use: the variants compared on
  * the same SSDF (the C harness) */
 int sc__contact_with(int variant_isa, const sc_contact_body *a, const sc_contact_body *b,
-                     const sc_contact_params *prm, int order, const sc_options *opt,
-                     double *work, const sc_contact_out *out);
+                     const sc_contact_params *prm, int order, const sc_options *opt, double *work,
+                     const sc_contact_out *out);
 
 #endif /* SC_CONTACT_INTERNAL_H */

@@ -46,16 +46,15 @@
  * constant sizes (inl = 1), its wrapper (a call, dispatched on the variable count) in the
  * second-order pass, whose inlined kernels would only add compile time.  Both run the same
  * kernel, so the bits do not depend on the copy.  SC_CONTACT_JOP: an sc_jet.h operation. */
-#define SC_CONTACT_CALL(inl, kernel, wrapper, ...) \
-    do {                                       \
-        if (inl) {                             \
-            kernel(__VA_ARGS__);               \
-        } else {                               \
-            wrapper(__VA_ARGS__);              \
-        }                                      \
+#define SC_CONTACT_CALL(inl, kernel, wrapper, ...)                                                 \
+    do {                                                                                           \
+        if (inl) {                                                                                 \
+            kernel(__VA_ARGS__);                                                                   \
+        } else {                                                                                   \
+            wrapper(__VA_ARGS__);                                                                  \
+        }                                                                                          \
     } while (0)
 #define SC_CONTACT_JOP(inl, op, ...) SC_CONTACT_CALL(inl, sc__jet_##op, sc_jet_##op, __VA_ARGS__)
-
 
 /* the pair (sc_contact_internal.h) */
 typedef sc__contact contact_t;
@@ -73,7 +72,8 @@ static int full_to_var(const contact_t *S, int i)
 }
 
 /* out = Exp(sgn [dth_X]) in, to second order (out must not alias in) */
-static void rot_apply(const contact_t *S, int na, double **out, double *const *in, int X, double sgn)
+static void rot_apply(const contact_t *S, int na, double **out, double *const *in, int X,
+                      double sgn)
 {
     const sc_jet_ctx *c = &S->c;
     const int D = S->D, r0 = S->pv[X] + D;
@@ -119,8 +119,7 @@ static void mat_apply(const contact_t *S, int na, double **out, const double *M,
     const int D = S->D;
     int a, j;
     for (a = 0; a < D; a++) {
-        sc_jet_lin(&S->c, na, out[a], trans ? M[a] : M[a * D],
-                   in[0], 0.0, NULL);
+        sc_jet_lin(&S->c, na, out[a], trans ? M[a] : M[a * D], in[0], 0.0, NULL);
         for (j = 1; j < D; j++) {
             sc_jet_axpy(&S->c, na, out[a], trans ? M[j * D + a] : M[a * D + j], in[j]);
         }
@@ -293,8 +292,8 @@ SC_JET_KERNEL void wacc_add(int inl, const sc_jet_ctx *c, int D, int na, wacc_t 
         return;
     }
     for (a = 0; a < 3; a++) {
-        SC_CONTACT_JOP(inl, axpy3, c, na, w->P[O][0][a], w->P[O][1][a], w->P[O][2][a], p[0], p[1], p[2],
-                      F[a]);
+        SC_CONTACT_JOP(inl, axpy3, c, na, w->P[O][0][a], w->P[O][1][a], w->P[O][2][a], p[0], p[1],
+                       p[2], F[a]);
     }
 }
 
@@ -380,15 +379,15 @@ static void wacc_finish(const contact_t *S, int na, wacc_t *w, double *(*d)[3], 
 
 /* the assembled model: the soft minimum, A and B (and their accumulators) */
 typedef struct {
-    double *mj;           /* the soft minimum's jet (pose variables) */
-    double *A[12];        /* sum wrench(pi G): pose-only jets */
-    double *B[12];        /* sum wrench(pi t / |t|_s): full jets */
-    wacc_t wa, wb;        /* their accumulators (forces and moments in K's frame during
-                             the sample pass, see wacc_t) */
-    double *d[2][3];      /* d_O = t_O + dt_O - t_K - dt_K, per owner (full, linear) */
-    double *Om[2][3];     /* w_O - w_K, world angular velocities (full; 2D: [0]) */
-    double *cv[2][3];     /* M_K^T (v_O - v_K - w_K x d_O), in K's frame (full; friction) */
-    double *N[2][3][3];   /* 3D: M_K^T (Om_O x) L_O, u_K = cv_O + N_O p (full; friction) */
+    double *mj;         /* the soft minimum's jet (pose variables) */
+    double *A[12];      /* sum wrench(pi G): pose-only jets */
+    double *B[12];      /* sum wrench(pi t / |t|_s): full jets */
+    wacc_t wa, wb;      /* their accumulators (forces and moments in K's frame during
+                           the sample pass, see wacc_t) */
+    double *d[2][3];    /* d_O = t_O + dt_O - t_K - dt_K, per owner (full, linear) */
+    double *Om[2][3];   /* w_O - w_K, world angular velocities (full; 2D: [0]) */
+    double *cv[2][3];   /* M_K^T (v_O - v_K - w_K x d_O), in K's frame (full; friction) */
+    double *N[2][3][3]; /* 3D: M_K^T (Om_O x) L_O, u_K = cv_O + N_O p (full; friction) */
 } acc_t;
 
 /* nu = g / sqrt(|g|^2 + tiny) on numbers: the values of the jets' friction direction (the
@@ -464,18 +463,18 @@ typedef struct {
 #define LAW_SAMPLE sample_values
 #define L_LIN(na, out, ka, a, kb, b) (*(out) = (ka)[0] * *(a) + (kb)[0] * *(b))
 #define L_SCALE(na, out, ka, a) (*(out) = (ka)[0] * *(a))
-#define L_LIN3(na, out, k0, a0, k1, a1, k2, a2)  \
-    do {                                         \
-        double v_ = (k0)[0] * *(a0);             \
-        v_ += (k1)[0] * *(a1);                   \
-        *(out) = v_ + (k2)[0] * *(a2);           \
+#define L_LIN3(na, out, k0, a0, k1, a1, k2, a2)                                                    \
+    do {                                                                                           \
+        double v_ = (k0)[0] * *(a0);                                                               \
+        v_ += (k1)[0] * *(a1);                                                                     \
+        *(out) = v_ + (k2)[0] * *(a2);                                                             \
     } while (0)
-#define L_LIN4(na, out, k0, a0, k1, a1, k2, a2, k3, a3) \
-    do {                                                \
-        double v_ = (k0)[0] * *(a0);                    \
-        v_ += (k1)[0] * *(a1);                          \
-        v_ += (k2)[0] * *(a2);                          \
-        *(out) = v_ + (k3)[0] * *(a3);                  \
+#define L_LIN4(na, out, k0, a0, k1, a1, k2, a2, k3, a3)                                            \
+    do {                                                                                           \
+        double v_ = (k0)[0] * *(a0);                                                               \
+        v_ += (k1)[0] * *(a1);                                                                     \
+        v_ += (k2)[0] * *(a2);                                                                     \
+        *(out) = v_ + (k3)[0] * *(a3);                                                             \
     } while (0)
 #define L_AXPY(na, out, ka, a) (*(out) += (ka)[0] * *(a))
 #define L_MUL(na, out, a, b) (*(out) = *(a) * *(b))
@@ -574,15 +573,15 @@ typedef struct {
 #define LAW_SAMPLE sample_jets
 #define L_LIN(na, out, ka, a, kb, b) sc_jet_lin(E->c, na, out, (ka)[0], a, (kb)[0], b)
 #define L_SCALE(na, out, ka, a) sc_jet_lin(E->c, na, out, (ka)[0], a, 0.0, NULL)
-#define L_LIN3(na, out, k0, a0, k1, a1, k2, a2)                    \
-    do {                                                           \
-        const double cf_[3] = {(k0)[0], (k1)[0], (k2)[0]};         \
-        sc_jet_lin34(E->c, na, out, cf_, a0, a1, a2, NULL);        \
+#define L_LIN3(na, out, k0, a0, k1, a1, k2, a2)                                                    \
+    do {                                                                                           \
+        const double cf_[3] = {(k0)[0], (k1)[0], (k2)[0]};                                         \
+        sc_jet_lin34(E->c, na, out, cf_, a0, a1, a2, NULL);                                        \
     } while (0)
-#define L_LIN4(na, out, k0, a0, k1, a1, k2, a2, k3, a3)            \
-    do {                                                           \
-        const double cf_[4] = {(k0)[0], (k1)[0], (k2)[0], (k3)[0]}; \
-        sc_jet_lin34(E->c, na, out, cf_, a0, a1, a2, a3);          \
+#define L_LIN4(na, out, k0, a0, k1, a1, k2, a2, k3, a3)                                            \
+    do {                                                                                           \
+        const double cf_[4] = {(k0)[0], (k1)[0], (k2)[0], (k3)[0]};                                \
+        sc_jet_lin34(E->c, na, out, cf_, a0, a1, a2, a3);                                          \
     } while (0)
 #define L_AXPY(na, out, ka, a) sc_jet_axpy(E->c, na, out, (ka)[0], a)
 #define L_MUL(na, out, a, b) sc_jet_mul(E->c, na, out, a, b)
@@ -592,7 +591,7 @@ typedef struct {
 #define L_PROMOTE(na, nb, a) sc_jet_promote(E->c, na, nb, a)
 #define L_SETVAL(a, k) ((a)[0] = (k)[0])
 #define L_COMPOSE_PHI(na, D, out, s, y) compose(E->c, na, D, out, *(s)->phi, (s)->gk, (s)->hk, y)
-#define L_COMPOSE_GRAD(na, D, out, s, a, y) \
+#define L_COMPOSE_GRAD(na, D, out, s, a, y)                                                        \
     compose(E->c, na, D, out, (s)->gk[a], (s)->hk + (a) * (D), (s)->tk + (a) * (D) * (D), y)
 
 /* out = 1 / sqrt(|v|^2 + c) and its derivatives, v D jets */
@@ -958,8 +957,8 @@ SC_JET_KERNEL void lj_get(int na, lj_t a, int l, double *restrict out)
 
 typedef struct {
     const double *p[3], *pi, *g[3], *y[3];
-    double (*gv)[SC_CONTACT_VL];     /* the SSDF's gradient (D rows of lanes) */
-    double (*hv)[3][SC_CONTACT_VL];  /* and Hessian (D x D rows of lanes) */
+    double (*gv)[SC_CONTACT_VL];    /* the SSDF's gradient (D rows of lanes) */
+    double (*hv)[3][SC_CONTACT_VL]; /* and Hessian (D x D rows of lanes) */
     const double *phi;
 } sample_lanes;
 
@@ -970,8 +969,9 @@ typedef struct {
 #define LAW_SAMPLE sample_lanes
 #define L_LIN(na, out, ka, a, kb, b) lj_lin(na, out, ka, a, kb, b)
 #define L_SCALE(na, out, ka, a) lj_scale(na, out, ka, a)
-#define L_LIN3(na, out, k0, a0, k1, a1, k2, a2) lj_lin34(na, out, k0, a0, k1, a1, k2, a2, NULL, NULL)
-#define L_LIN4(na, out, k0, a0, k1, a1, k2, a2, k3, a3) \
+#define L_LIN3(na, out, k0, a0, k1, a1, k2, a2)                                                    \
+    lj_lin34(na, out, k0, a0, k1, a1, k2, a2, NULL, NULL)
+#define L_LIN4(na, out, k0, a0, k1, a1, k2, a2, k3, a3)                                            \
     lj_lin34(na, out, k0, a0, k1, a1, k2, a2, k3, a3)
 #define L_AXPY(na, out, ka, a) lj_axpy(na, out, ka, a)
 #define L_MUL(na, out, a, b) lj_mul(na, out, a, b)
@@ -979,12 +979,12 @@ typedef struct {
 #define L_FUNC(na, out, a, k0, k1, k2) lj_func(na, out, a, k0, k1)
 #define L_INVNORM(na, D, out, v, cst) lj_inv_norm(na, D, out, v, cst)
 #define L_PROMOTE(na, nb, a) lj_promote(na, nb, a)
-#define L_SETVAL(a, k)                           \
-    do {                                         \
-        int l_;                                  \
-        for (l_ = 0; l_ < SC_CONTACT_VL; l_++) { \
-            (a)[0][l_] = (k)[l_];                \
-        }                                        \
+#define L_SETVAL(a, k)                                                                             \
+    do {                                                                                           \
+        int l_;                                                                                    \
+        for (l_ = 0; l_ < SC_CONTACT_VL; l_++) {                                                   \
+            (a)[0][l_] = (k)[l_];                                                                  \
+        }                                                                                          \
     } while (0)
 #define L_COMPOSE_PHI(na, D, out, s, y) lj_compose(na, D, out, (s)->phi, (s)->gv, y)
 #define L_COMPOSE_GRAD(na, D, out, s, a, y) lj_compose(na, D, out, (s)->g[a], (s)->hv[a], y)
@@ -1012,9 +1012,9 @@ static int next_lanes(const unsigned char *mark, ptrdiff_t *k, ptrdiff_t k1,
 
 /* the owner's numbers in lanes, LJ (see pass_lanes): Q (D x D), y0 (D), and for friction
    cv (D), N (3D: 3 x 3) or Om (2D) */
-SC_JET_KERNEL void lanes_owner_of(const contact_t *S, const acc_t *Z, const int D,
-                                  const int nq, const int ns, int O, lane_jet *LJ,
-                                  lane_jet *PhiR, int need_fric, owner_lanes *ow)
+SC_JET_KERNEL void lanes_owner_of(const contact_t *S, const acc_t *Z, const int D, const int nq,
+                                  const int ns, int O, lane_jet *LJ, lane_jet *PhiR, int need_fric,
+                                  owner_lanes *ow)
 {
     int a, b;
     for (a = 0; a < D; a++) {
@@ -1043,10 +1043,9 @@ SC_JET_KERNEL void lanes_owner_of(const contact_t *S, const acc_t *Z, const int 
 /* pass_jets at ord = 1 on the marked samples k0 .. k1 - 1 of one owner O, SC_CONTACT_VL
  * at a time */
 SC_JET_KERNEL void owner_pass_lanes(contact_t *S, acc_t *Z, const sc_jet_ctx *c, const int D,
-                                    const int nq, const int ns, int O, ptrdiff_t k0,
-                                    ptrdiff_t k1, const unsigned char *mark, lane_jet *PhiR,
-                                    int need_fric, double vs2, double *pf, double *forces,
-                                    lane_jet *LJ)
+                                    const int nq, const int ns, int O, ptrdiff_t k0, ptrdiff_t k1,
+                                    const unsigned char *mark, lane_jet *PhiR, int need_fric,
+                                    double vs2, double *pf, double *forces, lane_jet *LJ)
 {
     const int flat = S->cl[1 - O]->n == 1;
     const ptrdiff_t I = S->I;
@@ -1175,29 +1174,28 @@ SC_JET_KERNEL void pass_lanes(contact_t *S, acc_t *Z, const int D, const int nq,
 #else
     #define SC_CONTACT_NOINLINE
 #endif
-#define PASS_VALUES_COPY(D_)                                                                 \
-    static SC_CONTACT_NOINLINE void pass_values_##D_(contact_t *S, acc_t *Z,                \
-                                                      const unsigned char *mark, int need_fric,    \
-                                                      double vs2, double *pf, double *forces) \
-    {                                                                                        \
-        pass_values(S, Z, D_, mark, need_fric, vs2, pf, forces);                             \
+#define PASS_VALUES_COPY(D_)                                                                       \
+    static SC_CONTACT_NOINLINE void pass_values_##D_(contact_t *S, acc_t *Z,                       \
+                                                     const unsigned char *mark, int need_fric,     \
+                                                     double vs2, double *pf, double *forces)       \
+    {                                                                                              \
+        pass_values(S, Z, D_, mark, need_fric, vs2, pf, forces);                                   \
     }
 PASS_VALUES_COPY(2)
 PASS_VALUES_COPY(3)
 #undef PASS_VALUES_COPY
-#define PASS_LANES_COPY(D_, nq_, ns_)                                                        \
-    static SC_CONTACT_NOINLINE void pass_lanes_##D_##_##nq_(                                \
+#define PASS_LANES_COPY(D_, nq_, ns_)                                                              \
+    static SC_CONTACT_NOINLINE void pass_lanes_##D_##_##nq_(                                       \
         contact_t *S, acc_t *Z, const unsigned char *mark, const double *PhiR, int need_fric,      \
-        double vs2, double *pf, double *forces)                                             \
-    {                                                                                        \
-        pass_lanes(S, Z, D_, nq_, ns_, mark, PhiR, need_fric, vs2, pf, forces);             \
+        double vs2, double *pf, double *forces)                                                    \
+    {                                                                                              \
+        pass_lanes(S, Z, D_, nq_, ns_, mark, PhiR, need_fric, vs2, pf, forces);                    \
     }
 PASS_LANES_COPY(2, 3, 6)
 PASS_LANES_COPY(2, 6, 12)
 PASS_LANES_COPY(3, 6, 12)
 PASS_LANES_COPY(3, 12, 24)
 #undef PASS_LANES_COPY
-
 
 /* ---- the jets stage: sc_contact after pass 1 (sc__contact_fn) ---- */
 

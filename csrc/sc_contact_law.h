@@ -67,9 +67,8 @@ typedef struct {
 
 /* q = Q_O p, y = q + y0_O, and (with derivatives) Phi and, when grad, g (K is not a
    half-space) */
-SC_JET_KERNEL void LAW(geometry)(const law_env *E, const int D, const int nq,
-                                 const LAW_SAMPLE *s, const LAW(owner) *ow, int grad,
-                                 const LAW(nums) *v)
+SC_JET_KERNEL void LAW(geometry)(const law_env *E, const int D, const int nq, const LAW_SAMPLE *s,
+                                 const LAW(owner) *ow, int grad, const LAW(nums) *v)
 {
     int a;
     (void)E, (void)nq, (void)grad;
@@ -95,8 +94,8 @@ SC_JET_KERNEL void LAW(geometry)(const law_env *E, const int D, const int nq,
 
 /* the normal force pi G (piG) and, with friction, F, in K's frame */
 SC_JET_KERNEL void LAW(forces)(const law_env *E, const int D, const int nq, const int ns,
-                               const LAW_SAMPLE *s, const LAW(owner) *ow, int flat,
-                               int need_fric, const LAW(nums) *v)
+                               const LAW_SAMPLE *s, const LAW(owner) *ow, int flat, int need_fric,
+                               const LAW(nums) *v)
 {
     int a;
     (void)nq, (void)ns;
@@ -124,8 +123,8 @@ SC_JET_KERNEL void LAW(forces)(const law_env *E, const int D, const int nq, cons
         L_MADD(ns, v->u[1], 1.0, ow->Om, v->rO[0]);
     } else {
         for (a = 0; a < 3; a++) {
-            L_LIN4(ns, v->u[a], E->one, ow->cv[a], s->p[0], ow->N[3 * a], s->p[1],
-                   ow->N[3 * a + 1], s->p[2], ow->N[3 * a + 2]);
+            L_LIN4(ns, v->u[a], E->one, ow->cv[a], s->p[0], ow->N[3 * a], s->p[1], ow->N[3 * a + 1],
+                   s->p[2], ow->N[3 * a + 2]);
         }
     }
     if (flat) {

@@ -34,7 +34,7 @@
  * (dependency depth 5 instead of Horner's 13: the kernels are latency-bound
  * on this chain), written with the vector primitives FMA(a, b, c) = a*b + c,
  * MUL and SET1.  Declares locals; use as a statement block that assigns OUT. */
-#define SC_EXP_POLY(OUT, r, FMA, MUL, SET1)                                                         \
+#define SC_EXP_POLY(OUT, r, FMA, MUL, SET1)                                                        \
     do {                                                                                           \
         vd r2_ = MUL((r), (r)), r4_, r8_, q0_, q1_, q2_, q3_, q4_, q5_, q6_;                       \
         r4_ = MUL(r2_, r2_);                                                                       \

@@ -17,7 +17,7 @@
 
 #define SC__PRAGMA(x) _Pragma(#x)
 #if defined(__clang__)
-    #define SC_TARGET_BEGIN(t) \
+    #define SC_TARGET_BEGIN(t)                                                                     \
         SC__PRAGMA(clang attribute push(__attribute__((target(t))), apply_to = function))
     #define SC_TARGET_END SC__PRAGMA(clang attribute pop)
 #else

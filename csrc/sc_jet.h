@@ -34,13 +34,13 @@
 #else
     #define SC_JET_KERNEL static inline
 #endif
-#define SC_JET_SPECIALIZE(kernel, c, na, ...)  \
-    switch (na) {                               \
-    case 3: kernel(c, 3, __VA_ARGS__); break;   \
-    case 6: kernel(c, 6, __VA_ARGS__); break;   \
-    case 12: kernel(c, 12, __VA_ARGS__); break; \
-    case 24: kernel(c, 24, __VA_ARGS__); break; \
-    default: kernel(c, na, __VA_ARGS__); break; \
+#define SC_JET_SPECIALIZE(kernel, c, na, ...)                                                      \
+    switch (na) {                                                                                  \
+    case 3: kernel(c, 3, __VA_ARGS__); break;                                                      \
+    case 6: kernel(c, 6, __VA_ARGS__); break;                                                      \
+    case 12: kernel(c, 12, __VA_ARGS__); break;                                                    \
+    case 24: kernel(c, 24, __VA_ARGS__); break;                                                    \
+    default: kernel(c, na, __VA_ARGS__); break;                                                    \
     }
 
 /* a variable index past every jet: a jet of "variable" SC_JET_NOVAR is a constant (a
@@ -316,11 +316,9 @@ static inline void sc_jet_madd(const sc_jet_ctx *c, int na, double *out, double 
 }
 
 /* out = f(a) given f0 = f(a0), f1 = f'(a0), f2 = f''(a0) (out may alias a) */
-static inline void sc_jet_func(const sc_jet_ctx *c, int na, double *out, const double *a,
-                               double f0, double f1, double f2)
-{
-    SC_JET_SPECIALIZE(sc__jet_func, c, na, out, a, f0, f1, f2)
-}
+static inline void sc_jet_func(const sc_jet_ctx *c, int na, double *out, const double *a, double f0,
+                               double f1, double f2){
+    SC_JET_SPECIALIZE(sc__jet_func, c, na, out, a, f0, f1, f2)}
 
 SC_JET_KERNEL void sc__jet_var_madd(const sc_jet_ctx *c, int na, double *restrict out, double s,
                                     int k, const double *b)

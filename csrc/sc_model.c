@@ -7,7 +7,10 @@
 
 #include "sc_model_internal.h"
 
-static int inertia_params(int D) { return D == 2 ? 1 : 6; }
+static int inertia_params(int D)
+{
+    return D == 2 ? 1 : 6;
+}
 
 int sc__move_index(const sc_model *m, int body)
 {
@@ -98,8 +101,8 @@ int sc_model_check(const sc_model *m, sc_model_sizes *sz)
             if (D == 3) {
                 const double *J = b->inertia;
                 double d1 = J[0], d2 = J[0] * J[4] - J[1] * J[3];
-                double d3 = J[0] * (J[4] * J[8] - J[5] * J[7]) - J[1] * (J[3] * J[8] - J[5] * J[6]) +
-                            J[2] * (J[3] * J[7] - J[4] * J[6]);
+                double d3 = J[0] * (J[4] * J[8] - J[5] * J[7]) -
+                            J[1] * (J[3] * J[8] - J[5] * J[6]) + J[2] * (J[3] * J[7] - J[4] * J[6]);
                 for (k = 0; k < 9; k++) {
                     if (!isfinite(J[k])) {
                         return SC_EINVAL;
@@ -116,15 +119,12 @@ int sc_model_check(const sc_model *m, sc_model_sizes *sz)
         if (b->kind == SC_BODY_STATIC && sc__pose_check(D, b->pose) != SC_OK) {
             return SC_EINVAL; /* a static pose: finite, a unit quaternion (3D) */
         }
-        if (b->nsupport < 0 || (b->nsupport > 0 && (D != 2 || b->kind != SC_BODY_DYNAMIC ||
-                                                     b->support_points == NULL ||
-                                                     b->support_weights == NULL ||
-                                                     !(b->support_friction >= 0.0) ||
-                                                     !isfinite(b->support_friction) ||
-                                                     !(b->support_gravity > 0.0) ||
-                                                     !isfinite(b->support_gravity) ||
-                                                     !(b->support_slip > 0.0) ||
-                                                     !isfinite(b->support_slip)))) {
+        if (b->nsupport < 0 ||
+            (b->nsupport > 0 && (D != 2 || b->kind != SC_BODY_DYNAMIC ||
+                                 b->support_points == NULL || b->support_weights == NULL ||
+                                 !(b->support_friction >= 0.0) || !isfinite(b->support_friction) ||
+                                 !(b->support_gravity > 0.0) || !isfinite(b->support_gravity) ||
+                                 !(b->support_slip > 0.0) || !isfinite(b->support_slip)))) {
             return SC_EINVAL;
         }
         if (b->kind != SC_BODY_STATIC) {
@@ -169,8 +169,8 @@ void sc__body_state(const sc_model *m, const sc_model_sizes *s, const double *x,
     }
     memcpy(pose, x + j * SC_NQ(D), sizeof(double) * (size_t)SC_NQ(D));
     if (D == 3) {
-        double qn = sqrt(pose[3] * pose[3] + pose[4] * pose[4] + pose[5] * pose[5] +
-                         pose[6] * pose[6]);
+        double qn =
+            sqrt(pose[3] * pose[3] + pose[4] * pose[4] + pose[5] * pose[5] + pose[6] * pose[6]);
         for (k = 3; k < 7; k++) {
             pose[k] /= qn;
         }
@@ -178,8 +178,8 @@ void sc__body_state(const sc_model *m, const sc_model_sizes *s, const double *x,
     memcpy(vel, x + s->nq + j * SC_NV(D), sizeof(double) * (size_t)SC_NV(D));
 }
 
-int sc__state_check(const sc_model *m, const sc_model_sizes *s, const double *x,
-                    const double *u, int u_len)
+int sc__state_check(const sc_model *m, const sc_model_sizes *s, const double *x, const double *u,
+                    int u_len)
 {
     int k, j, st;
     if (x == NULL || (u_len > 0 && u == NULL)) {
@@ -224,8 +224,7 @@ int sc__pair_contact(const sc_model *m, const sc_model_sizes *s, const double *x
     return sc_contact(&A, &B, &pr->prm, order, opt, cwork, out);
 }
 
-int sc_energy(const sc_model *m, const double *x, const sc_options *opt, double *work,
-              double *out)
+int sc_energy(const sc_model *m, const double *x, const sc_options *opt, double *work, double *out)
 {
     sc_model_sizes s;
     sc__step_ws w;

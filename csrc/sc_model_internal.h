@@ -33,8 +33,8 @@ void sc__body_state(const sc_model *m, const sc_model_sizes *s, const double *x,
 
 /* SC_OK for a finite state (3D: unit quaternions within SC_UNIT_TOL) and, when u_len >
  * 0, finite controls u; SC_EINVAL, SC_ENONFINITE or SC_ENOTUNIT otherwise */
-int sc__state_check(const sc_model *m, const sc_model_sizes *s, const double *x,
-                    const double *u, int u_len);
+int sc__state_check(const sc_model *m, const sc_model_sizes *s, const double *x, const double *u,
+                    int u_len);
 
 /* sc_contact of pair `pair` at state x (its bodies' poses and velocities), a static body
  * frozen when `freeze` (no derivatives with respect to it; the contact model's pruning

@@ -53,8 +53,8 @@ static int rollout_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
             so.x_next = X + (t + 1) * nx;
             so.dx_dx = A ? A + t * n2 * n2 : NULL;
             so.dx_du = Bu ? Bu + t * n2 * nu : NULL;
-            st = sc_step(J->m, X + t * nx, J->U + (bi * J->T + t) * nu, J->order, 0,
-                         &J->step_opt, work, &so);
+            st = sc_step(J->m, X + t * nx, J->U + (bi * J->T + t) * nu, J->order, 0, &J->step_opt,
+                         work, &so);
             if (st != SC_OK) {
                 fail_from(J, t, X, A, Bu);
             }

@@ -8,13 +8,11 @@
  * Y1 = dy/dq and Y2 = d2y/dq2 the first and second derivatives of y at zero perturbation.
  * 3D, with M = R_K^T R_O, [v]x the cross-product matrix and E_a = [e_a]x:
  *   Y1 = [ R_K^T | -M [p]x | -R_K^T | [y]x ]                      (blocks t_O, th_O, t_K, th_K)
- *   Y2(th_O a, th_O b) = M (E_a E_b + E_b E_a) p / 2,  Y2(th_K a, th_K b) = (E_a E_b + E_b E_a) y / 2,
- *   Y2(th_K a, t_O b) = -E_a R_K^T e_b,  Y2(th_K a, th_O b) = -E_a M E_b p,
- *   Y2(th_K a, t_K b) = E_a R_K^T e_b,  all other blocks zero.
- * 2D, with J the rotation by +90 degrees (J^2 = -I):
- *   Y1 = [ R_K^T | M J p | -R_K^T | -J y ],
- *   Y2(th_O, th_O) = -M p,  Y2(th_K, th_K) = -y,  Y2(th_K, t_O b) = -J R_K^T e_b,
- *   Y2(th_K, th_O) = -J M J p,  Y2(th_K, t_K b) = J R_K^T e_b.
+ *   Y2(th_O a, th_O b) = M (E_a E_b + E_b E_a) p / 2,  Y2(th_K a, th_K b) = (E_a E_b + E_b E_a) y /
+ * 2, Y2(th_K a, t_O b) = -E_a R_K^T e_b,  Y2(th_K a, th_O b) = -E_a M E_b p, Y2(th_K a, t_K b) =
+ * E_a R_K^T e_b,  all other blocks zero. 2D, with J the rotation by +90 degrees (J^2 = -I): Y1 = [
+ * R_K^T | M J p | -R_K^T | -J y ], Y2(th_O, th_O) = -M p,  Y2(th_K, th_K) = -y,  Y2(th_K, t_O b) =
+ * -J R_K^T e_b, Y2(th_K, th_O) = -J M J p,  Y2(th_K, t_K b) = J R_K^T e_b.
  */
 #include <math.h>
 #include <string.h>
@@ -65,9 +63,9 @@ static void rel_rotation(int D, const double *RK, const double *RO, double *M)
  * O's frame; y: it in K's frame; g: gradient there; oO, oK: column offsets of O's and
  * K's tangent blocks.  Every entry of Y1 is written below (translation and rotation
  * blocks of both bodies), so it is not cleared first. */
-static inline void sample_jacobians(const int D, const double *RK, const double *M,
-                                    const double *p, const double *y, const double *g,
-                                    int oO, int oK, double *Y1, double *gY2)
+static inline void sample_jacobians(const int D, const double *RK, const double *M, const double *p,
+                                    const double *y, const double *g, int oO, int oK, double *Y1,
+                                    double *gY2)
 {
     const int nv = D == 2 ? 3 : 6, nq = 2 * nv;
     int r, c, a, b;
@@ -118,7 +116,8 @@ static inline void sample_jacobians(const int D, const double *RK, const double 
         cross3(e, p, ep);
         cross3(e, y, ey);
         for (r = 0; r < 3; r++) {
-            Y1[r * nq + oO + 3 + b] = M[r * 3 + 0] * ep[0] + M[r * 3 + 1] * ep[1] + M[r * 3 + 2] * ep[2];
+            Y1[r * nq + oO + 3 + b] =
+                M[r * 3 + 0] * ep[0] + M[r * 3 + 1] * ep[1] + M[r * 3 + 2] * ep[2];
             Y1[r * nq + oK + 3 + b] = -ey[r];
         }
     }
@@ -171,8 +170,8 @@ static inline void sample_jacobians(const int D, const double *RK, const double 
 __attribute__((always_inline))
 #endif
 static inline void pose_side(const int D, const sc_packed_cloud *own, const double *RO,
-                             const double *tO, const double *RK, const double *tK,
-                             ptrdiff_t off, double *x_w, double *y)
+                             const double *tO, const double *RK, const double *tK, ptrdiff_t off,
+                             double *x_w, double *y)
 {
     ptrdiff_t k;
     for (k = 0; k < own->n; k++) {
@@ -202,8 +201,8 @@ static inline void pose_side(const int D, const sc_packed_cloud *own, const doub
 }
 
 void sc__pose_samples(const sc_packed_cloud *a, const double *Ra, const double *ta,
-                     const sc_packed_cloud *b, const double *Rb, const double *tb, double *x_w,
-                     double *y)
+                      const sc_packed_cloud *b, const double *Rb, const double *tb, double *x_w,
+                      double *y)
 {
     if (a->dim == 2) {
         pose_side(2, a, Ra, ta, Rb, tb, 0, x_w, y);
@@ -216,11 +215,10 @@ void sc__pose_samples(const sc_packed_cloud *a, const double *Ra, const double *
 
 /* sc_separation's world gradients and pose derivatives, row by row (D constant in each
    call: the small loops unroll); Ma = R_B^T R_A, Mb = R_A^T R_B */
-static inline void separation_rows(const int D, const sc_packed_cloud *a,
-                                   const sc_packed_cloud *b, const double *Ra, const double *Rb,
-                                   const double *Ma, const double *Mb, const double *y,
-                                   const double *g, const double *h, double *g_w,
-                                   double *dphi_dq, double *d2phi_dq2)
+static inline void separation_rows(const int D, const sc_packed_cloud *a, const sc_packed_cloud *b,
+                                   const double *Ra, const double *Rb, const double *Ma,
+                                   const double *Mb, const double *y, const double *g,
+                                   const double *h, double *g_w, double *dphi_dq, double *d2phi_dq2)
 {
     const int nv = D == 2 ? 3 : 6, nq = 2 * nv;
     const ptrdiff_t I = a->n, n = a->n + b->n;
@@ -296,9 +294,8 @@ int sc_separation(const sc_packed_cloud *a, const double *pose_a, const sc_packe
     ptrdiff_t I, J, n;
     int D, st;
 
-    if (a == NULL || b == NULL || pose_a == NULL || pose_b == NULL || work == NULL ||
-        out == NULL || a->dim != b->dim || (a->dim != 2 && a->dim != 3) || !(eps > 0.0) ||
-        !isfinite(eps)) {
+    if (a == NULL || b == NULL || pose_a == NULL || pose_b == NULL || work == NULL || out == NULL ||
+        a->dim != b->dim || (a->dim != 2 && a->dim != 3) || !(eps > 0.0) || !isfinite(eps)) {
         return SC_EINVAL;
     }
     D = a->dim;

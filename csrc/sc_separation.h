@@ -53,8 +53,8 @@ SC_API ptrdiff_t sc_separation_workspace_size(const sc_packed_cloud *a, const sc
  *      i.e. O(I J); memory O(I + J).
  *   2) Outputs must not alias inputs, work or each other.
  */
-SC_API int sc_separation(const sc_packed_cloud *a, const double *pose_a,
-                         const sc_packed_cloud *b, const double *pose_b, double eps,
-                         const sc_options *opt, double *work, const sc_separation_out *out);
+SC_API int sc_separation(const sc_packed_cloud *a, const double *pose_a, const sc_packed_cloud *b,
+                         const double *pose_b, double eps, const sc_options *opt, double *work,
+                         const sc_separation_out *out);
 
 #endif /* SC_SEPARATION_H */

@@ -155,8 +155,8 @@ static int ssdf_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
     B.qbase = j->qbase;
     B.lanes = sc__cloud_group_boxed(j->pc->n);
     return j->isa->rows(&B, (int)D, j->eps, end - begin, j->x + begin * D, j->work + tid * j->wsize,
-                 j->phi ? j->phi + begin : NULL, j->g ? j->g + begin * D : NULL,
-                 j->h ? j->h + begin * D * D : NULL, j->t ? j->t + begin * D * D * D : NULL);
+                        j->phi ? j->phi + begin : NULL, j->g ? j->g + begin * D : NULL,
+                        j->h ? j->h + begin * D * D : NULL, j->t ? j->t + begin * D * D * D : NULL);
 }
 
 /* Pruned queries (sc_ssdf.h, "Pruning").  For a query x, with r = |x - c0| + rho (no
@@ -225,8 +225,8 @@ static double query_cut(const sc_packed_cloud *pc, double ie, double base, const
    seed: a lower bound of s* (the previous query's sample of largest weight, at x), or
    NaN: then L = best_of's (the largest s_i of the leaf of greatest bound, the first such,
    then of every leaf whose bound exceeds that + 1, so L >= s* - 1). */
-static void query_blocks(const ssdf_job *job, double ie, double base, const double *xq,
-                         double Tf, double slack, double seed, const sc__cands *C, double *ub,
+static void query_blocks(const ssdf_job *job, double ie, double base, const double *xq, double Tf,
+                         double slack, double seed, const sc__cands *C, double *ub,
                          const double **ptr, double *tq, sc__blocks *B)
 {
     const sc_packed_cloud *pc = job->pc;
@@ -284,8 +284,8 @@ static int query_rows(const ssdf_job *j, const sc__blocks *B, ptrdiff_t q, doubl
 {
     const ptrdiff_t D = j->pc->dim;
     return j->isa->rows(B, (int)D, j->eps, 1, j->x + q * D, wk, j->phi ? j->phi + q : NULL,
-                 j->g ? j->g + q * D : NULL, j->h ? j->h + q * D * D : NULL,
-                 j->t ? j->t + q * D * D * D : NULL);
+                        j->g ? j->g + q * D : NULL, j->h ? j->h + q * D * D : NULL,
+                        j->t ? j->t + q * D * D * D : NULL);
 }
 
 /* A chunk's queries [c0, c1) in the order of a Morton curve through their bounding box
@@ -330,9 +330,9 @@ static ptrdiff_t chunk_order(const ssdf_job *j, ptrdiff_t c0, ptrdiff_t c1, uint
    that none of its queries keeps; results do not depend on it), their box [qlo, qhi],
    each query's cut (gcut: T_f, slack) and the group's (the query of the largest r: the
    largest T_f and slack); returns the group's end */
-static ptrdiff_t query_group(const ssdf_job *j, const uint64_t *keys, ptrdiff_t g0,
-                             ptrdiff_t nq, double ie, double base, double *gcut, double *qlo,
-                             double *qhi, double *Tf, double *slack)
+static ptrdiff_t query_group(const ssdf_job *j, const uint64_t *keys, ptrdiff_t g0, ptrdiff_t nq,
+                             double ie, double base, double *gcut, double *qlo, double *qhi,
+                             double *Tf, double *slack)
 {
     const int D = j->pc->dim;
     double rg = -1.0;
@@ -413,8 +413,7 @@ static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
             g1 = query_group(j, keys, g0, nq, ie, base, w.gcut, qlo, qhi, &Tf, &slack);
             if (g1 - g0 == 1) {
                 sc__tree_single_walk(j->pc, j->isa->leafmax, ie,
-                                     j->x + (ptrdiff_t)keys[2 * g0 + 1] * D, Tf, slack, w.ub,
-                                     &C);
+                                     j->x + (ptrdiff_t)keys[2 * g0 + 1] * D, Tf, slack, w.ub, &C);
             } else {
                 sc__tree_group_walk(j->pc, ie, qlo, qhi, Tf, slack, w.ub, &C);
             }
@@ -499,8 +498,8 @@ static void ssdf_halfspace(const sc_packed_cloud *pc, ptrdiff_t m, const double 
 }
 
 int sc_ssdf(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
-            const sc_options *opt, double *work, double *phi, double *dphi_dx,
-            double *d2phi_dx2, double *d3phi_dx3)
+            const sc_options *opt, double *work, double *phi, double *dphi_dx, double *d2phi_dx2,
+            double *d3phi_dx3)
 {
     /* the compiled variants, indexed by SC_ISA_GENERIC, SC_ISA_AVX2, SC_ISA_AVX512 */
     static const sc__ssdf_isa *const variants[3] = {&sc__ssdf_generic, &sc__ssdf_avx2,

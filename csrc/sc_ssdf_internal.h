@@ -34,24 +34,24 @@ typedef struct sc__blocks {
     const double *const *ptr;
     ptrdiff_t n, bs, as;
     const double *hdr;
-    double tcut; /* a group of SC_PAD samples whose s_i are all below s* - tcut is
-                    skipped (pruned queries: the query's cut T plus its slack; else +inf) */
-    double qbase; /* NaN, or (a cloud without an index, pruned) the cut's constant part:
-                     then each query's tcut is the far cut of sc_ssdf.c's query_cut, from
-                     qbase, with its logarithm rounded up to a multiple of ln 2 */
+    double tcut;      /* a group of SC_PAD samples whose s_i are all below s* - tcut is
+                         skipped (pruned queries: the query's cut T plus its slack; else +inf) */
+    double qbase;     /* NaN, or (a cloud without an index, pruned) the cut's constant part:
+                         then each query's tcut is the far cut of sc_ssdf.c's query_cut, from
+                         qbase, with its logarithm rounded up to a multiple of ln 2 */
     const double *tq; /* NULL, or (an indexed cloud, pruned) the query's cut from the
                          kernel's own s*, the largest s_i (sc_ssdf.c, query_blocks):
                          tq = {base, T_f, max log a, T_f + da + 1, slack}, tcut = min(T_f,
                          base + 2 sc__ln_up(max(max log a - s*, 0) + T_f + da + 1)) + slack
                          in place of tcut */
-    ptrdiff_t *star; /* NULL, or where the kernel writes the position in its blocks of the
-                        sample of largest weight */
-    ptrdiff_t *evl; /* NULL, or (a pruned query: blocks of SC_TREE_LEAF samples) room for
-                       n SC_TREE_LEAF / SC_PAD entries: pass 2 lists there the groups of
-                       SC_PAD samples it evaluates (block SC_TREE_LEAF + offset), and the
-                       derivative sweeps visit those alone */
-    int lanes; /* 1: a whole cloud without an index (one block), evaluated VW queries at a
-                  time (the query-lane form of the kernel); work then npad SC_VW_MAX */
+    ptrdiff_t *star;  /* NULL, or where the kernel writes the position in its blocks of the
+                         sample of largest weight */
+    ptrdiff_t *evl;   /* NULL, or (a pruned query: blocks of SC_TREE_LEAF samples) room for
+                         n SC_TREE_LEAF / SC_PAD entries: pass 2 lists there the groups of
+                         SC_PAD samples it evaluates (block SC_TREE_LEAF + offset), and the
+                         derivative sweeps visit those alone */
+    int lanes;        /* 1: a whole cloud without an index (one block), evaluated VW queries at a
+                         time (the query-lane form of the kernel); work then npad SC_VW_MAX */
 } sc__blocks;
 
 /* One instruction set's compiled kernel (sc_ssdf_kernel.h) and pruned-gather helpers, all

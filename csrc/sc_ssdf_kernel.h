@@ -43,7 +43,6 @@
 
 #include "sc_ssdf_internal.h"
 
-
 /* index of the pair (a, b), a <= b, in packed symmetric storage */
 #define SYM2(D, a, b) ((a) * (D) - ((a) * ((a) - 1)) / 2 + ((b) - (a)))
 
@@ -119,8 +118,8 @@ SC_VFN vd logit(vd d, vd DS, vd LA, vd LS, vd NIE)
 
 /* pass 2's sums of a weight w: S += w, sum w (h - h*) with h = n.x - m; with means, sum
    w (p - p*) and sum w n */
-SC_VFN void sums_value(const int D, const int means, vd w, const vd *X, const vd *P,
-                       const vd *N, vd M, vd HS, const vd *PS, vd *sw, vd *sh, vd *sp, vd *sn)
+SC_VFN void sums_value(const int D, const int means, vd w, const vd *X, const vd *P, const vd *N,
+                       vd M, vd HS, const vd *PS, vd *sw, vd *sh, vd *sp, vd *sn)
 {
     const vd nx = ndotx(D, X, N);
     int a;
@@ -134,11 +133,11 @@ SC_VFN void sums_value(const int D, const int means, vd w, const vd *X, const vd
 
 /* pass 3's sums (centred moments) */
 typedef struct {
-    vd hp[3];     /* sum w H P_a */
-    vd np[3][3];  /* sum w N_a P_b */
-    vd hpp[6];    /* sum w H P_a P_b (a <= b) */
-    vd pp[6];     /* sum w P_a P_b (a <= b) */
-    vd npp[3][6]; /* sum w N_a P_b P_c (b <= c) */
+    vd hp[3];      /* sum w H P_a */
+    vd np[3][3];   /* sum w N_a P_b */
+    vd hpp[6];     /* sum w H P_a P_b (a <= b) */
+    vd pp[6];      /* sum w P_a P_b (a <= b) */
+    vd npp[3][6];  /* sum w N_a P_b P_c (b <= c) */
     vd hppp[3][6]; /* sum w H P_a P_b P_c (a <= b <= c), at [a][SYM2(b, c)] */
 } moments;
 
@@ -166,8 +165,8 @@ SC_VFN void moments_zero(moments *S)
    quantities: fewer live accumulators (no register spills); (a) is the same instruction
    sequence at every order (bitwise equal outputs). */
 SC_VFN void moments_add(const int D, const int order, const int low, const int high, vd w,
-                        const vd *P, const vd *N, vd M, const vd *X, const vd *PB,
-                        const vd *NB, vd HSV, vd DPHI, moments *S)
+                        const vd *P, const vd *N, vd M, const vd *X, const vd *PB, const vd *NB,
+                        vd HSV, vd DPHI, moments *S)
 {
     vd Pc[3], Nc[3], wP[3], wHP[3], wH;
     int a, b;
@@ -274,9 +273,9 @@ SC_VFN void derivatives(const int D, const int order, double c, vd INV, const vd
         for (b = a; b < D; b++) {
             for (cc = b; cc < D; cc++) {
                 const int ab = SYM2(D, a, b), ac = SYM2(D, a, cc), bc = SYM2(D, b, cc);
-                const vd kap = vsub(vsub(vsub(ehppp[a][bc], vmul(ehp[a], epp[bc])),
-                                         vmul(ehp[b], epp[ac])),
-                                    vmul(ehp[cc], epp[ab]));
+                const vd kap =
+                    vsub(vsub(vsub(ehppp[a][bc], vmul(ehp[a], epp[bc])), vmul(ehp[b], epp[ac])),
+                         vmul(ehp[cc], epp[ab]));
                 const vd v = vadd(vmul(C2, vadd(vadd(enpp[a][bc], enpp[b][ac]), enpp[cc][ab])),
                                   vmul(C3, kap));
                 T[(a * D + b) * D + cc] = T[(a * D + cc) * D + b] = v;
@@ -300,8 +299,8 @@ SC_VFN void store_lanes(vd v, int nl, double *out, ptrdiff_t stride)
 
 /* the derivatives of order >= 1 of nl lanes (queries) into rows of g, hs and t3 (any NULL
    to skip) */
-SC_VFN void store_derivatives(const int D, const int order, const vd *G, const vd *H,
-                              const vd *T, int nl, double *g, double *hs, double *t3)
+SC_VFN void store_derivatives(const int D, const int order, const vd *G, const vd *H, const vd *T,
+                              int nl, double *g, double *hs, double *t3)
 {
     int k;
     for (k = 0; g && k < D; k++) {
@@ -326,7 +325,7 @@ SC_VFN double pass1_samples(const sc__blocks *B, const int D, const int prune, d
                             const double *xq, const vd *X, double *work, ptrdiff_t *istar,
                             double *sshift)
 {
-    const double *hdr = B->hdr; /* c0[D], rho */
+    const double *hdr = B->hdr;                   /* c0[D], rho */
     const ptrdiff_t bs = B->bs, sofs = B->n * bs; /* s_i stored after the d_i */
     const double y0 = xq[0] - hdr[0], y1 = xq[1] - hdr[1], y2 = D == 3 ? xq[2] - hdr[2] : 0.0;
     const int far = !(y0 * y0 + y1 * y1 + y2 * y2 <= SC_SSDF_FAR * SC_SSDF_FAR * hdr[D] * hdr[D]);
@@ -412,10 +411,9 @@ SC_VFN star_t star_sample(const sc__blocks *B, const int D, ptrdiff_t istar, con
    tested on pass 1's s_i: groups of SC_PAD whatever the vector width, so every ISA drops
    the same samples.  B->evl: a pruned query lists the groups it evaluates, for pass 3;
    else a dropped group's weights are stored as zeros.  Returns how many were listed. */
-SC_VFN ptrdiff_t pass2_samples(const sc__blocks *B, const int D, const int means,
-                               const int prune, double ie, double tcut, double smax,
-                               const vd *X, const star_t *st, double *work, vd *sw, vd *sh,
-                               vd *sp, vd *sn)
+SC_VFN ptrdiff_t pass2_samples(const sc__blocks *B, const int D, const int means, const int prune,
+                               double ie, double tcut, double smax, const vd *X, const star_t *st,
+                               double *work, vd *sw, vd *sh, vd *sp, vd *sn)
 {
     const ptrdiff_t bs = B->bs, sofs = B->n * bs;
     const vd NIE = vset1(-ie), SCUT = vset1(smax - tcut);
@@ -447,8 +445,7 @@ SC_VFN ptrdiff_t pass2_samples(const sc__blocks *B, const int D, const int means
                 const vd w = vexp_neg(tg[u]);
                 const vd P[3] = {vload(A.P[0] + iu), vload(A.P[1] + iu), vload(A.P[2] + iu)};
                 const vd N[3] = {vload(A.N[0] + iu), vload(A.N[1] + iu), vload(A.N[2] + iu)};
-                sums_value(D, means, w, X, P, N, vload(A.M + iu), st->HS, st->PS, sw, sh, sp,
-                           sn);
+                sums_value(D, means, w, X, P, N, vload(A.M + iu), st->HS, st->PS, sw, sh, sp, sn);
                 if (means) {
                     vstore(wk + iu, w);
                 }
@@ -463,10 +460,9 @@ SC_VFN ptrdiff_t pass2_samples(const sc__blocks *B, const int D, const int means
  * weight.  Returns phi; also h*, phi - h*, 1/S and how many groups pass 2 listed, for pass
  * 3.  With `means`, also p_bar, n_bar and the stored weights; the phi arithmetic is the
  * same instruction sequence either way (bitwise identical value). */
-SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, double ie,
-                         double tcut, const double *xq, double *work, double *pbar,
-                         double *nbar, double *inv_s, double *hstar_s, double *dphi_s,
-                         ptrdiff_t *nev_s)
+SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, double ie, double tcut,
+                         const double *xq, double *work, double *pbar, double *nbar, double *inv_s,
+                         double *hstar_s, double *dphi_s, ptrdiff_t *nev_s)
 {
     const int prune = !(tcut == INFINITY); /* not dense (tcut NaN: from tq, below) */
     const vd X[3] = {vset1(xq[0]), vset1(xq[1]), vset1(D == 3 ? xq[2] : 0.0)};
@@ -525,8 +521,8 @@ SC_VFN void sweep_samples(const sc__blocks *B, const int D, const int order, con
                 const ptrdiff_t iu = i0 + u * VW;
                 const vd P[3] = {vload(A.P[0] + iu), vload(A.P[1] + iu), vload(A.P[2] + iu)};
                 const vd N[3] = {vload(A.N[0] + iu), vload(A.N[1] + iu), vload(A.N[2] + iu)};
-                moments_add(D, order, low, high, vload(wk + iu), P, N, vload(A.M + iu), X, PB,
-                            NB, HSV, DPHI, S);
+                moments_add(D, order, low, high, vload(wk + iu), P, N, vload(A.M + iu), X, PB, NB,
+                            HSV, DPHI, S);
             }
         }
         return;
@@ -542,8 +538,7 @@ SC_VFN void sweep_samples(const sc__blocks *B, const int D, const int order, con
             {
                 const vd P[3] = {vload(A.P[0] + i), vload(A.P[1] + i), vload(A.P[2] + i)};
                 const vd N[3] = {vload(A.N[0] + i), vload(A.N[1] + i), vload(A.N[2] + i)};
-                moments_add(D, order, low, high, w, P, N, vload(A.M + i), X, PB, NB, HSV,
-                            DPHI, S);
+                moments_add(D, order, low, high, w, P, N, vload(A.M + i), X, PB, NB, HSV, DPHI, S);
             }
         }
     }
@@ -553,8 +548,8 @@ SC_VFN void sweep_samples(const sc__blocks *B, const int D, const int order, con
    broadcast, so derivatives() gives the query's numbers in every lane) */
 SC_VFN void deriv_pass(const sc__blocks *B, const int D, const int order, double c,
                        const double *xq, const double *work, ptrdiff_t nev, double hstar,
-                       double dphi, const double *pbar, const double *nbar, double inv,
-                       double *g, double *hs, double *t3)
+                       double dphi, const double *pbar, const double *nbar, double inv, double *g,
+                       double *hs, double *t3)
 {
     const vd X[3] = {vset1(xq[0]), vset1(xq[1]), vset1(D == 3 ? xq[2] : 0.0)};
     vd PB[3], NB[3], G[3], H[9], T[27];
@@ -609,9 +604,9 @@ SC_VFN void deriv_pass(const sc__blocks *B, const int D, const int order, double
 
 /* the VW queries of a chunk: coordinates, the far form per lane, the rounding slack */
 typedef struct {
-    vd X[3], Y[3];  /* the queries; Y = -2 (x - c0) */
-    vd FAR;         /* 1 in the lanes of far queries */
-    int nfar;       /* how many */
+    vd X[3], Y[3];    /* the queries; Y = -2 (x - c0) */
+    vd FAR;           /* 1 in the lanes of far queries */
+    int nfar;         /* how many */
     double slack[VW]; /* 1 + 1e-12 r^2 / eps: the rounding of s_i, t_i and the bounds */
 } lane_queries;
 
@@ -748,10 +743,9 @@ SC_VFN star_t star_queries(const blk_arrays *A, const int D, vd vidx, const lane
 /* pass 2 per lane: w_i = exp(t_i) by groups of SC_PAD, a group dropped for a lane whose
    t_i are all below its cut; the groups some lane keeps are listed in kept for pass 3
    (with means, their weights stored over d_i); returns how many */
-SC_VFN int pass2_queries(const blk_arrays *A, const int D, const int means, double ie,
-                         vd NCUT, const lane_queries *q, const star_t *st, const ptrdiff_t *live,
-                         int nlive, double *work, ptrdiff_t *kept, vd *sw, vd *sh, vd *sp,
-                         vd *sn)
+SC_VFN int pass2_queries(const blk_arrays *A, const int D, const int means, double ie, vd NCUT,
+                         const lane_queries *q, const star_t *st, const ptrdiff_t *live, int nlive,
+                         double *work, ptrdiff_t *kept, vd *sw, vd *sh, vd *sp, vd *sn)
 {
     const vd NIE = vset1(-ie), ZERO = vset1(0.0);
     int k, nkept = 0;
@@ -773,8 +767,7 @@ SC_VFN int pass2_queries(const blk_arrays *A, const int D, const int means, doub
             const vd w = vselect_gt(NCUT, tmx, ZERO, vexp_neg(tg[u]));
             const vd P[3] = {vset1(A->P[0][iu]), vset1(A->P[1][iu]), vset1(A->P[2][iu])};
             const vd N[3] = {vset1(A->N[0][iu]), vset1(A->N[1][iu]), vset1(A->N[2][iu])};
-            sums_value(D, means, w, q->X, P, N, vset1(A->M[iu]), st->HS, st->PS, sw, sh, sp,
-                       sn);
+            sums_value(D, means, w, q->X, P, N, vset1(A->M[iu]), st->HS, st->PS, sw, sh, sp, sn);
             if (means) {
                 vstore(work + iu * VW, w);
             }
@@ -786,8 +779,7 @@ SC_VFN int pass2_queries(const blk_arrays *A, const int D, const int means, doub
 /* pass 3 per lane over the kept groups (sweep_samples' arithmetic) */
 SC_VFN void sweep_queries(const blk_arrays *A, const int D, const int order, const int low,
                           const int high, const double *work, const ptrdiff_t *kept, int nkept,
-                          const vd *X, const vd *PB, const vd *NB, vd HSV, vd DPHI,
-                          moments *S)
+                          const vd *X, const vd *PB, const vd *NB, vd HSV, vd DPHI, moments *S)
 {
     ptrdiff_t i;
     int gi;
@@ -800,8 +792,7 @@ SC_VFN void sweep_queries(const blk_arrays *A, const int D, const int order, con
             {
                 const vd P[3] = {vset1(A->P[0][i]), vset1(A->P[1][i]), vset1(A->P[2][i])};
                 const vd N[3] = {vset1(A->N[0][i]), vset1(A->N[1][i]), vset1(A->N[2][i])};
-                moments_add(D, order, low, high, w, P, N, vset1(A->M[i]), X, PB, NB, HSV, DPHI,
-                            S);
+                moments_add(D, order, low, high, w, P, N, vset1(A->M[i]), X, PB, NB, HSV, DPHI, S);
             }
         }
     }
@@ -828,8 +819,8 @@ SC_VFN void lanes_chunk(const sc__blocks *B, const int D, const int order, doubl
     lane_setup(B, D, ie, xq, &q);
     nlive = live_groups(B, &A, D, ie, &q, NCUT, live);
     st = star_queries(&A, D, pass1_queries(&A, D, ie, &q, live, nlive, work), &q, work);
-    nkept = pass2_queries(&A, D, means, ie, NCUT, &q, &st, live, nlive, work, kept, &sw, &sh,
-                          sp, sn);
+    nkept =
+        pass2_queries(&A, D, means, ie, NCUT, &q, &st, live, nlive, work, kept, &sw, &sh, sp, sn);
     DPHI = vdiv(sh, sw); /* phi - h* */
     vstore(out_phi, vadd(st.HS, DPHI));
     if (!means) {
@@ -871,7 +862,8 @@ SC_VFN vd cand_bounds(const sc__cands *C, const int D, const vd *X, vd IE, ptrdi
     vd d2 = Z;
     int k;
     for (k = 0; k < D; k++) {
-        const vd e = vmax(vmax(vsub(vload(C->c[k] + t), X[k]), vsub(X[k], vload(C->c[D + k] + t))), Z);
+        const vd e =
+            vmax(vmax(vsub(vload(C->c[k] + t), X[k]), vsub(X[k], vload(C->c[D + k] + t))), Z);
         d2 = k == 0 ? vmul(e, e) : vadd(d2, vmul(e, e));
     }
     return vsub(vload(C->c[2 * D] + t), vmul(d2, IE));
@@ -924,8 +916,8 @@ SC_VFN double leafmax(const double *blk, const int D, const double *xq, double i
 /* bounds and keep in one pass, for a cut known beforehand: the blocks of the candidates
    whose bound (bounds' arithmetic) reaches cut, in order, with a lane mask per vector and
    no branch per candidate */
-SC_VFN ptrdiff_t list_of(const sc__cands *C, const int D, const double *xq, double ie,
-                         double cut, const double **ptr)
+SC_VFN ptrdiff_t list_of(const sc__cands *C, const int D, const double *xq, double ie, double cut,
+                         const double **ptr)
 {
     const vd IE = vset1(ie), CUT = vset1(cut);
     vd X[3];
@@ -944,8 +936,7 @@ SC_VFN ptrdiff_t list_of(const sc__cands *C, const int D, const double *xq, doub
     return k;
 }
 
-SC_VFN double best_of(const sc__cands *C, const int D, const double *xq,
-                      double ie, double *ub)
+SC_VFN double best_of(const sc__cands *C, const int D, const double *xq, double ie, double *ub)
 {
     const double umax = bounds(C, D, xq, ie, ub);
     const vd UM = vset1(umax);
@@ -999,8 +990,7 @@ SC_VFN double best_of(const sc__cands *C, const int D, const double *xq,
     }
 }
 
-static double gather_best(const sc__cands *C, int dim, const double *xq, double ie,
-                    double *ub)
+static double gather_best(const sc__cands *C, int dim, const double *xq, double ie, double *ub)
 {
     return dim == 2 ? best_of(C, 2, xq, ie, ub) : best_of(C, 3, xq, ie, ub);
 }
@@ -1023,7 +1013,7 @@ static ptrdiff_t gather_keep(const sc__cands *C, const double *ub, double cut, c
 }
 
 static ptrdiff_t gather_list(const sc__cands *C, int dim, const double *xq, double ie, double cut,
-                       const double **ptr)
+                             const double **ptr)
 {
     return dim == 2 ? list_of(C, 2, xq, ie, cut, ptr) : list_of(C, 3, xq, ie, cut, ptr);
 }
@@ -1053,16 +1043,14 @@ SC_VFN double small_cut(const sc__blocks *B, const int D, double ie, const doubl
     }
     r = sqrt(r) + rho;
     v = 1.0 + r * rho * rho * rho * ie * ie;
-    return B->qbase + (double)sc__frexp_e(v, NULL) * 0.6931471805599453 + 1.0 +
-           1e-13 * r * r * ie;
+    return B->qbase + (double)sc__frexp_e(v, NULL) * 0.6931471805599453 + 1.0 + 1e-13 * r * r * ie;
 }
 
 /* rows through lanes_chunk, VW queries at a time (the last chunk padded with copies of
    its first query, whose results are dropped); a non-finite query computes at the origin
    in its lane and gets NaN rows */
-SC_VFN void rows_lanes(const sc__blocks *B, double eps, ptrdiff_t m, const double *x,
-                       double *work, const int D, const int order, double *phi, double *g,
-                       double *hs, double *t3)
+SC_VFN void rows_lanes(const sc__blocks *B, double eps, ptrdiff_t m, const double *x, double *work,
+                       const int D, const int order, double *phi, double *g, double *hs, double *t3)
 {
     const double ie = 1.0 / eps;
     double xq[VW * 3], ncut[VW], o_phi[VW];
@@ -1145,27 +1133,19 @@ SC_VFN void rows(const sc__blocks *B, double eps, ptrdiff_t m, const double *x, 
 
 /* one instantiation of rows per (dimension, order): constants fold and loops unroll */
 SC_VFN void rows_of_order(const sc__blocks *B, double eps, ptrdiff_t m, const double *x,
-                          double *work, const int D, int order, double *phi, double *g,
-                          double *hs, double *t3)
+                          double *work, const int D, int order, double *phi, double *g, double *hs,
+                          double *t3)
 {
     switch (order) {
-    case 0:
-        rows(B, eps, m, x, work, D, 0, phi, g, hs, t3);
-        break;
-    case 1:
-        rows(B, eps, m, x, work, D, 1, phi, g, hs, t3);
-        break;
-    case 2:
-        rows(B, eps, m, x, work, D, 2, phi, g, hs, t3);
-        break;
-    default:
-        rows(B, eps, m, x, work, D, 3, phi, g, hs, t3);
-        break;
+    case 0: rows(B, eps, m, x, work, D, 0, phi, g, hs, t3); break;
+    case 1: rows(B, eps, m, x, work, D, 1, phi, g, hs, t3); break;
+    case 2: rows(B, eps, m, x, work, D, 2, phi, g, hs, t3); break;
+    default: rows(B, eps, m, x, work, D, 3, phi, g, hs, t3); break;
     }
 }
 
 static int kernel_rows(const sc__blocks *B, int dim, double eps, ptrdiff_t m, const double *x,
-                 double *work, double *phi, double *g, double *hs, double *t3)
+                       double *work, double *phi, double *g, double *hs, double *t3)
 {
     const int order = t3 ? 3 : hs ? 2 : g ? 1 : 0;
     if (dim == 2) {
@@ -1176,4 +1156,5 @@ static int kernel_rows(const sc__blocks *B, int dim, double eps, ptrdiff_t m, co
     return SC_OK;
 }
 
-const sc__ssdf_isa SC_SSDF_VARIANT = {kernel_rows, gather_best, gather_keep, gather_leafmax, gather_list};
+const sc__ssdf_isa SC_SSDF_VARIANT = {kernel_rows, gather_best, gather_keep, gather_leafmax,
+                                      gather_list};

@@ -7,38 +7,27 @@
 const char *sc_status_str(int status)
 {
     switch (status) {
-    case SC_OK:
-        return "success";
-    case SC_EINVAL:
-        return "invalid argument";
-    case SC_ENOMEM:
-        return "out of memory";
-    case SC_ENONFINITE:
-        return "non-finite value";
-    case SC_ENOTUNIT:
-        return "quaternion not of unit norm";
-    case SC_EUNSUPPORTED:
-        return "instruction set not supported by this CPU or build";
-    default:
-        return status > 0 ? "unknown warning" : "unknown error";
+    case SC_OK: return "success";
+    case SC_EINVAL: return "invalid argument";
+    case SC_ENOMEM: return "out of memory";
+    case SC_ENONFINITE: return "non-finite value";
+    case SC_ENOTUNIT: return "quaternion not of unit norm";
+    case SC_EUNSUPPORTED: return "instruction set not supported by this CPU or build";
+    default: return status > 0 ? "unknown warning" : "unknown error";
     }
 }
-
 
 int sc_isa_supported(int isa)
 {
     switch (isa) {
-    case SC_ISA_GENERIC:
-        return 1;
+    case SC_ISA_GENERIC: return 1;
 #if SC_X86_DISPATCH
     case SC_ISA_AVX2:
         /* __builtin_cpu_supports also checks that the OS saves the YMM state */
         return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case SC_ISA_AVX512:
-        return __builtin_cpu_supports("avx512f");
+    case SC_ISA_AVX512: return __builtin_cpu_supports("avx512f");
 #endif
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -67,14 +56,10 @@ int sc_isa_resolve(int isa)
 const char *sc_isa_name(int isa)
 {
     switch (isa) {
-    case SC_ISA_GENERIC:
-        return "generic";
-    case SC_ISA_AVX2:
-        return "avx2";
-    case SC_ISA_AVX512:
-        return "avx512";
-    default:
-        return "unknown";
+    case SC_ISA_GENERIC: return "generic";
+    case SC_ISA_AVX2: return "avx2";
+    case SC_ISA_AVX512: return "avx512";
+    default: return "unknown";
     }
 }
 

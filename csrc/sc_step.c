@@ -51,8 +51,8 @@ static ptrdiff_t contact_work(const sc_model *m, int nthreads)
    (sc__step_ws_head doubles, rounded), the contact model's scratch, one pair's outputs
    (PAIRBUF), the jet arena of its order (params: first order in (dx, du, dp)) and a sink
    slot; returns its size in doubles */
-static ptrdiff_t step_layout(const sc_model *m, const sc_model_sizes *s, int order,
-                             int params, int nthreads, double *base, sc__step_ws *w)
+static ptrdiff_t step_layout(const sc_model *m, const sc_model_sizes *s, int order, int params,
+                             int nthreads, double *base, sc__step_ws *w)
 {
     const ptrdiff_t d = sizeof(double);
     const ptrdiff_t len0 = order >= 2 ? SC_JET_LEN(2 * s->nv + s->nu) : 1 + 2 * s->nv + s->nu;
@@ -103,8 +103,8 @@ typedef struct {
     double **vp[SC_MODEL_MAX_BODIES]; /* per moving body: v+ (nv jets) */
 } pass_t;
 
-static void pass_init(pass_t *P, const sc_model *m, const sc_model_sizes *s, int order,
-                      int params, double *arena, double *(*Qs)[6], double *(*vps)[6])
+static void pass_init(pass_t *P, const sc_model *m, const sc_model_sizes *s, int order, int params,
+                      double *arena, double *(*Qs)[6], double *(*vps)[6])
 {
     int i;
     memset(P, 0, sizeof *P);
@@ -682,9 +682,9 @@ static void write_derivatives(const pass_t *P, int pass, int order, const sc_ste
 
 /* Semi-implicit Euler: pass 0, first-order jets in (dx, du, dp), when parameters are asked
    for; pass 1, jets of the requested order in (dx, du), unless pass 0 covered it. */
-static int step_euler(const sc_model *m, const sc_model_sizes *s, const double *x,
-                      const double *u, int order, int params, const sc_options *opt,
-                      const sc__step_ws *w, const sc_step_out *out)
+static int step_euler(const sc_model *m, const sc_model_sizes *s, const double *x, const double *u,
+                      int order, int params, const sc_options *opt, const sc__step_ws *w,
+                      const sc_step_out *out)
 {
     double *Qs[SC_MODEL_MAX_BODIES][6], *vps[SC_MODEL_MAX_BODIES][6];
     double *x_next = out->x_next ? out->x_next : w->xtmp;
@@ -710,8 +710,7 @@ int sc_step(const sc_model *m, const double *x, const double *u, int order, int 
     sc__step_ws w;
     sc_options o;
     int st;
-    if (sc_model_check(m, &s) != SC_OK || order < 0 || order > 2 || work == NULL ||
-        out == NULL) {
+    if (sc_model_check(m, &s) != SC_OK || order < 0 || order > 2 || work == NULL || out == NULL) {
         return SC_EINVAL;
     }
     if ((st = sc__state_check(m, &s, x, u, s.nu)) != SC_OK ||
@@ -721,7 +720,6 @@ int sc_step(const sc_model *m, const double *x, const double *u, int order, int 
     sc__step_ws_layout(m, &s, order, params, o.nthreads, work, &w);
     switch (m->integrator) {
     case SC_INTEGRATOR_EULER:
-    default:
-        return step_euler(m, &s, x, u, order, params, &o, &w, out);
+    default: return step_euler(m, &s, x, u, order, params, &o, &w, out);
     }
 }

@@ -30,8 +30,8 @@ static int key_less(const double *p, int D, int ax, double i, double j)
     return a < b || (a == b && i < j);
 }
 
-static void select_kth(double *idx, ptrdiff_t lo, ptrdiff_t hi, ptrdiff_t k, const double *p,
-                       int D, int ax)
+static void select_kth(double *idx, ptrdiff_t lo, ptrdiff_t hi, ptrdiff_t k, const double *p, int D,
+                       int ax)
 {
     while (hi - lo > 1) {
         const ptrdiff_t mid = lo + (hi - lo) / 2;
@@ -201,7 +201,8 @@ void sc__tree_build(const sc_cloud *c, double *buf, ptrdiff_t npad)
     }
     for (j = L - 1; j >= 1; j--) {
         double *nd = nodes + j * SC_TREE_NODE(D);
-        const double *l = nodes + 2 * j * SC_TREE_NODE(D), *r = nodes + (2 * j + 1) * SC_TREE_NODE(D);
+        const double *l = nodes + 2 * j * SC_TREE_NODE(D),
+                     *r = nodes + (2 * j + 1) * SC_TREE_NODE(D);
         if (r[2 * D] == -INFINITY || l[2 * D] == -INFINITY) { /* an empty side */
             memcpy(nd, r[2 * D] == -INFINITY ? l : r, SC_TREE_NODE(D) * sizeof(double));
             continue;
@@ -274,7 +275,7 @@ static void cands_close(sc__cands *C, int D, ptrdiff_t n)
    below best - T - slack - 1 (best >= max s - 1 >= best_G - 1, T <= T_f), one more
    than it needs: rounding cannot bring it back. */
 void sc__tree_group_walk(const sc_packed_cloud *pc, double ie, const double *qlo, const double *qhi,
-                       double Tf, double slack, double *gub, sc__cands *C)
+                         double Tf, double slack, double *gub, sc__cands *C)
 {
     const int D = pc->dim;
     const ptrdiff_t L = sc__tree_leaves(pc->n);
@@ -341,7 +342,7 @@ void sc__tree_group_walk(const sc_packed_cloud *pc, double ie, const double *qlo
    same candidate condition as group_walk (bound >= best - T_f - slack - 2), so the same
    proof holds. */
 void sc__tree_single_walk(const sc_packed_cloud *pc, sc__leafmax_fn leafmax, double ie,
-                        const double *xq, double Tf, double slack, double *gub, sc__cands *C)
+                          const double *xq, double Tf, double slack, double *gub, sc__cands *C)
 {
     const int D = pc->dim;
     const ptrdiff_t L = sc__tree_leaves(pc->n);
@@ -501,4 +502,3 @@ uint64_t *sc__radix_sort(uint64_t *ka, uint64_t *kb, ptrdiff_t nq)
     }
     return ka;
 }
-

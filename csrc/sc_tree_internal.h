@@ -106,9 +106,8 @@ typedef double (*sc__leafmax_fn)(const double *blk, int dim, const double *xq, d
  * rounding slack.  In increasing leaf order, padded.  gub: scratch of 3 (nleaf +
  * SC_CAND_PAD) doubles.
  */
-void sc__tree_group_walk(const sc_packed_cloud *pc, double ie, const double *qlo,
-                         const double *qhi, double Tf, double slack, double *gub,
-                         sc__cands *C);
+void sc__tree_group_walk(const sc_packed_cloud *pc, double ie, const double *qlo, const double *qhi,
+                         double Tf, double slack, double *gub, sc__cands *C);
 
 /*
  * The same for one query xq, walked depth first with the more promising child first and
@@ -116,8 +115,7 @@ void sc__tree_group_walk(const sc_packed_cloud *pc, double ie, const double *qlo
  * leafmax, is kept in C->smax).
  */
 void sc__tree_single_walk(const sc_packed_cloud *pc, sc__leafmax_fn leafmax, double ie,
-                          const double *xq, double Tf, double slack, double *gub,
-                          sc__cands *C);
+                          const double *xq, double Tf, double slack, double *gub, sc__cands *C);
 
 /* A Morton key (< 2^52) of xq in the box [lo, lo + 1 / sc): 3 x 17 or 2 x 26 bits of the
  * position, interleaved from the top bit down with coordinate 0 first. */

@@ -199,8 +199,8 @@ static void test_options(void)
     CHECK(sc_options_resolve(&def, &o) == SC_OK && o.isa == sc_isa_best() && o.dense == 0 &&
               o.nthreads == 1,
           "default options");
-    CHECK(sc_options_resolve(OPT(SC_ISA_GENERIC, 1, 3), &o) == SC_OK &&
-              o.isa == SC_ISA_GENERIC && o.dense == 1 && o.nthreads == 3,
+    CHECK(sc_options_resolve(OPT(SC_ISA_GENERIC, 1, 3), &o) == SC_OK && o.isa == SC_ISA_GENERIC &&
+              o.dense == 1 && o.nthreads == 3,
           "explicit options kept");
     CHECK(sc_options_resolve(OPT(SC_ISA_AUTO, 1, 2), &o) == SC_OK && o.isa == sc_isa_best() &&
               o.dense == 1 && o.nthreads == 2,
@@ -356,10 +356,12 @@ static void test_ssdf_pruned(int dim, int N)
         for (nt = 1; nt <= 2; nt++) {
             double worst[4] = {0.0, 0.0, 0.0, 0.0}, scale[4] = {0.0, 0.0, 0.0, 0.0};
             const ptrdiff_t len[4] = {M, M * D, M * D * D, M * D * D * D};
-            CHECK(sc_ssdf(&c.pc, epss[e], M, x, OPT(SC_ISA_GENERIC, 0, nt), work, r[0][0],
-                          r[0][1], r[0][2], r[0][3]) == SC_OK, "pruned");
-            CHECK(sc_ssdf(&c.pc, epss[e], M, x, OPT(SC_ISA_GENERIC, 1, nt), work, r[1][0],
-                          r[1][1], r[1][2], r[1][3]) == SC_OK, "dense");
+            CHECK(sc_ssdf(&c.pc, epss[e], M, x, OPT(SC_ISA_GENERIC, 0, nt), work, r[0][0], r[0][1],
+                          r[0][2], r[0][3]) == SC_OK,
+                  "pruned");
+            CHECK(sc_ssdf(&c.pc, epss[e], M, x, OPT(SC_ISA_GENERIC, 1, nt), work, r[1][0], r[1][1],
+                          r[1][2], r[1][3]) == SC_OK,
+                  "dense");
             for (v = 0; v < 4; v++) {
                 for (i = 0; i < len[v]; i++) {
                     const double d = fabs(r[0][v][i] - r[1][v][i]), s = fabs(r[1][v][i]);
@@ -371,8 +373,10 @@ static void test_ssdf_pruned(int dim, int N)
                        eps they cancel to less, and their rounding is relative to 1 */
                     scale[0] = 1.0;
                 }
-                CHECK(worst[v] <= 1e-12 * scale[v], "dim %d n %d eps %g threads %d order %d: "
-                      "pruned vs dense %.3g of %.3g", D, N, epss[e], nt, v, worst[v], scale[v]);
+                CHECK(worst[v] <= 1e-12 * scale[v],
+                      "dim %d n %d eps %g threads %d order %d: "
+                      "pruned vs dense %.3g of %.3g",
+                      D, N, epss[e], nt, v, worst[v], scale[v]);
             }
         }
     }
@@ -444,8 +448,8 @@ static void test_ssdf_values(int dim)
             for (i = 0; i < M * D * D * D; i++) {
                 worst_isa = fmax(worst_isa, relerr(t2[i], t[i], ts));
             }
-            CHECK(worst_isa < 1e-12, "dim %d eps %g: %s vs generic %.3g", D, eps,
-                  sc_isa_name(isa), worst_isa);
+            CHECK(worst_isa < 1e-12, "dim %d eps %g: %s vs generic %.3g", D, eps, sc_isa_name(isa),
+                  worst_isa);
         }
         /* phi bitwise identical whatever is requested, alone or batched, any thread count
            (pruned and dense); dense agrees with pruned to rounding */
@@ -456,17 +460,16 @@ static void test_ssdf_values(int dim)
             }
             for (dense = 0; dense <= 1; dense++) {
                 int same = 1;
-                CHECK(sc_ssdf(&c.pc, eps, M, x, OPT(isa, dense, 1), work, phi0, NULL, NULL,
-                              NULL) == SC_OK,
-                      "o0");
-                CHECK(sc_ssdf(&c.pc, eps, M, x, OPT(isa, dense, 3), work, phi1, g, h, t) ==
+                CHECK(sc_ssdf(&c.pc, eps, M, x, OPT(isa, dense, 1), work, phi0, NULL, NULL, NULL) ==
                           SC_OK,
+                      "o0");
+                CHECK(sc_ssdf(&c.pc, eps, M, x, OPT(isa, dense, 3), work, phi1, g, h, t) == SC_OK,
                       "o3 3 thr");
                 same &= memcmp(phi0, phi1, sizeof phi0) == 0;
                 for (i = 0; i < M; i++) {
                     double one;
-                    CHECK(sc_ssdf(&c.pc, eps, 1, x + i * D, OPT(isa, dense, 1), work, &one, NULL,
-                                  h, NULL) == SC_OK,
+                    CHECK(sc_ssdf(&c.pc, eps, 1, x + i * D, OPT(isa, dense, 1), work, &one, NULL, h,
+                                  NULL) == SC_OK,
                           "single");
                     same &= memcmp(&one, &phi0[i], sizeof one) == 0;
                 }
@@ -479,15 +482,15 @@ static void test_ssdf_values(int dim)
                     for (i = 0; i < M; i++) {
                         wd = fmax(wd, fabs(phi0[i] - phip[i]));
                     }
-                    CHECK(wd <= 1e-12, "%s eps %g: dense vs pruned phi %.3g", sc_isa_name(isa),
-                          eps, wd);
+                    CHECK(wd <= 1e-12, "%s eps %g: dense vs pruned phi %.3g", sc_isa_name(isa), eps,
+                          wd);
                 }
             }
         }
         /* NULL options: the defaults (auto ISA, pruned, one thread), the same bits */
         CHECK(sc_ssdf(&c.pc, eps, M, x, NULL, work, phi0, g, NULL, NULL) == SC_OK &&
-                  sc_ssdf(&c.pc, eps, M, x, OPT(SC_ISA_AUTO, 0, 1), work, phi1, NULL, NULL,
-                          NULL) == SC_OK &&
+                  sc_ssdf(&c.pc, eps, M, x, OPT(SC_ISA_AUTO, 0, 1), work, phi1, NULL, NULL, NULL) ==
+                      SC_OK &&
                   memcmp(phi0, phi1, sizeof phi0) == 0,
               "NULL options are SC_OPTIONS_DEFAULT (eps %g)", eps);
     }
@@ -550,29 +553,19 @@ static void test_ssdf_special(void)
 
     /* error statuses: outputs untouched */
     phi[0] = 7.0;
-    CHECK(sc_ssdf(&pc, 0.0, 1, x, NULL, work, phi, NULL, NULL, NULL) == SC_EINVAL,
-          "eps 0");
-    CHECK(sc_ssdf(&pc, -1.0, 1, x, NULL, work, phi, NULL, NULL, NULL) == SC_EINVAL,
-          "eps < 0");
-    CHECK(sc_ssdf(&pc, NAN, 1, x, NULL, work, phi, NULL, NULL, NULL) == SC_EINVAL,
-          "eps NaN");
-    CHECK(sc_ssdf(&pc, INFINITY, 1, x, NULL, work, phi, NULL, NULL, NULL) ==
-              SC_EINVAL,
-          "eps inf");
-    CHECK(sc_ssdf(&pc, 1.0, -1, x, NULL, work, phi, NULL, NULL, NULL) == SC_EINVAL,
-          "m < 0");
-    CHECK(sc_ssdf(&pc, 1.0, 1, x, OPT(SC_ISA_AUTO, 0, 0), work, phi, NULL, NULL, NULL) ==
-              SC_EINVAL,
+    CHECK(sc_ssdf(&pc, 0.0, 1, x, NULL, work, phi, NULL, NULL, NULL) == SC_EINVAL, "eps 0");
+    CHECK(sc_ssdf(&pc, -1.0, 1, x, NULL, work, phi, NULL, NULL, NULL) == SC_EINVAL, "eps < 0");
+    CHECK(sc_ssdf(&pc, NAN, 1, x, NULL, work, phi, NULL, NULL, NULL) == SC_EINVAL, "eps NaN");
+    CHECK(sc_ssdf(&pc, INFINITY, 1, x, NULL, work, phi, NULL, NULL, NULL) == SC_EINVAL, "eps inf");
+    CHECK(sc_ssdf(&pc, 1.0, -1, x, NULL, work, phi, NULL, NULL, NULL) == SC_EINVAL, "m < 0");
+    CHECK(sc_ssdf(&pc, 1.0, 1, x, OPT(SC_ISA_AUTO, 0, 0), work, phi, NULL, NULL, NULL) == SC_EINVAL,
           "0 threads");
-    CHECK(sc_ssdf(&pc, 1.0, 1, NULL, NULL, work, phi, NULL, NULL, NULL) == SC_EINVAL,
-          "NULL x");
-    CHECK(sc_ssdf(NULL, 1.0, 1, x, NULL, work, phi, NULL, NULL, NULL) == SC_EINVAL,
-          "NULL cloud");
+    CHECK(sc_ssdf(&pc, 1.0, 1, NULL, NULL, work, phi, NULL, NULL, NULL) == SC_EINVAL, "NULL x");
+    CHECK(sc_ssdf(NULL, 1.0, 1, x, NULL, work, phi, NULL, NULL, NULL) == SC_EINVAL, "NULL cloud");
     CHECK(sc_ssdf(&pc, 1.0, 1, x, OPT(99, 0, 1), work, phi, NULL, NULL, NULL) == SC_EINVAL,
           "bad isa");
     CHECK(phi[0] == 7.0, "outputs untouched on error");
-    CHECK(sc_ssdf(&pc, 1.0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL) == SC_OK,
-          "empty batch");
+    CHECK(sc_ssdf(&pc, 1.0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL) == SC_OK, "empty batch");
     pc.npad = 3;
     CHECK(sc_ssdf(&pc, 1.0, 1, x, NULL, work, phi, NULL, NULL, NULL) == SC_EINVAL,
           "malformed packed cloud");
@@ -642,12 +635,10 @@ static void test_separation(void)
           "0 threads");
     CHECK(sc_separation(&A, qa, &B, qb, 1e-3, OPT(9, 0, 1), work, &out) == SC_EINVAL, "bad isa");
     B.dim = 3;
-    CHECK(sc_separation(&A, q3, &B, q3, 1e-3, NULL, work, &out) == SC_EINVAL,
-          "dimension mismatch");
+    CHECK(sc_separation(&A, q3, &B, q3, 1e-3, NULL, work, &out) == SC_EINVAL, "dimension mismatch");
     A.dim = 3;
     /* was SC_EINVAL: a zero quaternion is now one not of unit norm */
-    CHECK(sc_separation(&A, q3, &B, q3, 1e-3, NULL, work, &out) == SC_ENOTUNIT,
-          "zero quaternion");
+    CHECK(sc_separation(&A, q3, &B, q3, 1e-3, NULL, work, &out) == SC_ENOTUNIT, "zero quaternion");
 }
 
 /* 3D: quaternions must have unit norm within SC_UNIT_TOL (SC_ENOTUNIT otherwise), and
@@ -689,8 +680,8 @@ static void test_separation_unit(void)
                       body == 0 ? "A's" : "B's", scales[k] - 1.0, st);
                 continue;
             }
-            CHECK(st == SC_OK, "%s quaternion of norm 1 %+g: status %d",
-                  body == 0 ? "A's" : "B's", scales[k] - 1.0, st);
+            CHECK(st == SC_OK, "%s quaternion of norm 1 %+g: status %d", body == 0 ? "A's" : "B's",
+                  scales[k] - 1.0, st);
             /* normalized: the unit quaternion's results to rounding */
             for (ok = 1, st = 0; st < 2; st++) {
                 ok &= fabs(phi1[st] - phi[st]) <= 1e-15;
@@ -743,7 +734,8 @@ static void test_contact(void)
           m);
     CHECK(fabs(sc3[0] - 0.5 * 2e3 * sp * sp) < 1e-14, "energy");
     CHECK(pi[0] == 0.5 && pi[1] == 0.5, "distribution");
-    CHECK(fabs(w[0]) < 1e-15 && fabs(w[1] + lam) < 1e-12 * lam && fabs(w[2] + 0.15 * lam) < 1e-12 * lam,
+    CHECK(fabs(w[0]) < 1e-15 && fabs(w[1] + lam) < 1e-12 * lam &&
+              fabs(w[2] + 0.15 * lam) < 1e-12 * lam,
           "wrench on A (%g %g %g), lambda %g", w[0], w[1], w[2], lam);
     CHECK(w[3] == -w[0] && w[4] == -w[1], "equal and opposite");
     for (i = 0; i < 6; i++) {
@@ -776,10 +768,12 @@ static void test_contact(void)
             for (a = 0; a < 12; a++) {
                 const int fa = (a / 3) % 2 == 1; /* B's columns: dq_B (3..5), v_B (9..11) */
                 same &= fa ? jac3[r * 12 + a] == 0.0
-                           : fabs(jac3[r * 12 + a] - jf[r * 12 + a]) <= 1e-13 * (1.0 + fabs(jf[r * 12 + a]));
+                           : fabs(jac3[r * 12 + a] - jf[r * 12 + a]) <=
+                                 1e-13 * (1.0 + fabs(jf[r * 12 + a]));
                 for (b2 = 0; b2 < 12; b2++) {
                     const int fb = (b2 / 3) % 2 == 1;
-                    const double hv = hess3[(r * 12 + a) * 12 + b2], hw = hf[(r * 12 + a) * 12 + b2];
+                    const double hv = hess3[(r * 12 + a) * 12 + b2],
+                                 hw = hf[(r * 12 + a) * 12 + b2];
                     same &= fa || fb ? hv == 0.0 : fabs(hv - hw) <= 1e-12 * (1.0 + fabs(hw));
                 }
             }
@@ -814,8 +808,7 @@ static void test_contact(void)
     /* approaching (B moves down onto A): damping adds to the repulsion on A */
     vb[1] = -0.1;
     bb.vel = vb;
-    CHECK(sc_contact(&ba, &bb, &prm, 0, NULL, work, &(const sc_contact_out){.wrench = w2}) ==
-              SC_OK,
+    CHECK(sc_contact(&ba, &bb, &prm, 0, NULL, work, &(const sc_contact_out){.wrench = w2}) == SC_OK,
           "all optional outputs NULL");
     CHECK(w2[1] < w[1], "damping opposes approach: %g < %g", w2[1], w[1]);
     CHECK(sc_contact(&ba, &bb, &prm, 2, NULL, work, &(const sc_contact_out){NULL}) == SC_OK,
@@ -840,7 +833,8 @@ static void test_contact(void)
                                 &(const sc_contact_out){.wrench = wm}) == SC_OK;
             for (r = 0; r < 6; r++) {
                 double fd = (wp[r] - wm[r]) / (2.0 * hh);
-                ok &= fabs(fd - dp[j * 6 + r]) <= 1e-7 * (fabs(dp[j * 6 + r]) + fabs(w2[r]) / *field);
+                ok &=
+                    fabs(fd - dp[j * 6 + r]) <= 1e-7 * (fabs(dp[j * 6 + r]) + fabs(w2[r]) / *field);
             }
         }
         CHECK(ok && st_ok, "d wrench / d (k, c, mu) vs central differences");
@@ -897,8 +891,7 @@ static void test_contact_params(void)
                       : k == 5 ? &p.friction
                                : &p.slip_velocity;
         *fld = 0.0;
-        CHECK(sc_contact_params_check(&p) == (zero_ok[k] ? SC_OK : SC_EINVAL), "%s = 0",
-              names[k]);
+        CHECK(sc_contact_params_check(&p) == (zero_ok[k] ? SC_OK : SC_EINVAL), "%s = 0", names[k]);
         *fld = -1e-300;
         CHECK(sc_contact_params_check(&p) == SC_EINVAL, "%s < 0", names[k]);
         *fld = -1.0;
@@ -946,8 +939,8 @@ static void test_contact_unit(void)
             memcpy(q, body == 0 ? qa : qb, sizeof q);
             quat(q + 3, body == 0 ? 0.7 : -1.1, 0.0, 0.0, 1.0, scales[k]);
             st = sc_contact(body == 0 ? &(const sc_contact_body){&A, q, v0, 0} : &ba,
-                            body == 1 ? &(const sc_contact_body){&B, q, v0, 0} : &bb, &prm, 1,
-                            NULL, work, &(const sc_contact_out){.wrench = w});
+                            body == 1 ? &(const sc_contact_body){&B, q, v0, 0} : &bb, &prm, 1, NULL,
+                            work, &(const sc_contact_out){.wrench = w});
             if (k < 2) {
                 CHECK(st == SC_ENOTUNIT, "contact: %s quaternion of norm 1 %+g: status %d",
                       body == 0 ? "A's" : "B's", scales[k] - 1.0, st);
@@ -985,103 +978,109 @@ static void test_contact_variants(void)
         printf("  (no AVX2 here: contact variants not compared)\n");
         return;
     }
-    CHECK(sc__contact_avx2 != NULL && (sc__contact_avx512 != NULL ||
-                                       !sc_isa_supported(SC_ISA_AVX512)),
+    CHECK(sc__contact_avx2 != NULL &&
+              (sc__contact_avx512 != NULL || !sc_isa_supported(SC_ISA_AVX512)),
           "the variants this CPU supports are built");
     for (dense = 0; dense <= 1; dense++) {
-    CHECK(sc_options_resolve(OPT(SC_ISA_GENERIC, dense, 1), &opt) == SC_OK, "resolved options");
-    for (order = 1; order <= 2; order++) {
-    for (dim = 2; dim <= 3; dim++) {
-        const int nv = dim == 2 ? 3 : 6, nw = 2 * nv, ns = 4 * nv;
-        double qa3[7] = {0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0}, qb3[7] = {0.9, 0.3, -0.2, 0.9, 0.1, -0.3, 0.2};
-        double qa2[3] = {0.0, 0.0, 0.1}, qb2[3] = {0.9, 0.3, -0.4};
-        double va[6] = {0.1, -0.2, 0.05, 0.3, -0.1, 0.2}, vb[6] = {-0.2, 0.1, 0.0, -0.1, 0.4, 0.1};
-        sc_contact_params prm = {2e-2, 2e-2, 2e3, 2e-2, 10.0, 0.5, 1e-2};
-        cloud_data a, b;
-        sc_contact_body ba, bb;
-        ptrdiff_t n, ws, len[9], k, tot = 0;
-        double *buf[3], *work;
-        int i, st[3], nvar = sc_isa_supported(SC_ISA_AVX512) ? 3 : 2;
-        {
-            /* the old test's poses, whose 3D quaternions are not unit: normalized here as
-               the contact model did, to within SC_UNIT_TOL */
-            double nq = sqrt(qb3[3] * qb3[3] + qb3[4] * qb3[4] + qb3[5] * qb3[5] + qb3[6] * qb3[6]);
-            for (i = 3; i < 7; i++) {
-                qb3[i] /= nq;
+        CHECK(sc_options_resolve(OPT(SC_ISA_GENERIC, dense, 1), &opt) == SC_OK, "resolved options");
+        for (order = 1; order <= 2; order++) {
+            for (dim = 2; dim <= 3; dim++) {
+                const int nv = dim == 2 ? 3 : 6, nw = 2 * nv, ns = 4 * nv;
+                double qa3[7] = {0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0},
+                       qb3[7] = {0.9, 0.3, -0.2, 0.9, 0.1, -0.3, 0.2};
+                double qa2[3] = {0.0, 0.0, 0.1}, qb2[3] = {0.9, 0.3, -0.4};
+                double va[6] = {0.1, -0.2, 0.05, 0.3, -0.1, 0.2},
+                       vb[6] = {-0.2, 0.1, 0.0, -0.1, 0.4, 0.1};
+                sc_contact_params prm = {2e-2, 2e-2, 2e3, 2e-2, 10.0, 0.5, 1e-2};
+                cloud_data a, b;
+                sc_contact_body ba, bb;
+                ptrdiff_t n, ws, len[9], k, tot = 0;
+                double *buf[3], *work;
+                int i, st[3], nvar = sc_isa_supported(SC_ISA_AVX512) ? 3 : 2;
+                {
+                    /* the old test's poses, whose 3D quaternions are not unit: normalized here as
+                       the contact model did, to within SC_UNIT_TOL */
+                    double nq =
+                        sqrt(qb3[3] * qb3[3] + qb3[4] * qb3[4] + qb3[5] * qb3[5] + qb3[6] * qb3[6]);
+                    for (i = 3; i < 7; i++) {
+                        qb3[i] /= nq;
+                    }
+                }
+                make_cloud(&a, dim, 150);
+                make_cloud(&b, dim, 90);
+                n = a.n + b.n;
+                len[0] = nw, len[1] = 3, len[2] = n, len[3] = n, len[4] = n * dim, len[5] = n * dim;
+                len[6] = nw * ns, len[7] = order == 2 ? nw * ns * ns : 0, len[8] = 3 * nw;
+                for (i = 0; i < 9; i++) {
+                    tot += len[i];
+                }
+                ba.cloud = &a.pc, ba.pose = dim == 2 ? qa2 : qa3, ba.vel = va, ba.frozen = 0;
+                bb.cloud = &b.pc, bb.pose = dim == 2 ? qb2 : qb3, bb.vel = vb, bb.frozen = 0;
+                ws = sc_contact_workspace_size(&a.pc, &b.pc, 1);
+                work = malloc(sizeof(double) * (size_t)ws);
+                for (v = 0; v < nvar; v++) {
+                    double *o[9];
+                    sc_contact_out out;
+                    buf[v] = malloc(sizeof(double) * (size_t)tot);
+                    o[0] = buf[v];
+                    for (i = 1; i < 9; i++) {
+                        o[i] = o[i - 1] + len[i - 1];
+                    }
+                    for (k = 0; k < tot; k++) {
+                        buf[v][k] = -7.0; /* every output entry must be written alike */
+                    }
+                    out.wrench = o[0], out.scalars = o[1], out.phi = o[2], out.pi = o[3];
+                    out.forces = o[4], out.x_w = o[5], out.jac = o[6];
+                    out.hess = order == 2 ? o[7] : NULL, out.dw_dprm = o[8];
+                    st[v] = sc__contact_with(isa[v], &ba, &bb, &prm, order, &opt, work, &out);
+                }
+                for (v = 1; v < nvar; v++) {
+                    CHECK(st[0] == SC_OK && st[v] == SC_OK,
+                          "variants run (%dD, order %d, dense %d)", dim, order, dense);
+                    CHECK(memcmp(buf[0], buf[v], sizeof(double) * (size_t)tot) == 0,
+                          "portable and ISA %d contact variants: the same bits (%dD, order %d, "
+                          "dense %d)",
+                          isa[v], dim, order, dense);
+                }
+                {
+                    double wmax = 0.0;
+                    for (k = 0; k < nw; k++) {
+                        wmax = fabs(buf[0][k]) > wmax ? fabs(buf[0][k]) : wmax;
+                    }
+                    CHECK(wmax > 0.0, "the %dD test pair is in contact", dim);
+                }
+                /* sc_contact's dispatch: at opt.isa = SC_ISA_GENERIC, the portable variant (other
+                   ISAs also change the SSDF's build, which agrees to rounding only) */
+                {
+                    double *b2 = malloc(sizeof(double) * (size_t)tot), *o[9];
+                    sc_contact_out out;
+                    o[0] = b2;
+                    for (i = 1; i < 9; i++) {
+                        o[i] = o[i - 1] + len[i - 1];
+                    }
+                    for (k = 0; k < tot; k++) {
+                        b2[k] = -7.0;
+                    }
+                    out.wrench = o[0], out.scalars = o[1], out.phi = o[2], out.pi = o[3];
+                    out.forces = o[4], out.x_w = o[5], out.jac = o[6];
+                    out.hess = order == 2 ? o[7] : NULL, out.dw_dprm = o[8];
+                    CHECK(sc_contact(&ba, &bb, &prm, order, OPT(SC_ISA_GENERIC, dense, 1), work,
+                                     &out) == SC_OK &&
+                              memcmp(b2, buf[0], sizeof(double) * (size_t)tot) == 0,
+                          "sc_contact at the portable ISA: the portable variant's bits (%dD, order "
+                          "%d, "
+                          "dense %d)",
+                          dim, order, dense);
+                    free(b2);
+                }
+                for (v = 0; v < nvar; v++) {
+                    free(buf[v]);
+                }
+                free(work);
+                free_cloud(&a);
+                free_cloud(&b);
             }
         }
-        make_cloud(&a, dim, 150);
-        make_cloud(&b, dim, 90);
-        n = a.n + b.n;
-        len[0] = nw, len[1] = 3, len[2] = n, len[3] = n, len[4] = n * dim, len[5] = n * dim;
-        len[6] = nw * ns, len[7] = order == 2 ? nw * ns * ns : 0, len[8] = 3 * nw;
-        for (i = 0; i < 9; i++) {
-            tot += len[i];
-        }
-        ba.cloud = &a.pc, ba.pose = dim == 2 ? qa2 : qa3, ba.vel = va, ba.frozen = 0;
-        bb.cloud = &b.pc, bb.pose = dim == 2 ? qb2 : qb3, bb.vel = vb, bb.frozen = 0;
-        ws = sc_contact_workspace_size(&a.pc, &b.pc, 1);
-        work = malloc(sizeof(double) * (size_t)ws);
-        for (v = 0; v < nvar; v++) {
-            double *o[9];
-            sc_contact_out out;
-            buf[v] = malloc(sizeof(double) * (size_t)tot);
-            o[0] = buf[v];
-            for (i = 1; i < 9; i++) {
-                o[i] = o[i - 1] + len[i - 1];
-            }
-            for (k = 0; k < tot; k++) {
-                buf[v][k] = -7.0; /* every output entry must be written alike */
-            }
-            out.wrench = o[0], out.scalars = o[1], out.phi = o[2], out.pi = o[3];
-            out.forces = o[4], out.x_w = o[5], out.jac = o[6];
-            out.hess = order == 2 ? o[7] : NULL, out.dw_dprm = o[8];
-            st[v] = sc__contact_with(isa[v], &ba, &bb, &prm, order, &opt, work, &out);
-        }
-        for (v = 1; v < nvar; v++) {
-            CHECK(st[0] == SC_OK && st[v] == SC_OK, "variants run (%dD, order %d, dense %d)", dim,
-                  order, dense);
-            CHECK(memcmp(buf[0], buf[v], sizeof(double) * (size_t)tot) == 0,
-                  "portable and ISA %d contact variants: the same bits (%dD, order %d, dense %d)",
-                  isa[v], dim, order, dense);
-        }
-        {
-            double wmax = 0.0;
-            for (k = 0; k < nw; k++) {
-                wmax = fabs(buf[0][k]) > wmax ? fabs(buf[0][k]) : wmax;
-            }
-            CHECK(wmax > 0.0, "the %dD test pair is in contact", dim);
-        }
-        /* sc_contact's dispatch: at opt.isa = SC_ISA_GENERIC, the portable variant (other
-           ISAs also change the SSDF's build, which agrees to rounding only) */
-        {
-            double *b2 = malloc(sizeof(double) * (size_t)tot), *o[9];
-            sc_contact_out out;
-            o[0] = b2;
-            for (i = 1; i < 9; i++) {
-                o[i] = o[i - 1] + len[i - 1];
-            }
-            for (k = 0; k < tot; k++) {
-                b2[k] = -7.0;
-            }
-            out.wrench = o[0], out.scalars = o[1], out.phi = o[2], out.pi = o[3];
-            out.forces = o[4], out.x_w = o[5], out.jac = o[6];
-            out.hess = order == 2 ? o[7] : NULL, out.dw_dprm = o[8];
-            CHECK(sc_contact(&ba, &bb, &prm, order, OPT(SC_ISA_GENERIC, dense, 1), work, &out) ==
-                          SC_OK &&
-                      memcmp(b2, buf[0], sizeof(double) * (size_t)tot) == 0,
-                  "sc_contact at the portable ISA: the portable variant's bits (%dD, order %d, "
-                  "dense %d)", dim, order, dense);
-            free(b2);
-        }
-        for (v = 0; v < nvar; v++) {
-            free(buf[v]);
-        }
-        free(work);
-        free_cloud(&a);
-        free_cloud(&b);
-    }
-    }
     }
 }
 
@@ -1173,8 +1172,8 @@ static void test_model(void)
         ro.X = X, ro.status = status;
         st = sc_rollout(&m, 2, 3, x0, U, 0, OPT(SC_ISA_AUTO, 0, 2), work, &ro);
     }
-    CHECK(st == SC_OK && status[0] == SC_OK && status[1] == SC_ENONFINITE,
-          "rollout statuses %d %d", status[0], status[1]);
+    CHECK(st == SC_OK && status[0] == SC_OK && status[1] == SC_ENONFINITE, "rollout statuses %d %d",
+          status[0], status[1]);
     CHECK(!isnan(X[4 * 12 + 12 + 0]) && isnan(X[4 * 12 + 2 * 12 + 0]) &&
               isnan(X[4 * 12 + 3 * 12 + 11]),
           "failed trajectory: NaN from the failing step on");
