@@ -33,20 +33,29 @@ def _bodies(dim):
     a = sc.PointCloud.sphere(0.05, np.sqrt(4 * np.pi * 0.05**2 / 1024))
     b = sc.PointCloud.sphere(0.05, np.sqrt(4 * np.pi * 0.05**2 / 1024))
     ident = [1.0, 0.0, 0.0, 0.0]
-    return a, b, np.array([0.0, 0.0, 0.0, *ident]), lambda gap: np.array(
-        [0.0, 0.0, 0.1 + gap, *ident])
+    return (
+        a,
+        b,
+        np.array([0.0, 0.0, 0.0, *ident]),
+        lambda gap: np.array([0.0, 0.0, 0.1 + gap, *ident]),
+    )
 
 
 def _table(title, rows, out):
     print(title, file=out)
-    print("| D | I | J | order 0 [ms] | order 1 [ms] | order 2 [ms] | pairs/s (order 0) "
-          "| o1/o0 | o2/o0 |", file=out)
+    print(
+        "| D | I | J | order 0 [ms] | order 1 [ms] | order 2 [ms] | pairs/s (order 0) "
+        "| o1/o0 | o2/o0 |",
+        file=out,
+    )
     print("|---|---|---|---|---|---|---|---|---|", file=out)
     for dim, na, nb, t in rows:
         pairs = 2 * na * nb / t[0]
-        print(f"| {dim} | {na} | {nb} | {t[0] * 1e3:.2f} | {t[1] * 1e3:.2f} | "
-              f"{t[2] * 1e3:.2f} | {pairs:.3g} | {t[1] / t[0]:.2f} | {t[2] / t[0]:.2f} |",
-              file=out)
+        print(
+            f"| {dim} | {na} | {nb} | {t[0] * 1e3:.2f} | {t[1] * 1e3:.2f} | "
+            f"{t[2] * 1e3:.2f} | {pairs:.3g} | {t[1] / t[0]:.2f} | {t[2] / t[0]:.2f} |",
+            file=out,
+        )
 
 
 def _velocities(dim):
@@ -64,15 +73,54 @@ def run(repeats=7, out=sys.stdout):
         pb = place(-0.005)
         va, vb = _velocities(dim)
         sc.separation(a, pa, b, pb, eps)  # pack once
-        sep_rows.append((dim, len(a), len(b), [
-            median_time(partial(sc.separation, a, pa, b, pb, eps, order=o, num_threads=1,
-                                dense=True), repeats) for o in range(3)]))
-        con_rows.append((dim, len(a), len(b), [
-            median_time(partial(sc.contact, a, pa, va, b, pb, vb, params, order=o,
-                                num_threads=1, dense=True), repeats) for o in range(3)]))
+        sep_rows.append(
+            (
+                dim,
+                len(a),
+                len(b),
+                [
+                    median_time(
+                        partial(
+                            sc.separation, a, pa, b, pb, eps, order=o, num_threads=1, dense=True
+                        ),
+                        repeats,
+                    )
+                    for o in range(3)
+                ],
+            )
+        )
+        con_rows.append(
+            (
+                dim,
+                len(a),
+                len(b),
+                [
+                    median_time(
+                        partial(
+                            sc.contact,
+                            a,
+                            pa,
+                            va,
+                            b,
+                            pb,
+                            vb,
+                            params,
+                            order=o,
+                            num_threads=1,
+                            dense=True,
+                        ),
+                        repeats,
+                    )
+                    for o in range(3)
+                ],
+            )
+        )
     _table(f"Separation field, one thread, eps = {eps:g} m^2", sep_rows, out)
-    _table(f"\nContact (SCM, damping and friction on, moving bodies), one thread, {params}",
-           con_rows, out)
+    _table(
+        f"\nContact (SCM, damping and friction on, moving bodies), one thread, {params}",
+        con_rows,
+        out,
+    )
     print("\nTime against samples in contact (order 2, one thread): flat", file=out)
     print("| D | gap [mm] | samples with Phi < 0 | separation [ms] | contact [ms] |", file=out)
     print("|---|---|---|---|---|", file=out)
@@ -82,12 +130,19 @@ def run(repeats=7, out=sys.stdout):
         for gap in (0.02, 0.0, -0.005, -0.02, -0.05):
             pb = place(gap)
             n_in = int(np.sum(sc.separation(a, pa, b, pb, eps).phi < 0))
-            t = median_time(partial(sc.separation, a, pa, b, pb, eps, order=2,
-                                     num_threads=1, dense=True), repeats)
-            tc = median_time(partial(sc.contact, a, pa, va, b, pb, vb, params, order=2,
-                                      num_threads=1, dense=True), repeats)
-            print(f"| {dim} | {gap * 1e3:+.0f} | {n_in} | {t * 1e3:.2f} | {tc * 1e3:.2f} |",
-                  file=out)
+            t = median_time(
+                partial(sc.separation, a, pa, b, pb, eps, order=2, num_threads=1, dense=True),
+                repeats,
+            )
+            tc = median_time(
+                partial(
+                    sc.contact, a, pa, va, b, pb, vb, params, order=2, num_threads=1, dense=True
+                ),
+                repeats,
+            )
+            print(
+                f"| {dim} | {gap * 1e3:+.0f} | {n_in} | {t * 1e3:.2f} | {tc * 1e3:.2f} |", file=out
+            )
 
 
 if __name__ == "__main__":

@@ -39,10 +39,11 @@ def _interleaved(fns, rounds):
 
 def separation_rows(spacings, repeats, out):
     eps, r = 1e-5, 0.1
-    print("Separation field, two spheres of radius 0.1 m, 0.5 mm overlap, eps = 1e-5 m^2, "
-          "one thread", file=out)
-    print("| samples per body | order | pruned [ms] | dense [ms] | dense / pruned |",
-          file=out)
+    print(
+        "Separation field, two spheres of radius 0.1 m, 0.5 mm overlap, eps = 1e-5 m^2, one thread",
+        file=out,
+    )
+    print("| samples per body | order | pruned [ms] | dense [ms] | dense / pruned |", file=out)
     print("|---|---|---|---|---|", file=out)
     for sp in spacings:
         a = sc.PointCloud.sphere(r, sp)
@@ -53,8 +54,9 @@ def separation_rows(spacings, repeats, out):
         for order in (0, 1):
             pruned = partial(sc.separation, a, pa, a, pb, eps, order=order, num_threads=1)
             if n <= 20000:
-                dense = partial(sc.separation, a, pa, a, pb, eps, order=order, num_threads=1,
-                                dense=True)
+                dense = partial(
+                    sc.separation, a, pa, a, pb, eps, order=order, num_threads=1, dense=True
+                )
                 tp, td = _interleaved([pruned, dense], repeats)
                 note = ""
             else:
@@ -64,8 +66,10 @@ def separation_rows(spacings, repeats, out):
                 tp, td1 = _interleaved([pruned, dense], max(1, repeats // 2))
                 td = td1 * (2 * n) / 1000
                 note = " (scaled from 1000 queries)"
-            print(f"| {n} | {order} | {tp * 1e3:.1f} | {td * 1e3:.1f}{note} | {td / tp:.1f} |",
-                  file=out)
+            print(
+                f"| {n} | {order} | {tp * 1e3:.1f} | {td * 1e3:.1f}{note} | {td / tp:.1f} |",
+                file=out,
+            )
 
 
 def step_rows(repeats, out):
@@ -73,9 +77,11 @@ def step_rows(repeats, out):
     m = task.model
     x = np.array(task.x0, dtype=float)
     x[3:5] = [x[0], x[1] - 0.09]  # the pusher against the stem: in contact
-    scenes = [("push-T (170 + 32 samples, 4 walls)", m, x, np.array([0.0, 0.1, 0.0])),
-              ("pushing (2D, bench_step)", *pushing_scene()[:3]),
-              ("box on floor (3D, bench_step)", *box_scene()[:3])]
+    scenes = [
+        ("push-T (170 + 32 samples, 4 walls)", m, x, np.array([0.0, 0.1, 0.0])),
+        ("pushing (2D, bench_step)", *pushing_scene()[:3]),
+        ("box on floor (3D, bench_step)", *box_scene()[:3]),
+    ]
     print("\nModel.step, one thread: pruned (default) and dense", file=out)
     print("| scene | order | pruned [us] | dense [us] | dense / pruned |", file=out)
     print("|---|---|---|---|---|", file=out)
@@ -85,8 +91,10 @@ def step_rows(repeats, out):
             fd = partial(_ten, model, xs, u, order, True)
             fp(), fd()
             tp, td = _interleaved([fp, fd], repeats)
-            print(f"| {name} | {order} | {tp / 10 * 1e6:.0f} | {td / 10 * 1e6:.0f} | "
-                  f"{td / tp:.2f} |", file=out)
+            print(
+                f"| {name} | {order} | {tp / 10 * 1e6:.0f} | {td / 10 * 1e6:.0f} | {td / tp:.2f} |",
+                file=out,
+            )
 
 
 def _ten(model, x, u, order, dense):

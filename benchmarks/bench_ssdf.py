@@ -46,6 +46,7 @@ def run(repeats=5, quick=False, out=sys.stdout):
         sc.ssdf(cloud, x[:8], eps)  # pack once, outside the timing
         for order in range(4):
             res = {}
+
             def numpy_run(c=cloud, q=x[:n_numpy], o=order, eps=eps):
                 return numpy_ssdf_vectorized(c.points, c.normals, c.weights, q, eps, o)
 
@@ -53,16 +54,21 @@ def run(repeats=5, quick=False, out=sys.stdout):
             res["numpy"] = n_samples * n_numpy / t_np
             for isa in isas:
                 for threads in sorted({1, cores}):
+
                     def c_run(c=cloud, q=x, o=order, t=threads, i=isa, eps=eps):
                         return sc.ssdf(c, q, eps, order=o, num_threads=t, isa=i, dense=True)
 
                     res[(isa, threads)] = n_samples * n_queries / median_time(c_run, repeats)
             rows.append((dim, order, res))
     best = info["isa_default"]
-    print(f"SSDF pairs/s, I = N = {n_samples}, eps = 1e-4 m^2, cloud size ~0.14 m; "
-          f"CPU ISAs {isas}, default {best}, {cores} cores", file=out)
+    print(
+        f"SSDF pairs/s, I = N = {n_samples}, eps = 1e-4 m^2, cloud size ~0.14 m; "
+        f"CPU ISAs {isas}, default {best}, {cores} cores",
+        file=out,
+    )
     head = "| D | order | " + " | ".join(
-        f"{isa} 1 thr" + (f" | {isa} {cores} thr" if cores > 1 else "") for isa in isas)
+        f"{isa} 1 thr" + (f" | {isa} {cores} thr" if cores > 1 else "") for isa in isas
+    )
     head += f" | numpy | {best} / numpy | {cores} thr / 1 thr |"
     print(head, file=out)
     print("|" + "---|" * (head.count("|") - 1), file=out)
@@ -74,8 +80,12 @@ def run(repeats=5, quick=False, out=sys.stdout):
                 cells.append(f"{res[(isa, cores)]:.3g}")
         ratio = res[(best, 1)] / res["numpy"]
         scale = res[(best, cores)] / res[(best, 1)]
-        print(f"| {dim} | {order} | " + " | ".join(cells) +
-              f" | {res['numpy']:.3g} | {ratio:.0f}x | {scale:.2f}x |", file=out)
+        print(
+            f"| {dim} | {order} | "
+            + " | ".join(cells)
+            + f" | {res['numpy']:.3g} | {ratio:.0f}x | {scale:.2f}x |",
+            file=out,
+        )
     return rows
 
 

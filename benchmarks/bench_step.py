@@ -39,13 +39,14 @@ def pushing_scene(dt=0.005):
     stem_bottom = sc.PointCloud.t_shape_vertices()[:, 1].min()
     scene = sc.Scene(dim=2)
     scene.add_body(t_cloud, mass=0.1, pose=[0.0, 0.0, 0.0], name="T")
-    scene.add_body(pusher, kind="kinematic", pose=[0.003, stem_bottom - 0.015 + 0.002, 0.0],
-                   name="pusher")
+    scene.add_body(
+        pusher, kind="kinematic", pose=[0.003, stem_bottom - 0.015 + 0.002, 0.0], name="pusher"
+    )
     scene.add_contact("T", "pusher")
     scene.add_support("T", friction=0.3)
     model = scene.build(dt)
     x = model.initial_state()
-    x[model.nq:model.nq + 3] = [0.0, 0.04, 0.1]  # the T already sliding and turning
+    x[model.nq : model.nq + 3] = [0.0, 0.04, 0.1]  # the T already sliding and turning
     u = np.array([0.0, 0.05, 0.0])  # pusher velocity
     return model, x, u, (len(t_cloud), len(pusher))
 
@@ -56,8 +57,13 @@ def box_scene(dt=0.001):
     floor = sc.PointCloud.halfspace([0.0, 0.0, 0.0], [0.0, 0.0, 1.0])
     scene = sc.Scene(dim=3)
     scene.add_body(floor, kind="static", name="floor")
-    scene.add_body(box, mass=1.0, pose=[0.0, 0.0, 0.046, 1.0, 0.0, 0.0, 0.0],
-                   velocity=[0.05, 0.0, -0.01, 0.0, 0.2, 0.1], name="box")
+    scene.add_body(
+        box,
+        mass=1.0,
+        pose=[0.0, 0.0, 0.046, 1.0, 0.0, 0.0, 0.0],
+        velocity=[0.05, 0.0, -0.01, 0.0, 0.2, 0.1],
+        name="box",
+    )
     scene.add_contact("box", "floor")
     model = scene.build(dt)
     return model, model.initial_state(), np.zeros(0), (len(box), 1)
@@ -87,42 +93,64 @@ def run(repeats=5, out=sys.stdout):
     B, T = 64, 100
     info = sc.build_info()
     print(f"softcontact {info['version']}, SIMD {info['isa_default']}\n", file=out)
-    print(f"Model.step, one thread (median of {repeats} rounds of the median of 20 calls; "
-          "includes Python argument checks)", file=out)
-    print("| scene | samples | nx | nu | order 0 [us] | order 1 [us] | order 2 [us] "
-          "| o1/o0 (<= 4) | o2/o0 (<= 15) |", file=out)
+    print(
+        f"Model.step, one thread (median of {repeats} rounds of the median of 20 calls; "
+        "includes Python argument checks)",
+        file=out,
+    )
+    print(
+        "| scene | samples | nx | nu | order 0 [us] | order 1 [us] | order 2 [us] "
+        "| o1/o0 (<= 4) | o2/o0 (<= 15) |",
+        file=out,
+    )
     print("|---|---|---|---|---|---|---|---|---|", file=out)
     for name, model, x, u, counts in scenes:
         model.step(x, u, order=2, num_threads=1)  # warm up
-        t = _interleaved([partial(model.step, x, u, order=o, num_threads=1) for o in range(3)],
-                         repeats, 20)
-        print(f"| {name} | {counts[0]} + {counts[1]} | {model.nx} | {model.nu} | "
-              f"{t[0] * 1e6:.1f} | {t[1] * 1e6:.1f} | {t[2] * 1e6:.1f} | "
-              f"{t[1] / t[0]:.2f} | {t[2] / t[0]:.2f} |", file=out)
+        t = _interleaved(
+            [partial(model.step, x, u, order=o, num_threads=1) for o in range(3)], repeats, 20
+        )
+        print(
+            f"| {name} | {counts[0]} + {counts[1]} | {model.nx} | {model.nu} | "
+            f"{t[0] * 1e6:.1f} | {t[1] * 1e6:.1f} | {t[2] * 1e6:.1f} | "
+            f"{t[1] / t[0]:.2f} | {t[2] / t[0]:.2f} |",
+            file=out,
+        )
 
     print("\nPer step inside one C rollout (B = 1, T = 100), one thread", file=out)
     print("| scene | order 0 [us/step] | order 1 [us/step] | o1/o0 |", file=out)
     print("|---|---|---|---|", file=out)
     for name, model, x, u, _ in scenes:
         x1, U1 = _batch(model, x, u, 1, T)
-        t = [v / T for v in _interleaved(
-            [partial(model.rollout, x1, U1, order=o, num_threads=1) for o in range(2)],
-            repeats, 3)]
-        print(f"| {name} | {t[0] * 1e6:.1f} | {t[1] * 1e6:.1f} | {t[1] / t[0]:.2f} |",
-              file=out)
+        t = [
+            v / T
+            for v in _interleaved(
+                [partial(model.rollout, x1, U1, order=o, num_threads=1) for o in range(2)],
+                repeats,
+                3,
+            )
+        ]
+        print(f"| {name} | {t[0] * 1e6:.1f} | {t[1] * 1e6:.1f} | {t[1] / t[0]:.2f} |", file=out)
 
     ncpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"\nBatched rollouts, B = {B}, T = {T} ({ncpu} CPUs available)", file=out)
-    print("| scene | order | 1 thread [ms] | 2 threads [ms] | us/step (1 thread) "
-          "| two/one (>= 1.8) |", file=out)
+    print(
+        "| scene | order | 1 thread [ms] | 2 threads [ms] | us/step (1 thread) "
+        "| two/one (>= 1.8) |",
+        file=out,
+    )
     print("|---|---|---|---|---|---|", file=out)
     for name, model, x, u, _ in scenes:
         xb, Ub = _batch(model, x, u, B, T)
         for order in (0, 1):
-            t1, t2 = _interleaved([partial(model.rollout, xb, Ub, order=order, num_threads=n)
-                                   for n in (1, 2)], repeats)
-            print(f"| {name} | {order} | {t1 * 1e3:.1f} | {t2 * 1e3:.1f} | "
-                  f"{t1 / (B * T) * 1e6:.1f} | {t1 / t2:.2f} |", file=out)
+            t1, t2 = _interleaved(
+                [partial(model.rollout, xb, Ub, order=order, num_threads=n) for n in (1, 2)],
+                repeats,
+            )
+            print(
+                f"| {name} | {order} | {t1 * 1e3:.1f} | {t2 * 1e3:.1f} | "
+                f"{t1 / (B * T) * 1e6:.1f} | {t1 / t2:.2f} |",
+                file=out,
+            )
 
 
 if __name__ == "__main__":

@@ -225,9 +225,11 @@ def softcontact_cases(bs, B, T):
 
 
 def mujoco_cases(bs, B, T, prefix="mj", rollouts=True):
-    cases = [Case(f"{prefix}0", scenes.mj_step_fn(bs)),
-             Case(f"{prefix}_fwd", scenes.mj_fd_fn(bs, centred=False)),
-             Case(f"{prefix}_cen", scenes.mj_fd_fn(bs, centred=True))]
+    cases = [
+        Case(f"{prefix}0", scenes.mj_step_fn(bs)),
+        Case(f"{prefix}_fwd", scenes.mj_fd_fn(bs, centred=False)),
+        Case(f"{prefix}_cen", scenes.mj_fd_fn(bs, centred=True)),
+    ]
     if rollouts:
         for n in (1, 2):
             fn, close = scenes.mj_rollout_fn(bs, B, T, n)
@@ -294,8 +296,14 @@ def jax_cases(bs, B, T, jx, budget=8.0):
         if est > budget / 3:  # at least 10 steps: a horizon of 1 or 2 is not representative
             Tj = min(T, max(10, int(T * (budget / 3) / est)))
     if Tj < T:
-        case("jx_r", jm.rollout, X0, U[:, :Tj], scale=T / Tj,
-             note=f"JAX rollouts timed with T = {Tj}, scaled to T = {T}")
+        case(
+            "jx_r",
+            jm.rollout,
+            X0,
+            U[:, :Tj],
+            scale=T / Tj,
+            note=f"JAX rollouts timed with T = {Tj}, scaled to T = {T}",
+        )
     else:
         case("jx_r", jm.rollout, X0, U)
     return out
@@ -320,8 +328,7 @@ def _ratio(res, num, den):
 
 
 def _r(v):
-    return NA if v is None else (f"{v:.2f}" if v < 10 else f"{v:.3g}" if v < 1000 else
-                                 f"{v:.0f}")
+    return NA if v is None else (f"{v:.2f}" if v < 10 else f"{v:.3g}" if v < 1000 else f"{v:.0f}")
 
 
 def scene_table(bs, res, B, T, out):
@@ -329,35 +336,69 @@ def scene_table(bs, res, B, T, out):
     mjm = None
     if any(k.startswith("mj") for k in res):
         mjm, d = bs.mj
-        mj_desc = (f"MuJoCo nq {mjm.nq}, nv {mjm.nv}, nu {mjm.nu}, {d.ncon} contacts, "
-                   f"{d.nefc} constraint rows at x")
+        mj_desc = (
+            f"MuJoCo nq {mjm.nq}, nv {mjm.nv}, nu {mjm.nu}, {d.ncon} contacts, "
+            f"{d.nefc} constraint rows at x"
+        )
     else:
         mj_desc = "MuJoCo not measured"
     samples = " + ".join(f"{v} ({k})" for k, v in bs.samples.items())
     print(f"\n### {bs.name}\n", file=out)
-    print(f"softcontact: {samples} samples, nx {m.nx}, nu {m.nu}, dt {bs.dt:g} s; "
-          f"{mj_desc}.  {bs.notes}.\n", file=out)
-    print("| case | softcontact | MuJoCo mj_step | MuJoCo + forward FD | MuJoCo + centred FD "
-          "| JAX (jit) | speed-up vs MuJoCo | speed-up vs JAX |", file=out)
+    print(
+        f"softcontact: {samples} samples, nx {m.nx}, nu {m.nu}, dt {bs.dt:g} s; "
+        f"{mj_desc}.  {bs.notes}.\n",
+        file=out,
+    )
+    print(
+        "| case | softcontact | MuJoCo mj_step | MuJoCo + forward FD | MuJoCo + centred FD "
+        "| JAX (jit) | speed-up vs MuJoCo | speed-up vs JAX |",
+        file=out,
+    )
     print("|---|---|---|---|---|---|---|---|", file=out)
     us, ms = 1e6, 1e3
 
     def row(label, sck, mjk, fwd, cen, jxk, scale, mj_ratio):
-        print(f"| {label} | {_t(res, sck, scale)} | {_t(res, mjk, scale) if mjk else NA} | "
-              f"{_t(res, fwd, scale) if fwd else NA} | {_t(res, cen, scale) if cen else NA} | "
-              f"{_t(res, jxk, scale) if jxk else NA} | {mj_ratio} | "
-              f"{_r(_ratio(res, jxk, sck)) if jxk else NA} |", file=out)
+        print(
+            f"| {label} | {_t(res, sck, scale)} | {_t(res, mjk, scale) if mjk else NA} | "
+            f"{_t(res, fwd, scale) if fwd else NA} | {_t(res, cen, scale) if cen else NA} | "
+            f"{_t(res, jxk, scale) if jxk else NA} | {mj_ratio} | "
+            f"{_r(_ratio(res, jxk, sck)) if jxk else NA} |",
+            file=out,
+        )
 
-    row("value-only step [us]", "sc0", "mj0", None, None, "jx0", us,
-        _r(_ratio(res, "mj0", "sc0")))
+    row("value-only step [us]", "sc0", "mj0", None, None, "jx0", us, _r(_ratio(res, "mj0", "sc0")))
     f, c = _ratio(res, "mj_fwd", "sc1"), _ratio(res, "mj_cen", "sc1")
-    row("step + first derivatives [us]", "sc1", None, "mj_fwd", "mj_cen", "jx1", us,
-        NA if f is None else f"{_r(f)} (fwd), {_r(c)} (centred)")
+    row(
+        "step + first derivatives [us]",
+        "sc1",
+        None,
+        "mj_fwd",
+        "mj_cen",
+        "jx1",
+        us,
+        NA if f is None else f"{_r(f)} (fwd), {_r(c)} (centred)",
+    )
     row("step + second derivatives [us]", "sc2", None, None, None, "jx2", us, NA)
-    row(f"rollouts B={B} T={T}, 1 thread [ms]", "sc_r1", "mj_r1", None, None, "jx_r", ms,
-        _r(_ratio(res, "mj_r1", "sc_r1")))
-    row(f"rollouts B={B} T={T}, 2 threads [ms]", "sc_r2", "mj_r2", None, None, None, ms,
-        _r(_ratio(res, "mj_r2", "sc_r2")))
+    row(
+        f"rollouts B={B} T={T}, 1 thread [ms]",
+        "sc_r1",
+        "mj_r1",
+        None,
+        None,
+        "jx_r",
+        ms,
+        _r(_ratio(res, "mj_r1", "sc_r1")),
+    )
+    row(
+        f"rollouts B={B} T={T}, 2 threads [ms]",
+        "sc_r2",
+        "mj_r2",
+        None,
+        None,
+        None,
+        ms,
+        _r(_ratio(res, "mj_r2", "sc_r2")),
+    )
     s1, s2 = _ratio(res, "sc_r1", "sc_r2"), _ratio(res, "mj_r1", "mj_r2")
     extra = []
     if s1 is not None:
@@ -365,8 +406,11 @@ def scene_table(bs, res, B, T, out):
     if s2 is not None:
         extra.append(f"MuJoCo {_r(s2)}")
     jr = res.get("jx_r")
-    comp = [f"{k} {res[k].compile_s:.1f} s" for k in ("jx0", "jx1", "jx2", "jx_r")
-            if k in res and res[k].times and math.isfinite(res[k].compile_s)]
+    comp = [
+        f"{k} {res[k].compile_s:.1f} s"
+        for k in ("jx0", "jx1", "jx2", "jx_r")
+        if k in res and res[k].times and math.isfinite(res[k].compile_s)
+    ]
     if comp:
         extra.append("JAX compile times (excluded): " + ", ".join(comp))
     extra += sorted({c.note for c in res.values() if c.note and c.times})
@@ -376,10 +420,17 @@ def scene_table(bs, res, B, T, out):
     if jr is not None and jr.times:
         extra.append("JAX rollouts use the threads XLA chooses")
     rounds = sorted({c.rounds for c in res.values() if c.times})
-    extra.append(f"rounds per case {rounds[0]}-{rounds[-1]}" if len(rounds) > 1
-                 else f"{rounds[0] if rounds else 0} rounds")
-    print("\nSpeed-up = other's time / softcontact's (> 1: softcontact faster).  "
-          + "; ".join(extra) + ".", file=out)
+    extra.append(
+        f"rounds per case {rounds[0]}-{rounds[-1]}"
+        if len(rounds) > 1
+        else f"{rounds[0] if rounds else 0} rounds"
+    )
+    print(
+        "\nSpeed-up = other's time / softcontact's (> 1: softcontact faster).  "
+        + "; ".join(extra)
+        + ".",
+        file=out,
+    )
 
 
 def variants_table(rows, out):
@@ -387,15 +438,20 @@ def variants_table(rows, out):
     if not rows:
         return
     print("\n### Other MuJoCo equivalents\n", file=out)
-    print("| scene | MuJoCo model | mj_step [us] | + forward FD [us] | + centred FD [us] "
-          "| softcontact order 0 / mj_step | (mj_step + fwd FD) / softcontact order 1 |",
-          file=out)
+    print(
+        "| scene | MuJoCo model | mj_step [us] | + forward FD [us] | + centred FD [us] "
+        "| softcontact order 0 / mj_step | (mj_step + fwd FD) / softcontact order 1 |",
+        file=out,
+    )
     print("|---|---|---|---|---|---|---|", file=out)
     for name, note, res, scres in rows:
         both = {**res, **scres}
-        print(f"| {name} | {note} | {_t(res, 'mv0', 1e6)} | {_t(res, 'mv_fwd', 1e6)} | "
-              f"{_t(res, 'mv_cen', 1e6)} | {_r(_ratio(both, 'sc0', 'mv0'))} | "
-              f"{_r(_ratio(both, 'mv_fwd', 'sc1'))} |", file=out)
+        print(
+            f"| {name} | {note} | {_t(res, 'mv0', 1e6)} | {_t(res, 'mv_fwd', 1e6)} | "
+            f"{_t(res, 'mv_cen', 1e6)} | {_r(_ratio(both, 'sc0', 'mv0'))} | "
+            f"{_r(_ratio(both, 'mv_fwd', 'sc1'))} |",
+            file=out,
+        )
 
 
 def targets_table(all_res, out):
@@ -408,18 +464,38 @@ def targets_table(all_res, out):
         met = NA if v is None else ("yes" if ok(v) else "**no**")
         print(f"| {label} | {_r(v)} | {req} | {met} |", file=out)
 
-    line("(i) push-T: (mj_step + forward FD) / softcontact step + first derivatives",
-         _ratio(push, "mj_fwd", "sc1"), ">= 1", lambda v: v >= 1.0)
-    line("(i) push-T: (mj_step + centred FD) / softcontact step + first derivatives",
-         _ratio(push, "mj_cen", "sc1"), "> 1", lambda v: v > 1.0)
+    line(
+        "(i) push-T: (mj_step + forward FD) / softcontact step + first derivatives",
+        _ratio(push, "mj_fwd", "sc1"),
+        ">= 1",
+        lambda v: v >= 1.0,
+    )
+    line(
+        "(i) push-T: (mj_step + centred FD) / softcontact step + first derivatives",
+        _ratio(push, "mj_cen", "sc1"),
+        "> 1",
+        lambda v: v > 1.0,
+    )
     for key, res in all_res.items():
         name = {"push_t": "push-T", "box": "box on floor", "tori": "two tori"}.get(key, key)
-        line(f"(ii) {name}: JAX step_d1 / softcontact order 1", _ratio(res, "jx1", "sc1"),
-             ">= 20", lambda v: v >= 20.0)
-        line(f"(ii) {name}: JAX step_d2 / softcontact order 2", _ratio(res, "jx2", "sc2"),
-             ">= 20", lambda v: v >= 20.0)
-    line("(iii) push-T: softcontact value-only step / mj_step", _ratio(push, "sc0", "mj0"),
-         "<= 3", lambda v: v <= 3.0)
+        line(
+            f"(ii) {name}: JAX step_d1 / softcontact order 1",
+            _ratio(res, "jx1", "sc1"),
+            ">= 20",
+            lambda v: v >= 20.0,
+        )
+        line(
+            f"(ii) {name}: JAX step_d2 / softcontact order 2",
+            _ratio(res, "jx2", "sc2"),
+            ">= 20",
+            lambda v: v >= 20.0,
+        )
+    line(
+        "(iii) push-T: softcontact value-only step / mj_step",
+        _ratio(push, "sc0", "mj0"),
+        "<= 3",
+        lambda v: v <= 3.0,
+    )
 
 
 # ------------------------------------------------------------------------------------------
@@ -499,12 +575,18 @@ def memory_curve(sizes):
     after the steps minus before the model is built."""
     env = dict(os.environ)
     root = str(HERE.parent)
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "") if env.get(
-        "PYTHONPATH") else root
+    env["PYTHONPATH"] = (
+        root + os.pathsep + env.get("PYTHONPATH", "") if env.get("PYTHONPATH") else root
+    )
     rows = []
     for n in sizes:
-        r = subprocess.run([sys.executable, "-c", _MEM_SCRIPT, str(n)], capture_output=True,
-                           text=True, timeout=300, env=env)
+        r = subprocess.run(
+            [sys.executable, "-c", _MEM_SCRIPT, str(n)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+        )
         if r.returncode != 0:
             raise RuntimeError(f"memory subprocess failed for n={n}: {r.stderr[-500:]}")
         rows.append(json.loads(r.stdout.strip().splitlines()[-1]))
@@ -529,8 +611,11 @@ def scaling(path, quick, all_res, rounds, out):
         model, x, cloud, _ = spheres(n)
         counts[n] = len(cloud)
         for o in (0, 1):
-            cases.append(Case(f"n{n}o{o}", (lambda m=model, x=x, o=o:
-                                            m.step(x, None, order=o, num_threads=1))))
+            cases.append(
+                Case(
+                    f"n{n}o{o}", (lambda m=model, x=x, o=o: m.step(x, None, order=o, num_threads=1))
+                )
+            )
     # time against samples in contact (fixed cloud sizes, pressed deeper)
     model0, _, cloud0, (pa, pb0) = spheres(n_fixed)
     eps = sc.ContactParams().eps
@@ -542,14 +627,16 @@ def scaling(path, quick, all_res, rounds, out):
         x = model0.initial_state()
         x[7 + 2] = pb[2]
         for o in (0, 1):
-            cases.append(Case(f"d{k}o{o}", (lambda x=x, o=o:
-                                            model0.step(x, None, order=o, num_threads=1))))
+            cases.append(
+                Case(f"d{k}o{o}", (lambda x=x, o=o: model0.step(x, None, order=o, num_threads=1)))
+            )
     # threads inside one step (the contact kernel), a large pair of clouds
     n_thr = 400 if quick else 3200
     model_t, x_t, _, _ = spheres(n_thr)
     for nt in (1, 2):
-        cases.append(Case(f"thr{nt}", (lambda nt=nt: model_t.step(x_t, None, order=1,
-                                                                   num_threads=nt))))
+        cases.append(
+            Case(f"thr{nt}", (lambda nt=nt: model_t.step(x_t, None, order=1, num_threads=nt)))
+        )
     t0 = time.perf_counter()
     res = measure(cases, r_small, target=0.005 if quick else 0.02, budget=3.0, min_rounds=2)
     mem = memory_curve(mem_sizes)
@@ -575,8 +662,10 @@ def scaling(path, quick, all_res, rounds, out):
         t = np.array([res[f"d{k}o{o}"].median for k in range(len(depths))]) * 1e3
         a.plot(in_contact, t, mk, label=f"Model.step order {o}")
     a.set_ylim(bottom=0)
-    a.set_xlabel(f"samples in contact (phi < 0), {len(cloud0)} + {len(cloud0)} samples, "
-                 f"overlap {depths[0] * 1e3:.0f} to {depths[-1] * 1e3:.0f} mm")
+    a.set_xlabel(
+        f"samples in contact (phi < 0), {len(cloud0)} + {len(cloud0)} samples, "
+        f"overlap {depths[0] * 1e3:.0f} to {depths[-1] * 1e3:.0f} mm"
+    )
     a.set_ylabel("time per step [ms], one thread")
     a.set_title("cost against samples in contact (fixed cloud sizes)")
     a.legend()
@@ -598,14 +687,27 @@ def scaling(path, quick, all_res, rounds, out):
     mj2.append(np.nan)
     pos = np.arange(len(labels))
     w = 0.2
-    a.bar(pos - 1.5 * w, np.ones(len(labels)), w, label="softcontact, 1 thread", color="C0",
-          alpha=0.5)
-    a.bar(pos - 0.5 * w, np.array(sc1) / np.array(sc2), w, label="softcontact, 2 threads",
-          color="C0")
-    a.bar(pos + 0.5 * w, np.where(np.isnan(mj1), 0, 1), w, label="MuJoCo, 1 thread",
-          color="C1", alpha=0.5)
-    a.bar(pos + 1.5 * w, np.nan_to_num(np.array(mj1) / np.array(mj2)), w,
-          label="MuJoCo, 2 threads", color="C1")
+    a.bar(
+        pos - 1.5 * w, np.ones(len(labels)), w, label="softcontact, 1 thread", color="C0", alpha=0.5
+    )
+    a.bar(
+        pos - 0.5 * w, np.array(sc1) / np.array(sc2), w, label="softcontact, 2 threads", color="C0"
+    )
+    a.bar(
+        pos + 0.5 * w,
+        np.where(np.isnan(mj1), 0, 1),
+        w,
+        label="MuJoCo, 1 thread",
+        color="C1",
+        alpha=0.5,
+    )
+    a.bar(
+        pos + 1.5 * w,
+        np.nan_to_num(np.array(mj1) / np.array(mj2)),
+        w,
+        label="MuJoCo, 2 threads",
+        color="C1",
+    )
     for i in range(len(labels)):
         txt = f"sc {sc1[i] * 1e3:.3g} ms"
         if not np.isnan(mj1[i]):
@@ -614,8 +716,11 @@ def scaling(path, quick, all_res, rounds, out):
     a.set_xticks(pos, labels)
     a.axhline(2.0, color="k", ls=":", lw=0.8)
     a.set_ylabel("speed-up over 1 thread")
-    a.set_title("threads (rollouts B=64 x T=100 per scene; 1-thread times printed)"
-                if not quick else "threads (quick settings)")
+    a.set_title(
+        "threads (rollouts B=64 x T=100 per scene; 1-thread times printed)"
+        if not quick
+        else "threads (quick settings)"
+    )
     a.legend(fontsize=8)
     # (d) memory
     a = ax[1, 1]
@@ -624,15 +729,16 @@ def scaling(path, quick, all_res, rounds, out):
     a.plot(mn, grow, "o-", label="peak RSS growth: build + step orders 0-2")
     if len(mn) >= 2:
         k, b = np.polyfit(mn, grow, 1)
-        a.plot(mn, k * mn + b, "k:", label=f"linear fit: {k * 1024:.2f} KiB/sample + "
-                                             f"{b:.2f} MiB")
+        a.plot(mn, k * mn + b, "k:", label=f"linear fit: {k * 1024:.2f} KiB/sample + {b:.2f} MiB")
     a.set_xlabel("samples per body (two spheres)")
     a.set_ylabel("MiB")
     a.set_title("peak memory (VmHWM, fresh process per size)")
     a.legend()
     a.grid(True, alpha=0.3)
-    fig.suptitle(f"softcontact {sc.build_info()['version']} scaling "
-                 f"({'quick' if quick else 'default'} settings)")
+    fig.suptitle(
+        f"softcontact {sc.build_info()['version']} scaling "
+        f"({'quick' if quick else 'default'} settings)"
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -640,22 +746,32 @@ def scaling(path, quick, all_res, rounds, out):
     print("\n| samples per body | order 0 [ms] | order 1 [ms] |", file=out)
     print("|---|---|---|", file=out)
     for n in sizes:
-        print(f"| {counts[n]} | {res[f'n{n}o0'].median * 1e3:.3g} | "
-              f"{res[f'n{n}o1'].median * 1e3:.3g} |", file=out)
-    print(f"\n| samples in contact ({len(cloud0)} + {len(cloud0)}) | overlap [mm] "
-          "| order 0 [ms] | order 1 [ms] |", file=out)
+        print(
+            f"| {counts[n]} | {res[f'n{n}o0'].median * 1e3:.3g} | "
+            f"{res[f'n{n}o1'].median * 1e3:.3g} |",
+            file=out,
+        )
+    print(
+        f"\n| samples in contact ({len(cloud0)} + {len(cloud0)}) | overlap [mm] "
+        "| order 0 [ms] | order 1 [ms] |",
+        file=out,
+    )
     print("|---|---|---|---|", file=out)
     for k in range(len(depths)):
-        print(f"| {in_contact[k]} | {depths[k] * 1e3:.0f} | {res[f'd{k}o0'].median * 1e3:.3g} | "
-              f"{res[f'd{k}o1'].median * 1e3:.3g} |", file=out)
+        print(
+            f"| {in_contact[k]} | {depths[k] * 1e3:.0f} | {res[f'd{k}o0'].median * 1e3:.3g} | "
+            f"{res[f'd{k}o1'].median * 1e3:.3g} |",
+            file=out,
+        )
     print("", file=out)
     for o in (0, 1):
         t = [res[f"d{k}o{o}"].median for k in range(len(depths))]
-        print(f"order {o}: slowest / fastest over the depths = {max(t) / min(t):.2f}  ",
-              file=out)
-    print(f"\nstep order 1, {n_thr} + {n_thr} samples: 1 thread "
-          f"{res['thr1'].median * 1e3:.3g} ms, 2 threads {res['thr2'].median * 1e3:.3g} ms",
-          file=out)
+        print(f"order {o}: slowest / fastest over the depths = {max(t) / min(t):.2f}  ", file=out)
+    print(
+        f"\nstep order 1, {n_thr} + {n_thr} samples: 1 thread "
+        f"{res['thr1'].median * 1e3:.3g} ms, 2 threads {res['thr2'].median * 1e3:.3g} ms",
+        file=out,
+    )
     print("\n| samples per body | peak RSS growth [MiB] |", file=out)
     print("|---|---|", file=out)
     for n_, g in zip(mn, grow, strict=True):
@@ -673,8 +789,16 @@ def _load():
         return "n/a"
 
 
-def run(repeats=15, quick=False, use_jax=True, use_mujoco=True, plots=None, target=None,
-        budget=None, out=sys.stdout):
+def run(
+    repeats=15,
+    quick=False,
+    use_jax=True,
+    use_mujoco=True,
+    plots=None,
+    target=None,
+    budget=None,
+    out=sys.stdout,
+):
     t_start = time.perf_counter()
     B, T = (4, 5) if quick else (64, 100)
     rounds = 3 if quick else repeats
@@ -694,21 +818,30 @@ def run(repeats=15, quick=False, use_jax=True, use_mujoco=True, plots=None, targ
     if jx is not None:
         import jax
 
-        head.append(f"JAX {jax.__version__} ({jax.default_backend()}, "
-                    f"x64 {jax.config.jax_enable_x64})")
+        head.append(
+            f"JAX {jax.__version__} ({jax.default_backend()}, x64 {jax.config.jax_enable_x64})"
+        )
     else:
         head.append(f"JAX n/a ({jx_err})")
     print("## softcontact vs MuJoCo vs JAX\n", file=out)
-    print("; ".join(head) + f"; Python {platform.python_version()}, {ncpu} CPUs, "
-          f"{platform.machine()}.", file=out)
+    print(
+        "; ".join(head) + f"; Python {platform.python_version()}, {ncpu} CPUs, "
+        f"{platform.machine()}.",
+        file=out,
+    )
     print(f"Load average at the start: {_load()}.", file=out)
-    print(f"Times are medians over up to {rounds} interleaved rounds (each round: the mean "
-          f"of ~{target * 1e3:g} ms of calls), one thread unless stated; rollouts "
-          f"B = {B}, T = {T}.", file=out)
+    print(
+        f"Times are medians over up to {rounds} interleaved rounds (each round: the mean "
+        f"of ~{target * 1e3:g} ms of calls), one thread unless stated; rollouts "
+        f"B = {B}, T = {T}.",
+        file=out,
+    )
 
     makers = {"push_t": scenes.push_t, "box": scenes.box_on_floor, "tori": scenes.two_tori}
-    variants = {"push_t": ("floor", "free 3D T on a floor (friction 0.35 as support)"),
-                "tori": ("hull", "each torus one mesh = its convex hull (holes filled)")}
+    variants = {
+        "push_t": ("floor", "free 3D T on a floor (friction 0.35 as support)"),
+        "tori": ("hull", "each torus one mesh = its convex hull (holes filled)"),
+    }
     all_res, var_rows = {}, []
     for key, make in makers.items():
         bs = make()
@@ -734,26 +867,45 @@ def run(repeats=15, quick=False, use_jax=True, use_mujoco=True, plots=None, targ
     targets_table(all_res, out)
     if plots:
         scaling(plots, quick, all_res, rounds, out)
-    print(f"\ntotal {time.perf_counter() - t_start:.0f} s; load average at the end: {_load()} "
-          "(the runner itself keeps one core busy; more means other processes shared the "
-          "machine, and the two-thread rows are then meaningless)", file=out)
+    print(
+        f"\ntotal {time.perf_counter() - t_start:.0f} s; load average at the end: {_load()} "
+        "(the runner itself keeps one core busy; more means other processes shared the "
+        "machine, and the two-thread rows are then meaningless)",
+        file=out,
+    )
     return all_res
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeats", type=int, default=15,
-                    help="rounds per case (default: %(default)s; slow cases get fewer)")
-    ap.add_argument("--quick", action="store_true",
-                    help="tiny settings (3 rounds, B=4 T=5 rollouts, small plots): a smoke test")
+    ap.add_argument(
+        "--repeats",
+        type=int,
+        default=15,
+        help="rounds per case (default: %(default)s; slow cases get fewer)",
+    )
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="tiny settings (3 rounds, B=4 T=5 rollouts, small plots): a smoke test",
+    )
     ap.add_argument("--no-jax", action="store_true", help="skip the JAX columns")
     ap.add_argument("--no-mujoco", action="store_true", help="skip the MuJoCo columns")
-    ap.add_argument("--plots", metavar="PATH", default=None,
-                    help="also write the scaling plots to this PNG")
-    ap.add_argument("--target", type=float, default=None,
-                    help="seconds of calls per round of a case (default 0.02; quick 0.002)")
-    ap.add_argument("--budget", type=float, default=None,
-                    help="seconds at most per case over all rounds (default 8; quick 0.5)")
+    ap.add_argument(
+        "--plots", metavar="PATH", default=None, help="also write the scaling plots to this PNG"
+    )
+    ap.add_argument(
+        "--target",
+        type=float,
+        default=None,
+        help="seconds of calls per round of a case (default 0.02; quick 0.002)",
+    )
+    ap.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="seconds at most per case over all rounds (default 8; quick 0.5)",
+    )
     a = ap.parse_args(argv)
     if a.repeats < 1:
         ap.error("--repeats must be >= 1")

@@ -165,8 +165,10 @@ def _t_boxes(vertices):
     # the stem is the narrow part: its half-width is the smallest |x| of the corners
     sx = np.abs(v[:, 0]).min()
     y_joint = np.sort(np.unique(np.round(v[:, 1], 15)))[1]  # bottom of the bar
-    bar = (np.array([0.5 * (x_lo + x_hi), 0.5 * (y_joint + y_hi)]),
-           np.array([0.5 * (x_hi - x_lo), 0.5 * (y_hi - y_joint)]))
+    bar = (
+        np.array([0.5 * (x_lo + x_hi), 0.5 * (y_joint + y_hi)]),
+        np.array([0.5 * (x_hi - x_lo), 0.5 * (y_hi - y_joint)]),
+    )
     stem = (np.array([0.0, 0.5 * (y_lo + y_joint)]), np.array([sx, 0.5 * (y_joint - y_lo)]))
     return bar, stem
 
@@ -243,8 +245,13 @@ def push_t(seed=3, variant="planar", push_speed=0.1):
     area, jx, jy = _polygon_second_moments(np.asarray(task.vertices))
     scale = izz / (m_t * (jx + jy) / area)  # the polygon's moments, scaled to the scene's
     h = T_HEIGHT
-    inertia_t = np.diag([scale * m_t * jy / area + m_t * h * h / 12.0,
-                         scale * m_t * jx / area + m_t * h * h / 12.0, izz])
+    inertia_t = np.diag(
+        [
+            scale * m_t * jy / area + m_t * h * h / 12.0,
+            scale * m_t * jx / area + m_t * h * h / 12.0,
+            izz,
+        ]
+    )
     (bar_c, bar_h), (stem_c, stem_h) = _t_boxes(task.vertices)
     g = 9.81  # Scene.add_support's default, which push_t uses
     mu_s = float(p["support_friction"])
@@ -263,12 +270,14 @@ def push_t(seed=3, variant="planar", push_speed=0.1):
         raise ValueError(f"variant must be 'planar' or 'floor', got {variant!r}")
     z0 = h / 2 if planar else h / 2 - 2e-4  # floor: 0.2 mm into the floor (resting)
     if planar:
-        t_joints = (f'<joint name="T_x" type="slide" axis="1 0 0" '
-                    f'frictionloss="{_f(mu_s * m_t * g)}"/>\n'
-                    f'      <joint name="T_y" type="slide" axis="0 1 0" '
-                    f'frictionloss="{_f(mu_s * m_t * g)}"/>\n'
-                    f'      <joint name="T_theta" type="hinge" axis="0 0 1" '
-                    f'frictionloss="{_f(mu_s * m_t * g * r_mean)}"/>')
+        t_joints = (
+            f'<joint name="T_x" type="slide" axis="1 0 0" '
+            f'frictionloss="{_f(mu_s * m_t * g)}"/>\n'
+            f'      <joint name="T_y" type="slide" axis="0 1 0" '
+            f'frictionloss="{_f(mu_s * m_t * g)}"/>\n'
+            f'      <joint name="T_theta" type="hinge" axis="0 0 1" '
+            f'frictionloss="{_f(mu_s * m_t * g * r_mean)}"/>'
+        )
         t_body_pos = f"0 0 {_f(z0)}"
         floor = ""
         floor_pairs = ""
@@ -276,11 +285,11 @@ def push_t(seed=3, variant="planar", push_speed=0.1):
     else:
         t_joints = '<freejoint name="T"/>'
         t_body_pos = "0 0 0"
-        floor = ('<geom name="floor" type="plane" size="1 1 0.1" '
-                 'contype="0" conaffinity="0"/>')
+        floor = '<geom name="floor" type="plane" size="1 1 0.1" contype="0" conaffinity="0"/>'
         floor_pairs = "\n".join(
-            f'    <pair geom1="{gname}" geom2="floor" condim="3" '
-            f'friction="{_friction(mu_s)}"/>' for gname in ("T_bar", "T_stem"))
+            f'    <pair geom1="{gname}" geom2="floor" condim="3" friction="{_friction(mu_s)}"/>'
+            for gname in ("T_bar", "T_stem")
+        )
         gravity = "0 0 -9.81"
     walls = {  # name: (pos, inward normal)
         "wall_left": ([0.0, L / 2, h / 2], [1.0, 0.0, 0.0]),
@@ -290,14 +299,20 @@ def push_t(seed=3, variant="planar", push_speed=0.1):
     }
     wall_geoms = "\n".join(
         f'    <geom name="{n}" type="plane" size="1 1 0.1" pos="{_f(pos)}" zaxis="{_f(nrm)}" '
-        'contype="0" conaffinity="0"/>' for n, (pos, nrm) in walls.items())
+        'contype="0" conaffinity="0"/>'
+        for n, (pos, nrm) in walls.items()
+    )
     pairs = []
     for gname in ("T_bar", "T_stem"):
-        pairs.append(f'    <pair geom1="{gname}" geom2="pusher" condim="3" '
-                     f'friction="{_friction(p["friction"])}"/>')
+        pairs.append(
+            f'    <pair geom1="{gname}" geom2="pusher" condim="3" '
+            f'friction="{_friction(p["friction"])}"/>'
+        )
         for wname in walls:
-            pairs.append(f'    <pair geom1="{gname}" geom2="{wname}" condim="3" '
-                         f'friction="{_friction(p["wall_friction"])}"/>')
+            pairs.append(
+                f'    <pair geom1="{gname}" geom2="{wname}" condim="3" '
+                f'friction="{_friction(p["wall_friction"])}"/>'
+            )
     mjcf = f"""<mujoco model="push_t_{variant}">
   <compiler angle="radian"/>
   <option timestep="{_f(dt)}" integrator="Euler" gravity="{gravity}"/>
@@ -338,13 +353,25 @@ def push_t(seed=3, variant="planar", push_speed=0.1):
         qpos = np.concatenate([[x[0], x[1], z0], _quat_z(x[2]), x[3:6]])
         qvel = np.concatenate([[x[6], x[7], 0.0, 0.0, 0.0, x[8]], x[9:12]])
     return BenchScene(
-        name="planar pushing (push-T)", scene=scene, model=model, dt=dt, x=x, u=u,
-        mjcf=mjcf, qpos=qpos, qvel=qvel, ctrl=u.copy(),
+        name="planar pushing (push-T)",
+        scene=scene,
+        model=model,
+        dt=dt,
+        x=x,
+        u=u,
+        mjcf=mjcf,
+        qpos=qpos,
+        qvel=qvel,
+        ctrl=u.copy(),
         samples={"T": len(task.cloud), "pusher": len(task.pusher_cloud), "walls": 4},
-        mass={"T": m_t}, inertia={"T": inertia_t},
-        notes=("MuJoCo: T on slide/slide/hinge joints, support friction as joint "
-               "frictionloss" if planar else
-               "MuJoCo: free 3D T on a floor under gravity, floor friction as support"))
+        mass={"T": m_t},
+        inertia={"T": inertia_t},
+        notes=(
+            "MuJoCo: T on slide/slide/hinge joints, support friction as joint frictionloss"
+            if planar
+            else "MuJoCo: free 3D T on a floor under gravity, floor friction as support"
+        ),
+    )
 
 
 # ------------------------------------------------------------------------------------------
@@ -365,8 +392,13 @@ def box_on_floor(dt=0.001):
     floor = sc.PointCloud.halfspace([0.0, 0.0, 0.0], [0.0, 0.0, 1.0])
     scene = sc.Scene(dim=3)
     scene.add_body(floor, kind="static", name="floor")
-    scene.add_body(box, mass=1.0, pose=[0.0, 0.0, 0.046, *IDENTITY],
-                   velocity=[0.05, 0.0, -0.01, 0.0, 0.2, 0.1], name="box")
+    scene.add_body(
+        box,
+        mass=1.0,
+        pose=[0.0, 0.0, 0.046, *IDENTITY],
+        velocity=[0.05, 0.0, -0.01, 0.0, 0.2, 0.1],
+        name="box",
+    )
     params = sc.ContactParams()
     scene.add_contact("box", "floor", params)
     model = scene.build(dt)
@@ -390,10 +422,21 @@ def box_on_floor(dt=0.001):
 </mujoco>
 """
     return BenchScene(
-        name="box on floor (3D)", scene=scene, model=model, dt=dt, x=x, u=np.zeros(0),
-        mjcf=mjcf, qpos=x[:7].copy(), qvel=x[7:].copy(), ctrl=np.zeros(0),
-        samples={"box": len(box), "floor": 1}, mass={"box": mass}, inertia={"box": inertia},
-        notes="MuJoCo: box geom on a plane")
+        name="box on floor (3D)",
+        scene=scene,
+        model=model,
+        dt=dt,
+        x=x,
+        u=np.zeros(0),
+        mjcf=mjcf,
+        qpos=x[:7].copy(),
+        qvel=x[7:].copy(),
+        ctrl=np.zeros(0),
+        samples={"box": len(box), "floor": 1},
+        mass={"box": mass},
+        inertia={"box": inertia},
+        notes="MuJoCo: box geom on a plane",
+    )
 
 
 # ------------------------------------------------------------------------------------------
@@ -437,22 +480,24 @@ def _torus_geoms(verts, faces, n_major, n_minor, prefix, variant, indent):
     two adjacent rings each), or one mesh (collided as its convex hull)."""
     assets, geoms = [], []
     if variant == "hull":
-        assets.append(f'<mesh name="{prefix}" vertex="{_f(verts)}" '
-                      f'face="{" ".join(str(int(k)) for k in np.ravel(faces))}"/>')
+        assets.append(
+            f'<mesh name="{prefix}" vertex="{_f(verts)}" '
+            f'face="{" ".join(str(int(k)) for k in np.ravel(faces))}"/>'
+        )
         geoms.append(f'<geom name="{prefix}" type="mesh" mesh="{prefix}"/>')
     else:
         for a in range(n_major):
             b = (a + 1) % n_major
-            seg = np.concatenate([verts[a * n_minor:(a + 1) * n_minor],
-                                  verts[b * n_minor:(b + 1) * n_minor]])
+            seg = np.concatenate(
+                [verts[a * n_minor : (a + 1) * n_minor], verts[b * n_minor : (b + 1) * n_minor]]
+            )
             assets.append(f'<mesh name="{prefix}{a}" vertex="{_f(seg)}"/>')
             geoms.append(f'<geom name="{prefix}{a}" type="mesh" mesh="{prefix}{a}"/>')
     pad = " " * indent
     return ("\n    ".join(assets), ("\n" + pad).join(geoms))
 
 
-def two_tori(variant="segments", n_major=N_MAJOR, n_minor=N_MINOR, eps=TORI_EPS,
-             dt=TORI_DT):
+def two_tori(variant="segments", n_major=N_MAJOR, n_minor=N_MINOR, eps=TORI_EPS, dt=TORI_DT):
     """Two interlocked tori (R = 50 mm, r = 15 mm): a static one lying in the xy plane at
     the origin, a dynamic one (water density, 0.18 kg) in the xz plane hanging on the
     static one's tube at ``(R, 0, 0)`` under gravity: the static tube passes through the
@@ -485,8 +530,7 @@ def two_tori(variant="segments", n_major=N_MAJOR, n_minor=N_MINOR, eps=TORI_EPS,
     pos_b = np.array([R_MAJOR, 0.0, 2 * R_MINOR - R_MAJOR + TORI_REST_OFFSET])
     scene = sc.Scene(dim=3)
     scene.add_body(cloud, kind="static", name="ring_a")
-    scene.add_body(cloud, pose=[*pos_b, *quat_b], velocity=[0, 0, 0, 0.0, 0.0, -0.3],
-                   name="ring_b")
+    scene.add_body(cloud, pose=[*pos_b, *quat_b], velocity=[0, 0, 0, 0.0, 0.0, -0.3], name="ring_b")
     scene.add_contact("ring_b", "ring_a", params)
     model = scene.build(dt)
     x = model.initial_state()
@@ -515,12 +559,25 @@ def two_tori(variant="segments", n_major=N_MAJOR, n_minor=N_MINOR, eps=TORI_EPS,
 </mujoco>
 """
     return BenchScene(
-        name="two interlocked tori (3D meshes)", scene=scene, model=model, dt=dt, x=x,
-        u=np.zeros(0), mjcf=mjcf, qpos=qpos, qvel=x[7:].copy(), ctrl=np.zeros(0),
-        samples={"ring_a": len(cloud), "ring_b": len(cloud)}, mass={"ring_b": mass},
+        name="two interlocked tori (3D meshes)",
+        scene=scene,
+        model=model,
+        dt=dt,
+        x=x,
+        u=np.zeros(0),
+        mjcf=mjcf,
+        qpos=qpos,
+        qvel=x[7:].copy(),
+        ctrl=np.zeros(0),
+        samples={"ring_a": len(cloud), "ring_b": len(cloud)},
+        mass={"ring_b": mass},
         inertia={"ring_b": inertia},
-        notes=(f"MuJoCo: each torus as {n_major} convex mesh segments" if variant == "segments"
-               else "MuJoCo: each torus one mesh geom = its convex hull (holes filled)"))
+        notes=(
+            f"MuJoCo: each torus as {n_major} convex mesh segments"
+            if variant == "segments"
+            else "MuJoCo: each torus one mesh geom = its convex hull (holes filled)"
+        ),
+    )
 
 
 SCENES = {"push_t": push_t, "box": box_on_floor, "tori": two_tori}
@@ -601,8 +658,9 @@ def mj_rollout_fn(bs, B, T, nthread, seed=0, noise=0.01):
     sens = np.empty((B, T, m.nsensordata))
 
     def fn():
-        pool.rollout(m, datas if nthread > 1 else datas[0], x0, U, nstep=T,
-                     state=state, sensordata=sens)
+        pool.rollout(
+            m, datas if nthread > 1 else datas[0], x0, U, nstep=T, state=state, sensordata=sens
+        )
         return state
 
     return fn, pool.close

@@ -26,11 +26,13 @@ import numpy as np
 import matplotlib.pyplot as plt
 import softcontact as sc
 
+
 def field(cloud, lo, hi, eps, n=220):
     xs = np.linspace(lo[0], hi[0], n)
     ys = np.linspace(lo[1], hi[1], n)
     X = np.stack(np.meshgrid(xs, ys), axis=-1)
     return xs, ys, sc.ssdf(cloud, X, eps, order=1)
+
 
 def show(ax, cloud, lo, hi, eps, title, normals=True):
     xs, ys, r = field(cloud, lo, hi, eps)
@@ -41,7 +43,10 @@ def show(ax, cloud, lo, hi, eps, title, normals=True):
     ax.plot(p[:, 0], p[:, 1], "o", ms=2.5, color="w")
     if normals:
         ax.quiver(p[:, 0], p[:, 1], n[:, 0], n[:, 1], color="w", scale=25, width=0.004)
-    ax.set_aspect("equal"); ax.set_title(title, fontsize=9); ax.set_xticks([]); ax.set_yticks([])
+    ax.set_aspect("equal")
+    ax.set_title(title, fontsize=9)
+    ax.set_xticks([])
+    ax.set_yticks([])
     return r
 
 
@@ -57,13 +62,18 @@ def show(ax, cloud, lo, hi, eps, title, normals=True):
 half = np.array([0.05, 0.03])
 fine = sc.PointCloud.box(half, spacing=0.01)
 coarse = sc.PointCloud.box(half, spacing=0.05)
-mid = sc.PointCloud([[0.05, 0], [-0.05, 0], [0, 0.03], [0, -0.03]],
-                    [[1, 0], [-1, 0], [0, 1], [0, -1]])
+mid = sc.PointCloud(
+    [[0.05, 0], [-0.05, 0], [0, 0.03], [0, -0.03]], [[1, 0], [-1, 0], [0, 1], [0, -1]]
+)
 lo, hi = -2 * half, 2 * half
 fig, axes = plt.subplots(3, 4, figsize=(12, 6.5), constrained_layout=True)
-for row, (name, cloud) in enumerate([("constructor, spacing 1 cm", fine),
-                                     ("constructor, spacing 5 cm", coarse),
-                                     ("edge mid-points only", mid)]):
+for row, (name, cloud) in enumerate(
+    [
+        ("constructor, spacing 1 cm", fine),
+        ("constructor, spacing 5 cm", coarse),
+        ("edge mid-points only", mid),
+    ]
+):
     for col, f in enumerate([1e-3, 1e-2, 1e-1, 1.0]):
         eps = f * 0.05**2
         show(axes[row, col], cloud, lo, hi, eps, f"{name}\neps = {eps:.1e} m^2")
@@ -111,19 +121,25 @@ plt.show()
 # `PointCloud.from_mesh` — no convex decomposition.  The slice `z = 0` cuts the tube twice:
 # the zero set is two circles, and the hole in the middle is outside (`phi > 0`).
 
+
 # %%
 def torus_mesh(R=0.04, r=0.015, nu=48, nv=24):
     u = np.linspace(0, 2 * np.pi, nu, endpoint=False)
     v = np.linspace(0, 2 * np.pi, nv, endpoint=False)
     U, V = np.meshgrid(u, v, indexing="ij")
-    verts = np.stack([(R + r * np.cos(V)) * np.cos(U), (R + r * np.cos(V)) * np.sin(U),
-                      r * np.sin(V)], -1).reshape(-1, 3)
+    verts = np.stack(
+        [(R + r * np.cos(V)) * np.cos(U), (R + r * np.cos(V)) * np.sin(U), r * np.sin(V)], -1
+    ).reshape(-1, 3)
     i, j = np.meshgrid(np.arange(nu), np.arange(nv), indexing="ij")
-    a = i * nv + j; b = ((i + 1) % nu) * nv + j
-    c = ((i + 1) % nu) * nv + (j + 1) % nv; d = i * nv + (j + 1) % nv
-    faces = np.concatenate([np.stack([a, b, c], -1).reshape(-1, 3),
-                            np.stack([a, c, d], -1).reshape(-1, 3)])
+    a = i * nv + j
+    b = ((i + 1) % nu) * nv + j
+    c = ((i + 1) % nu) * nv + (j + 1) % nv
+    d = i * nv + (j + 1) % nv
+    faces = np.concatenate(
+        [np.stack([a, b, c], -1).reshape(-1, 3), np.stack([a, c, d], -1).reshape(-1, 3)]
+    )
     return verts, faces
+
 
 torus = sc.PointCloud.from_mesh(*torus_mesh(), spacing=0.004)
 print(torus)
@@ -136,7 +152,8 @@ for ax, eps in zip(axes, [2e-6, 1e-4]):
     m = np.abs(phi).max()
     im = ax.pcolormesh(xs, xs, phi, cmap="RdBu_r", vmin=-m, vmax=m, shading="auto")
     ax.contour(xs, xs, phi, levels=[0.0], colors="k")
-    ax.set_aspect("equal"); ax.set_title(f"torus, slice z = 0, eps = {eps:.0e} m^2")
+    ax.set_aspect("equal")
+    ax.set_title(f"torus, slice z = 0, eps = {eps:.0e} m^2")
     fig.colorbar(im, ax=ax, label="phi [m]")
 plt.show()
 centre = sc.ssdf(torus, [[0.0, 0.0, 0.0], [0.04, 0.0, 0.0]], 2e-6).phi

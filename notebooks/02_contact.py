@@ -66,7 +66,7 @@ def mj_contacts(model, data):
         mujoco.mj_contactForce(model, data, i, f6)
         forces.append(f6[0])
     con = data.contact
-    return con.pos[:data.ncon].copy(), con.frame[:data.ncon, :3].copy(), np.array(forces)
+    return con.pos[: data.ncon].copy(), con.frame[: data.ncon, :3].copy(), np.array(forces)
 
 
 print("softcontact", sc.__version__, "| mujoco", mujoco.__version__)
@@ -87,8 +87,14 @@ gaps = np.linspace(10e-3, -10e-3, 51)  # centre distance minus 2 R
 
 
 def scm_curve(params):
-    return np.array([sc.contact(ball, IDENT, ZERO, ball, [0, 2 * R + g, 0, 1, 0, 0, 0], ZERO,
-                                params).wrench_b[1] for g in gaps])
+    return np.array(
+        [
+            sc.contact(
+                ball, IDENT, ZERO, ball, [0, 2 * R + g, 0, 1, 0, 0, 0], ZERO, params
+            ).wrench_b[1]
+            for g in gaps
+        ]
+    )
 
 
 spheres_xml = f"""<mujoco><option gravity="0 0 0"/><worldbody>
@@ -105,11 +111,13 @@ for g in gaps:
     f_mj.append(mj_contacts(model, data)[2].sum())
 f_mj = np.array(f_mj)
 
-variants = {"eps_c": [0.5e-3, 1e-3, 2e-3], "beta": [0.5e-3, 1e-3, 2e-3],
-            "eps": [3e-6, 1e-5, 3e-5]}
+variants = {"eps_c": [0.5e-3, 1e-3, 2e-3], "beta": [0.5e-3, 1e-3, 2e-3], "eps": [3e-6, 1e-5, 3e-5]}
 unit = {"eps_c": ("mm", 1e3), "beta": ("mm", 1e3), "eps": ("mm^2", 1e6)}
-curves = {(name, v): scm_curve(dataclasses.replace(P, **{name: v}))
-          for name, values in variants.items() for v in values}
+curves = {
+    (name, v): scm_curve(dataclasses.replace(P, **{name: v}))
+    for name, values in variants.items()
+    for v in values
+}
 
 fig, axes = plt.subplots(1, 3, figsize=(14, 4.3), sharey=True, constrained_layout=True)
 for ax, (name, values) in zip(axes, variants.items()):
@@ -130,20 +138,30 @@ f0 = curves["eps_c", 1e-3]  # the defaults
 deep = gaps <= -3e-3
 slope_scm = np.polyfit(-gaps[deep], f0[deep], 1)[0]
 slope_mj = np.polyfit(-gaps[deep], f_mj[deep], 1)[0]
-print(f"SCM force at a 4 mm gap {f0[np.isclose(gaps, 4e-3)][0]:.3f} N, at a 2 mm gap "
-      f"{f0[np.isclose(gaps, 2e-3)][0]:.2f} N, at touching {f0[np.isclose(gaps, 0)][0]:.2f} N")
+print(
+    f"SCM force at a 4 mm gap {f0[np.isclose(gaps, 4e-3)][0]:.3f} N, at a 2 mm gap "
+    f"{f0[np.isclose(gaps, 2e-3)][0]:.2f} N, at touching {f0[np.isclose(gaps, 0)][0]:.2f} N"
+)
 print(f"MuJoCo force for every gap > 0: {np.unique(f_mj[gaps > 0])} N")
-print(f"slope over 3-10 mm overlap: SCM {slope_scm:.0f} N/m, MuJoCo {slope_mj:.0f} N/m "
-      f"(stiffness {K:.0f} N/m)")
-print("largest second difference of the sampled curve: "
-      f"SCM {np.abs(np.diff(f0, 2)).max():.3f} N, MuJoCo {np.abs(np.diff(f_mj, 2)).max():.3f} N")
+print(
+    f"slope over 3-10 mm overlap: SCM {slope_scm:.0f} N/m, MuJoCo {slope_mj:.0f} N/m "
+    f"(stiffness {K:.0f} N/m)"
+)
+print(
+    "largest second difference of the sampled curve: "
+    f"SCM {np.abs(np.diff(f0, 2)).max():.3f} N, MuJoCo {np.abs(np.diff(f_mj, 2)).max():.3f} N"
+)
 
-ends = [sc.contact(ball, IDENT, ZERO, ball, [0, 2 * R + g, 0, 1, 0, 0, 0], ZERO, P)
-        for g in (0.0, -10e-3)]
+ends = [
+    sc.contact(ball, IDENT, ZERO, ball, [0, 2 * R + g, 0, 1, 0, 0, 0], ZERO, P)
+    for g in (0.0, -10e-3)
+]
 for g, r in zip((0, -10), ends):
-    print(f"gap {g:+d} mm: min(Phi) = {r.phi.min() * 1e3:+.2f} mm, depth m = "
-          f"{r.depth * 1e3:+.2f} mm (soft-min shift {(r.phi.min() - r.depth) * 1e3:.2f} mm; "
-          f"bound eps_c log(I+J) = {P.eps_c * np.log(r.phi.size) * 1e3:.2f} mm)")
+    print(
+        f"gap {g:+d} mm: min(Phi) = {r.phi.min() * 1e3:+.2f} mm, depth m = "
+        f"{r.depth * 1e3:+.2f} mm (soft-min shift {(r.phi.min() - r.depth) * 1e3:.2f} mm; "
+        f"bound eps_c log(I+J) = {P.eps_c * np.log(r.phi.size) * 1e3:.2f} mm)"
+    )
 
 # %% [markdown]
 # MuJoCo's force is exactly zero until the spheres touch and then jumps onto the line
@@ -188,9 +206,13 @@ def draw_box(ax, pos, quat):
         ax.plot(*c[[i, j]].T, color="0.5", lw=0.8)
     xx, yy = np.meshgrid([-0.08, 0.08], [-0.08, 0.08])
     ax.plot_surface(xx, yy, 0 * xx, color="tan", alpha=0.25)
-    ax.set_xlim(-0.08, 0.08); ax.set_ylim(-0.08, 0.08); ax.set_zlim(-0.01, 0.07)
-    ax.set_box_aspect((1, 1, 0.5)); ax.view_init(elev=18, azim=-60)
-    ax.set_xlabel("x [m]"); ax.set_ylabel("y [m]")
+    ax.set_xlim(-0.08, 0.08)
+    ax.set_ylim(-0.08, 0.08)
+    ax.set_zlim(-0.01, 0.07)
+    ax.set_box_aspect((1, 1, 0.5))
+    ax.view_init(elev=18, azim=-60)
+    ax.set_xlabel("x [m]")
+    ax.set_ylabel("y [m]")
 
 
 def arrows(ax, x, f, color):
@@ -199,9 +221,13 @@ def arrows(ax, x, f, color):
 
 
 pen, tilt = 2e-3, np.deg2rad(5.0)
-cases = {"level": (half[2] - pen, [1.0, 0.0, 0.0, 0.0]),
-         "tilted 5 deg about x": (half[2] * np.cos(tilt) + half[1] * np.sin(tilt) - pen,
-                                  [np.cos(tilt / 2), np.sin(tilt / 2), 0.0, 0.0])}
+cases = {
+    "level": (half[2] - pen, [1.0, 0.0, 0.0, 0.0]),
+    "tilted 5 deg about x": (
+        half[2] * np.cos(tilt) + half[1] * np.sin(tilt) - pen,
+        [np.cos(tilt / 2), np.sin(tilt / 2), 0.0, 0.0],
+    ),
+}
 fig = plt.figure(figsize=(12, 13), constrained_layout=True)
 n = len(box)
 for col, (name, (z, quat)) in enumerate(cases.items()):
@@ -213,8 +239,10 @@ for col, (name, (z, quat)) in enumerate(cases.items()):
     draw_box(ax, pos, quat)
     arrows(ax, x[on], f[on], "C3")
     ax.set_title(f"SCM, {name}: {on.sum()} samples, total {r.wrench_a[2]:.2f} N")
-    print(f"SCM {name}: force {r.wrench_a[:3].round(3)} N, torque about the centre "
-          f"{r.wrench_a[3:].round(4)} N m, depth m = {r.depth * 1e3:.2f} mm")
+    print(
+        f"SCM {name}: force {r.wrench_a[:3].round(3)} N, torque about the centre "
+        f"{r.wrench_a[3:].round(4)} N m, depth m = {r.depth * 1e3:.2f} mm"
+    )
 
     bdata.qpos[:] = [*pos, *quat]
     mujoco.mj_forward(bmodel, bdata)
@@ -229,13 +257,31 @@ for col, (name, (z, quat)) in enumerate(cases.items()):
     # projected on the floor: SCM's per-sample force (colour), MuJoCo's contact points
     ax = fig.add_subplot(3, 2, col + 5)
     bottom = box.normals[:, 2] < -0.5
-    sca = ax.scatter(x[bottom, 0], x[bottom, 1], c=f[bottom, 2] * 1e3, cmap="Reds", s=28,
-                     vmin=0, edgecolors="0.7", linewidths=0.3)
+    sca = ax.scatter(
+        x[bottom, 0],
+        x[bottom, 1],
+        c=f[bottom, 2] * 1e3,
+        cmap="Reds",
+        s=28,
+        vmin=0,
+        edgecolors="0.7",
+        linewidths=0.3,
+    )
     fig.colorbar(sca, ax=ax, label="SCM force per bottom-face sample [mN]")
-    ax.scatter(cpos[:, 0], cpos[:, 1], s=400 * fn / fn.max(), facecolors="none",
-               edgecolors="C0", linewidths=2, label="MuJoCo contacts (area ~ force)")
-    ax.set_aspect("equal"); ax.set_xlim(-0.065, 0.065); ax.set_ylim(-0.065, 0.08)
-    ax.set_xlabel("x [m]"); ax.set_ylabel("y [m]")
+    ax.scatter(
+        cpos[:, 0],
+        cpos[:, 1],
+        s=400 * fn / fn.max(),
+        facecolors="none",
+        edgecolors="C0",
+        linewidths=2,
+        label="MuJoCo contacts (area ~ force)",
+    )
+    ax.set_aspect("equal")
+    ax.set_xlim(-0.065, 0.065)
+    ax.set_ylim(-0.065, 0.08)
+    ax.set_xlabel("x [m]")
+    ax.set_ylabel("y [m]")
     ax.set_title(f"{name}: bottom face projected on the floor")
     ax.legend(loc="upper right", fontsize=8)
 plt.show()
@@ -244,8 +290,9 @@ plt.show()
 pens = np.array([0.5, 1, 2, 5, 10]) * 1e-3
 f_scm, f_mjb = [], []
 for p in pens:
-    f_scm.append(sc.contact(box, [0, 0, half[2] - p, 1, 0, 0, 0], ZERO, floor, IDENT, ZERO,
-                            P).wrench_a[2])
+    f_scm.append(
+        sc.contact(box, [0, 0, half[2] - p, 1, 0, 0, 0], ZERO, floor, IDENT, ZERO, P).wrench_a[2]
+    )
     bdata.qpos[:] = [0, 0, half[2] - p, 1, 0, 0, 0]
     mujoco.mj_forward(bmodel, bdata)
     f_mjb.append(mj_contacts(bmodel, bdata)[2].sum())
@@ -253,11 +300,17 @@ f_scm, f_mjb = np.array(f_scm), np.array(f_mjb)
 print("penetration [mm]      ", pens * 1e3)
 print("SCM total force [N]   ", f_scm.round(3))
 print("MuJoCo total force [N]", f_mjb.round(3))
-print("slopes [N/m]: SCM", (np.diff(f_scm) / np.diff(pens)).round(0),
-      " MuJoCo", (np.diff(f_mjb) / np.diff(pens)).round(0))
+print(
+    "slopes [N/m]: SCM",
+    (np.diff(f_scm) / np.diff(pens)).round(0),
+    " MuJoCo",
+    (np.diff(f_mjb) / np.diff(pens)).round(0),
+)
 n_tie = 21 * 21 + 4 * 21 + 1  # bottom face, bottom edges of the sides, the floor's sample
-print(f"offset SCM - MuJoCo: {(f_scm - f_mjb).mean():.2f} N;  k eps_c log(N_tie) = "
-      f"{K * P.eps_c * np.log(n_tie):.2f} N with N_tie = {n_tie} samples at the deepest level")
+print(
+    f"offset SCM - MuJoCo: {(f_scm - f_mjb).mean():.2f} N;  k eps_c log(N_tie) = "
+    f"{K * P.eps_c * np.log(n_tie):.2f} N with N_tie = {n_tie} samples at the deepest level"
+)
 
 # %% [markdown]
 # On the level box every sample of the bottom face is equally deep, so `pi` is uniform
@@ -321,14 +374,24 @@ for ax, (name, (other, other_v, pose)) in zip(axes, scenes.items()):
     on = fmag > 0.01 * fmag.max()
     owner = np.where(np.arange(len(fmag)) < len(tee), "C3", "C0")
     x, f = r.points[on], r.forces[on]
-    ax.quiver(*x.T, *f.T, color=owner[on], angles="xy", scale_units="xy",
-              scale=fmag.max() / 0.012, width=0.004)
+    ax.quiver(
+        *x.T,
+        *f.T,
+        color=owner[on],
+        angles="xy",
+        scale_units="xy",
+        scale=fmag.max() / 0.012,
+        width=0.004,
+    )
     ax.plot(*x.T, "k.", ms=3)
     ax.set_aspect("equal")
-    ax.set_title(f"{name}\nforce on the T {r.wrench_a[:2].round(2)} N, "
-                 f"{on.sum()} samples carry force")
-    print(f"{name}: depth m = {r.depth * 1e3:.2f} mm, min Phi = {r.phi.min() * 1e3:.2f} mm, "
-          f"wrench on the T {r.wrench_a.round(3)}, on the other {r.wrench_b.round(3)}")
+    ax.set_title(
+        f"{name}\nforce on the T {r.wrench_a[:2].round(2)} N, {on.sum()} samples carry force"
+    )
+    print(
+        f"{name}: depth m = {r.depth * 1e3:.2f} mm, min Phi = {r.phi.min() * 1e3:.2f} mm, "
+        f"wrench on the T {r.wrench_a.round(3)}, on the other {r.wrench_b.round(3)}"
+    )
 plt.show()
 
 # %% [markdown]

@@ -57,24 +57,31 @@ x0[3:5] = standoff
 prob = ctl.problem(x0)
 K = ctl.horizon // ctl.block
 
+
 def fg(z):
     v, g = prob.value_and_grad(ctl.controls(z))
     return v, g.reshape(ctl.horizon, 3)[:, :2].reshape(K, ctl.block, 2).sum(1).ravel()
+
 
 def hessp(z, p):
     Hp = prob.hessp(ctl.controls(z), ctl.controls(p).ravel())
     return Hp.reshape(ctl.horizon, 3)[:, :2].reshape(K, ctl.block, 2).sum(1).ravel()
 
+
 z0 = np.zeros(2 * K)
 results = {}
-for name, kw in {"L-BFGS-B": dict(method="L-BFGS-B", bounds=[(-ctl.u_box, ctl.u_box)] * z0.size),
-                 "trust-ncg": dict(method="trust-ncg", hessp=hessp)}.items():
+for name, kw in {
+    "L-BFGS-B": dict(method="L-BFGS-B", bounds=[(-ctl.u_box, ctl.u_box)] * z0.size),
+    "trust-ncg": dict(method="trust-ncg", hessp=hessp),
+}.items():
     t0 = time.perf_counter()
     res = minimize(fg, z0, jac=True, options={"maxiter": 10}, **kw)
     X = prob.states(ctl.controls(res.x))
     results[name] = X
-    print(f"{name:9s}: J {fg(z0)[0]:.4f} -> {res.fun:.4f} in {res.nit} iterations, "
-          f"{time.perf_counter() - t0:.1f} s; final coverage {task.coverage(X[-1, :3]):.3f}")
+    print(
+        f"{name:9s}: J {fg(z0)[0]:.4f} -> {res.fun:.4f} in {res.nit} iterations, "
+        f"{time.perf_counter() - t0:.1f} s; final coverage {task.coverage(X[-1, :3]):.3f}"
+    )
 
 fig, axes = plt.subplots(1, 2, figsize=(10, 5))
 for ax, (name, X) in zip(axes, results.items()):
@@ -94,8 +101,10 @@ plt.show()
 t0 = time.perf_counter()
 ep = mpc.run_episode(task)
 print(ep)
-print(f"median solve {np.median(ep.solve_times):.3f} s; phases: "
-      f"{(ep.phases == 'move').sum()} move steps, {(ep.phases == 'push').sum()} push steps")
+print(
+    f"median solve {np.median(ep.solve_times):.3f} s; phases: "
+    f"{(ep.phases == 'move').sum()} move steps, {(ep.phases == 'push').sum()} push steps"
+)
 viz.plot_trajectory(task, ep.states)
 plt.show()
 n = viz.animate(task, ep.states, "push_t_notebook.gif", fps=15)
@@ -111,9 +120,16 @@ display(Image(filename="push_t_notebook.gif"))
 # here; the README has the full table (`python -m softcontact compare`).
 
 # %%
-comp = compare.compare(seeds=(0,), horizon=160, block=20, cem_samples=32,
-                       cem_elites=6, cem_iterations=4, lbfgs_iterations=12,
-                       newton_iterations=3)
+comp = compare.compare(
+    seeds=(0,),
+    horizon=160,
+    block=20,
+    cem_samples=32,
+    cem_elites=6,
+    cem_iterations=4,
+    lbfgs_iterations=12,
+    newton_iterations=3,
+)
 print(comp.table())
 comp.plot()
 plt.show()

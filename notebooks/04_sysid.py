@@ -50,15 +50,19 @@ task = push_t.make()
 x0 = sysid.initial_state(task)
 U = sysid.excitation(task)
 t = np.arange(1, len(U) + 1) * task.dt
-phases = [(0.0, 0.61, "1 release"), (0.61, 1.54, "2 kick into the wall"),
-          (1.54, sysid.DURATION, "3 sliding push")]
+phases = [
+    (0.0, 0.61, "1 release"),
+    (0.61, 1.54, "2 kick into the wall"),
+    (1.54, sysid.DURATION, "3 sliding push"),
+]
 hidden = [sysid.HIDDEN[k] for k in sysid.PARAMETERS]
 truth = push_t.make(**sysid.HIDDEN).model
 X = np.asarray(truth.rollout(x0, U).states).reshape(-1, truth.nx)
 print(f"{len(U)} steps of {task.dt} s; hidden {dict(sysid.HIDDEN)}")
 
-fig, (ax, bx) = plt.subplots(1, 2, figsize=(13, 5.5), constrained_layout=True,
-                             gridspec_kw={"width_ratios": [1, 1.4]})
+fig, (ax, bx) = plt.subplots(
+    1, 2, figsize=(13, 5.5), constrained_layout=True, gridspec_kw={"width_ratios": [1, 1.4]}
+)
 for (a, b, name), color in zip(phases, ["C0", "C1", "C2"]):
     steps = np.arange(int(round(a / task.dt)), int(round(b / task.dt)) + 1)
     for k in steps[::12]:
@@ -69,8 +73,14 @@ for (a, b, name), color in zip(phases, ["C0", "C1", "C2"]):
     ax.plot(*np.vstack([o, o[:1]]).T, color=color, lw=1)
     bx.axvspan(a, b, color=color, alpha=0.08)
 ax.add_patch(plt.Rectangle((0, 0), task.workspace, task.workspace, fill=False, color="k"))
-ax.set(xlim=(0.1, 0.42), ylim=(0.14, 0.52), aspect="equal", xlabel="x (m)", ylabel="y (m)",
-       title="the T every 60 ms (shaded by phase) and the pusher's path")
+ax.set(
+    xlim=(0.1, 0.42),
+    ylim=(0.14, 0.52),
+    aspect="equal",
+    xlabel="x (m)",
+    ylabel="y (m)",
+    title="the T every 60 ms (shaded by phase) and the pusher's path",
+)
 ax.legend(loc="lower right", fontsize=8)
 bx.plot(t, U[:, 0], label="pusher vx")
 bx.plot(t, U[:, 1], label="pusher vy")
@@ -92,13 +102,14 @@ plt.show()
 
 # %%
 res = sysid.experiment(seed=0, noise=1e-3, verbose=True)
-print(f"\n{res.nfev} evaluations (rollouts with sensitivities), {res.wall:.1f} s, "
-      f"cost {res.cost:.3g} (noise alone: {0.5 * res.observed.size * 1e-6:.3g})\n")
+print(
+    f"\n{res.nfev} evaluations (rollouts with sensitivities), {res.wall:.1f} s, "
+    f"cost {res.cost:.3g} (noise alone: {0.5 * res.observed.size * 1e-6:.3g})\n"
+)
 print(res.table())
 
 # %%
-fig, axes = plt.subplots(2, 3, figsize=(14, 6.5), sharex=True,
-                         constrained_layout=True)
+fig, axes = plt.subplots(2, 3, figsize=(14, 6.5), sharex=True, constrained_layout=True)
 labels = ["x (m)", "y (m)", "theta (rad)"]
 for j in range(3):
     ax = axes[0, j]
@@ -107,8 +118,7 @@ for j in range(3):
     ax.set(ylabel=labels[j])
     r = res.observed[:, j] - res.fitted[:, j]
     axes[1, j].plot(t, r * (1e3 if j < 2 else 1), ".", ms=2, color="C0")
-    axes[1, j].set(xlabel="time (s)",
-                   ylabel="observed - fitted " + ("(mm)" if j < 2 else "(rad)"))
+    axes[1, j].set(xlabel="time (s)", ylabel="observed - fitted " + ("(mm)" if j < 2 else "(rad)"))
 axes[0, 0].legend(fontsize=8)
 fig.suptitle("the T's observed pose and the identified model's prediction")
 plt.show()
@@ -127,16 +137,24 @@ print("clean data, relative errors:", clean.relative_error)
 runs = [res] + [sysid.experiment(seed=s, noise=1e-3) for s in (1, 2)]
 errors = np.array([r.relative_error for r in runs])
 for s, r in enumerate(runs):
-    print(f"seed {s}: relative errors {np.round(100 * r.relative_error, 2)} %, "
-          f"{r.nfev} evaluations, {r.wall:.1f} s")
+    print(
+        f"seed {s}: relative errors {np.round(100 * r.relative_error, 2)} %, "
+        f"{r.nfev} evaluations, {r.wall:.1f} s"
+    )
 
 fig, ax = plt.subplots(figsize=(7, 3.8), constrained_layout=True)
 w = 0.25
 for s in range(len(runs)):
     ax.bar(np.arange(3) + (s - 1) * w, 100 * errors[s], w, label=f"noise seed {s}")
 ax.axhline(5.0, color="k", ls="--", lw=1, label="5 % target")
-ax.set(xticks=range(3), xticklabels=sysid.PARAMETERS, ylabel="relative error (%)",
-       yscale="log", ylim=(1e-3, 10), title="1 mm observation noise")
+ax.set(
+    xticks=range(3),
+    xticklabels=sysid.PARAMETERS,
+    ylabel="relative error (%)",
+    yscale="log",
+    ylim=(1e-3, 10),
+    title="1 mm observation noise",
+)
 ax.legend(fontsize=8)
 plt.show()
 

@@ -41,8 +41,9 @@ def _installed_copy():
             continue
         if not any(f.startswith("_core") for f in _os.listdir(pkg)):
             continue
-        spec = importlib.util.spec_from_file_location(__name__, init,
-                                                      submodule_search_locations=[pkg])
+        spec = importlib.util.spec_from_file_location(
+            __name__, init, submodule_search_locations=[pkg]
+        )
         module = importlib.util.module_from_spec(spec)
         source_tree = _sys.modules[__name__]
         _sys.modules[__name__] = module
@@ -92,8 +93,11 @@ if not _STANDIN:
             ``isa_default`` honours the ``SOFTCONTACT_ISA`` environment variable.
         """
         info = _core.isa_info()
-        return {"version": __version__, "isa_default": info["default"],
-                "isa_supported": info["supported"]}
+        return {
+            "version": __version__,
+            "isa_default": info["default"],
+            "isa_supported": info["supported"],
+        }
 
 
 __all__ = [

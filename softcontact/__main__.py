@@ -37,66 +37,88 @@ def _parser():
     p = argparse.ArgumentParser(
         prog="python -m softcontact",
         description="softcontact: smooth, differentiable collision detection and contact. "
-                    "Without a command, runs `demo`.",
+        "Without a command, runs `demo`.",
     )
     sub = p.add_subparsers(dest="command", metavar="{demo,mpc,compare,sysid,bench,ssdf}")
 
-    d = sub.add_parser("demo", help="push-T with the MPC controller from a fixed seed; "
-                       "writes push_t.png and push_t.gif (the default command)")
+    d = sub.add_parser(
+        "demo",
+        help="push-T with the MPC controller from a fixed seed; "
+        "writes push_t.png and push_t.gif (the default command)",
+    )
     d.add_argument("--seed", type=int, default=DEMO_SEED, help="task seed (default: %(default)s)")
-    d.add_argument("--time-limit", type=float, default=30.0,
-                   help="simulated seconds allowed (default: %(default)s)")
+    d.add_argument(
+        "--time-limit",
+        type=float,
+        default=30.0,
+        help="simulated seconds allowed (default: %(default)s)",
+    )
     d.add_argument("--png", default="push_t.png", help="figure to write (default: %(default)s)")
-    d.add_argument("--gif", default="push_t.gif",
-                   help="animation to write (default: %(default)s)")
+    d.add_argument("--gif", default="push_t.gif", help="animation to write (default: %(default)s)")
     d.add_argument("--no-figures", action="store_true", help="write no files")
     d.add_argument("--quiet", action="store_true", help="no per-tick log")
 
     m = sub.add_parser("mpc", help="MPC success rate over many seeded initial states")
-    m.add_argument("--seeds", type=int, default=50,
-                   help="number of seeds, 0..N-1 (default: %(default)s)")
+    m.add_argument(
+        "--seeds", type=int, default=50, help="number of seeds, 0..N-1 (default: %(default)s)"
+    )
     m.add_argument("--first-seed", type=int, default=0, help="first seed (default: 0)")
-    m.add_argument("--jobs", type=int, default=2,
-                   help="worker processes (default: %(default)s)")
-    m.add_argument("--time-limit", type=float, default=30.0,
-                   help="simulated seconds per episode (default: %(default)s)")
-    m.add_argument("--iterations", type=int, default=10,
-                   help="L-BFGS-B iterations per tick (default: %(default)s)")
-    m.add_argument("--figure", default=None,
-                   help="write the failures' trajectories to this PNG")
+    m.add_argument("--jobs", type=int, default=2, help="worker processes (default: %(default)s)")
+    m.add_argument(
+        "--time-limit",
+        type=float,
+        default=30.0,
+        help="simulated seconds per episode (default: %(default)s)",
+    )
+    m.add_argument(
+        "--iterations",
+        type=int,
+        default=10,
+        help="L-BFGS-B iterations per tick (default: %(default)s)",
+    )
+    m.add_argument("--figure", default=None, help="write the failures' trajectories to this PNG")
 
-    c = sub.add_parser("compare", help="CEM vs L-BFGS vs trust-region Newton on fixed "
-                       "push-T problems")
-    c.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2],
-                   help="problem seeds (default: 0 1 2)")
-    c.add_argument("--horizon", type=int, default=400,
-                   help="steps (default: %(default)s = 2 s)")
-    c.add_argument("--block", type=int, default=20,
-                   help="steps per control block (default: %(default)s)")
+    c = sub.add_parser(
+        "compare", help="CEM vs L-BFGS vs trust-region Newton on fixed push-T problems"
+    )
+    c.add_argument(
+        "--seeds", type=int, nargs="+", default=[0, 1, 2], help="problem seeds (default: 0 1 2)"
+    )
+    c.add_argument("--horizon", type=int, default=400, help="steps (default: %(default)s = 2 s)")
+    c.add_argument(
+        "--block", type=int, default=20, help="steps per control block (default: %(default)s)"
+    )
     c.add_argument("--cem-samples", type=int, default=64, help="default: %(default)s")
     c.add_argument("--cem-elites", type=int, default=8, help="default: %(default)s")
     c.add_argument("--cem-iterations", type=int, default=30, help="default: %(default)s")
     c.add_argument("--lbfgs-iterations", type=int, default=60, help="default: %(default)s")
     c.add_argument("--newton-iterations", type=int, default=20, help="default: %(default)s")
-    c.add_argument("--figure", default="compare.png",
-                   help="plot to write (default: %(default)s; '' for none)")
+    c.add_argument(
+        "--figure", default="compare.png", help="plot to write (default: %(default)s; '' for none)"
+    )
 
     y = sub.add_parser("sysid", help="identify mass and frictions from a noisy push")
     y.add_argument("--seed", type=int, default=0, help="noise seed (default: %(default)s)")
-    y.add_argument("--noise", type=float, default=1e-3,
-                   help="observation noise std, m (default: %(default)s)")
-    y.add_argument("--max-nfev", type=int, default=None,
-                   help="least-squares evaluations at most (default: SciPy's)")
+    y.add_argument(
+        "--noise", type=float, default=1e-3, help="observation noise std, m (default: %(default)s)"
+    )
+    y.add_argument(
+        "--max-nfev",
+        type=int,
+        default=None,
+        help="least-squares evaluations at most (default: SciPy's)",
+    )
 
     b = sub.add_parser("bench", help="step and rollout timings of the push-T model")
-    b.add_argument("--repeats", type=int, default=15,
-                   help="timed repeats per row (default: %(default)s)")
+    b.add_argument(
+        "--repeats", type=int, default=15, help="timed repeats per row (default: %(default)s)"
+    )
 
     s = sub.add_parser("ssdf", help="SSDF demo on the push-T shape")
-    s.add_argument("--out", default="ssdf_demo.png",
-                   help="figure to write (default: %(default)s)")
-    s.add_argument("--grid", type=int, default=300,
-                   help="grid points per axis (default: %(default)s)")
+    s.add_argument("--out", default="ssdf_demo.png", help="figure to write (default: %(default)s)")
+    s.add_argument(
+        "--grid", type=int, default=300, help="grid points per axis (default: %(default)s)"
+    )
     s.add_argument("--no-figure", action="store_true", help="print the summary only")
     return p
 
@@ -106,8 +128,15 @@ def _check(cond, msg):
         raise SystemExit(f"python -m softcontact: error: {msg}")
 
 
-def demo(seed=DEMO_SEED, time_limit=30.0, png="push_t.png", gif="push_t.gif", figures=True,
-         log=True, stream=sys.stdout):
+def demo(
+    seed=DEMO_SEED,
+    time_limit=30.0,
+    png="push_t.png",
+    gif="push_t.gif",
+    figures=True,
+    log=True,
+    stream=sys.stdout,
+):
     """The push-T demo; returns the :class:`~softcontact.tasks.push_t.mpc.Episode`."""
     import softcontact as sc
     from softcontact.tasks import push_t
@@ -116,28 +145,40 @@ def demo(seed=DEMO_SEED, time_limit=30.0, png="push_t.png", gif="push_t.gif", fi
     info = sc.build_info()
     print(f"softcontact {info['version']} (SIMD: {info['isa_default']})", file=stream)
     task = push_t.make(seed=seed)
-    print(f"push-T seed {seed}: T at {np.round(task.x0[:3], 3).tolist()}, pusher at "
-          f"{np.round(task.x0[3:5], 3).tolist()}, goal {np.round(task.goal, 3).tolist()}",
-          file=stream)
-    print("controller: push selection by batched rollouts, refinement by L-BFGS-B with "
-          "exact gradients (see softcontact.tasks.push_t.mpc)", file=stream)
+    print(
+        f"push-T seed {seed}: T at {np.round(task.x0[:3], 3).tolist()}, pusher at "
+        f"{np.round(task.x0[3:5], 3).tolist()}, goal {np.round(task.goal, 3).tolist()}",
+        file=stream,
+    )
+    print(
+        "controller: push selection by batched rollouts, refinement by L-BFGS-B with "
+        "exact gradients (see softcontact.tasks.push_t.mpc)",
+        file=stream,
+    )
     t0 = time.perf_counter()
 
     def progress(t, x, cov, phase):
         if log:
-            print(f"  t = {t:5.2f} s  {phase:4s}  coverage {cov:.3f}  T "
-                  f"{np.round(x[:3], 3).tolist()}  ({time.perf_counter() - t0:5.1f} s)",
-                  file=stream, flush=True)
+            print(
+                f"  t = {t:5.2f} s  {phase:4s}  coverage {cov:.3f}  T "
+                f"{np.round(x[:3], 3).tolist()}  ({time.perf_counter() - t0:5.1f} s)",
+                file=stream,
+                flush=True,
+            )
 
     ep = run_episode(task, time_limit=time_limit, callback=progress)
     st = ep.solve_times
-    print(f"{'success' if ep.success else 'no success'}: coverage {ep.coverage:.3f} after "
-          f"{ep.time:.2f} s simulated, {ep.wall:.1f} s wall; {st.size} ticks planned, "
-          f"median {np.median(st) if st.size else 0.0:.3f} s per solve", file=stream)
+    print(
+        f"{'success' if ep.success else 'no success'}: coverage {ep.coverage:.3f} after "
+        f"{ep.time:.2f} s simulated, {ep.wall:.1f} s wall; {st.size} ticks planned, "
+        f"median {np.median(st) if st.size else 0.0:.3f} s per solve",
+        file=stream,
+    )
     if figures:
         import matplotlib
 
         from softcontact.tasks.push_t.viz import animate, plot_trajectory
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
@@ -148,8 +189,9 @@ def demo(seed=DEMO_SEED, time_limit=30.0, png="push_t.png", gif="push_t.gif", fi
     return ep
 
 
-def mpc(seeds=50, first_seed=0, jobs=2, time_limit=30.0, iterations=10, figure=None,
-        stream=sys.stdout):
+def mpc(
+    seeds=50, first_seed=0, jobs=2, time_limit=30.0, iterations=10, figure=None, stream=sys.stdout
+):
     """The MPC runner; returns the :class:`~softcontact.tasks.push_t.mpc.Evaluation`."""
     from softcontact.tasks import push_t
     from softcontact.tasks.push_t.mpc import evaluate
@@ -157,18 +199,28 @@ def mpc(seeds=50, first_seed=0, jobs=2, time_limit=30.0, iterations=10, figure=N
     t0 = time.perf_counter()
 
     def done(ep):
-        print(f"  seed {ep.seed:3d}: {'success' if ep.success else 'FAIL   '} coverage "
-              f"{ep.coverage:.3f} at {ep.time:5.2f} s ({ep.wall:5.1f} s wall, "
-              f"{ep.solve_times.size} solves)", file=stream, flush=True)
+        print(
+            f"  seed {ep.seed:3d}: {'success' if ep.success else 'FAIL   '} coverage "
+            f"{ep.coverage:.3f} at {ep.time:5.2f} s ({ep.wall:5.1f} s wall, "
+            f"{ep.solve_times.size} solves)",
+            file=stream,
+            flush=True,
+        )
 
-    ev = evaluate(range(first_seed, first_seed + seeds), jobs=jobs, time_limit=time_limit,
-                  callback=done, iterations=iterations)
+    ev = evaluate(
+        range(first_seed, first_seed + seeds),
+        jobs=jobs,
+        time_limit=time_limit,
+        callback=done,
+        iterations=iterations,
+    )
     print(ev.summary(), file=stream)
     print(f"total wall {time.perf_counter() - t0:.1f} s with {jobs} job(s)", file=stream)
     if figure and ev.failures:
         import matplotlib
 
         from softcontact.tasks.push_t.viz import plot_trajectory
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
@@ -177,9 +229,13 @@ def mpc(seeds=50, first_seed=0, jobs=2, time_limit=30.0, iterations=10, figure=N
         rows = -(-len(fails) // cols)
         fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 4.2 * rows), squeeze=False)
         for ax, ep in zip(axes.flat, fails, strict=False):
-            plot_trajectory(push_t.make(seed=ep.seed), ep.states, ax=ax,
-                            title=f"seed {ep.seed}: coverage {ep.coverage:.3f}")
-        for ax in list(axes.flat)[len(fails):]:
+            plot_trajectory(
+                push_t.make(seed=ep.seed),
+                ep.states,
+                ax=ax,
+                title=f"seed {ep.seed}: coverage {ep.coverage:.3f}",
+            )
+        for ax in list(axes.flat)[len(fails) :]:
             ax.axis("off")
         fig.tight_layout()
         fig.savefig(figure, dpi=90)
@@ -188,24 +244,45 @@ def mpc(seeds=50, first_seed=0, jobs=2, time_limit=30.0, iterations=10, figure=N
     return ev
 
 
-def compare(seeds=(0, 1, 2), horizon=400, block=20, cem_samples=64, cem_elites=8,
-            cem_iterations=30, lbfgs_iterations=60, newton_iterations=20,
-            figure="compare.png", stream=sys.stdout):
+def compare(
+    seeds=(0, 1, 2),
+    horizon=400,
+    block=20,
+    cem_samples=64,
+    cem_elites=8,
+    cem_iterations=30,
+    lbfgs_iterations=60,
+    newton_iterations=20,
+    figure="compare.png",
+    stream=sys.stdout,
+):
     """The optimizer comparison; returns the
     :class:`~softcontact.tasks.push_t.compare.Comparison`."""
     from softcontact.tasks.push_t.compare import compare as compare_methods
 
     def done(t):
-        print(f"  seed {t.seed} {t.method:12s}: best {t.best[-1]:.4g} after "
-              f"{t.wall[-1]:.2f} s, {t.steps[-1]} steps", file=stream, flush=True)
+        print(
+            f"  seed {t.seed} {t.method:12s}: best {t.best[-1]:.4g} after "
+            f"{t.wall[-1]:.2f} s, {t.steps[-1]} steps",
+            file=stream,
+            flush=True,
+        )
 
-    comp = compare_methods(seeds, horizon=horizon, block=block, cem_samples=cem_samples,
-                           cem_elites=cem_elites, cem_iterations=cem_iterations,
-                           lbfgs_iterations=lbfgs_iterations,
-                           newton_iterations=newton_iterations, callback=done)
+    comp = compare_methods(
+        seeds,
+        horizon=horizon,
+        block=block,
+        cem_samples=cem_samples,
+        cem_elites=cem_elites,
+        cem_iterations=cem_iterations,
+        lbfgs_iterations=lbfgs_iterations,
+        newton_iterations=newton_iterations,
+        callback=done,
+    )
     print(comp.table(), file=stream)
     if figure:
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
@@ -254,16 +331,21 @@ def bench(repeats=15, stream=sys.stdout):
             times[k].append(time.perf_counter() - t0)
     med = {k: float(np.median(v)) for k, v in times.items()}
     base = med["step, order 0"]
-    print(f"push-T model ({len(task.cloud)} + {len(task.pusher_cloud)} samples, 4 walls, "
-          f"support friction); medians of {repeats}", file=stream)
+    print(
+        f"push-T model ({len(task.cloud)} + {len(task.pusher_cloud)} samples, 4 walls, "
+        f"support friction); medians of {repeats}",
+        file=stream,
+    )
     print("| case | median | per step [us] | ratio to step order 0 |", file=stream)
     print("|---|---|---|---|", file=stream)
     rows = []
     for k, v in med.items():
         steps = B * T if k.startswith("rollout") else 1
         rows.append((k, v, v / steps))
-        print(f"| {k} | {v * 1e3:.3f} ms | {v / steps * 1e6:.1f} | {v / steps / base:.2f} |",
-              file=stream)
+        print(
+            f"| {k} | {v * 1e3:.3f} ms | {v / steps * 1e6:.1f} | {v / steps / base:.2f} |",
+            file=stream,
+        )
     r1 = med[f"rollout B={B} T={T}, order 0, 1 thread"]
     r2 = med[f"rollout B={B} T={T}, order 0, 2 threads"]
     print(f"rollout speed-up, 2 threads / 1: {r1 / r2:.2f}", file=stream)
@@ -274,8 +356,11 @@ def ssdf_demo(out="ssdf_demo.png", grid=300, figure=True, stream=sys.stdout):
     import softcontact as sc
 
     info = sc.build_info()
-    print(f"softcontact {info['version']}  (SIMD: {info['isa_default']}; "
-          f"supported: {', '.join(info['isa_supported'])})", file=stream)
+    print(
+        f"softcontact {info['version']}  (SIMD: {info['isa_default']}; "
+        f"supported: {', '.join(info['isa_supported'])})",
+        file=stream,
+    )
     cloud = sc.PointCloud.t_shape(spacing=0.005)
     print(f"cloud: {cloud!r}", file=stream)
     lo, hi = cloud.bounds
@@ -291,14 +376,22 @@ def ssdf_demo(out="ssdf_demo.png", grid=300, figure=True, stream=sys.stdout):
         # gradient vs central differences of phi, on a few grid points
         idx = (slice(None, None, 37), slice(None, None, 41))
         h = 1e-7
-        fd = np.stack([(sc.ssdf(cloud, X[idx] + h * e, eps).phi
-                        - sc.ssdf(cloud, X[idx] - h * e, eps).phi) / (2 * h)
-                       for e in np.eye(2)], -1)
+        fd = np.stack(
+            [
+                (sc.ssdf(cloud, X[idx] + h * e, eps).phi - sc.ssdf(cloud, X[idx] - h * e, eps).phi)
+                / (2 * h)
+                for e in np.eye(2)
+            ],
+            -1,
+        )
         err = np.max(np.abs(fd - r.grad[idx]))
         inside = np.mean(r.phi < 0)
-        print(f"eps = {eps:8.1e} m^2: {X[..., 0].size} queries x {len(cloud)} samples, order 2, "
-              f"{dt * 1e3:6.1f} ms ({X[..., 0].size * len(cloud) / dt:.2e} pairs/s); "
-              f"inside fraction {inside:.3f}; |grad - FD| <= {err:.1e}", file=stream)
+        print(
+            f"eps = {eps:8.1e} m^2: {X[..., 0].size} queries x {len(cloud)} samples, order 2, "
+            f"{dt * 1e3:6.1f} ms ({X[..., 0].size * len(cloud) / dt:.2e} pairs/s); "
+            f"inside fraction {inside:.3f}; |grad - FD| <= {err:.1e}",
+            file=stream,
+        )
         rows.append((eps, r.phi))
     if figure:
         import matplotlib
@@ -307,8 +400,9 @@ def ssdf_demo(out="ssdf_demo.png", grid=300, figure=True, stream=sys.stdout):
         import matplotlib.pyplot as plt
 
         fig, axes = plt.subplots(1, 3, figsize=(13, 4.6), constrained_layout=True)
-        fig.suptitle("Soft signed distance of the push-T shape "
-                     "(zero contour in black, samples white)")
+        fig.suptitle(
+            "Soft signed distance of the push-T shape (zero contour in black, samples white)"
+        )
         for ax, (eps, phi) in zip(axes, rows, strict=True):
             m = np.max(np.abs(phi))
             im = ax.pcolormesh(xs, ys, phi, cmap="RdBu_r", vmin=-m, vmax=m, shading="auto")
@@ -333,25 +427,44 @@ def main(argv=None):
     if cmd == "demo":
         _check(args.seed >= 0, "--seed must be >= 0")
         _check(args.time_limit > 0, "--time-limit must be > 0")
-        demo(args.seed, args.time_limit, args.png, args.gif, not args.no_figures,
-             not args.quiet)
+        demo(args.seed, args.time_limit, args.png, args.gif, not args.no_figures, not args.quiet)
     elif cmd == "mpc":
-        _check(args.seeds >= 1 and args.first_seed >= 0, "--seeds must be >= 1 and "
-               "--first-seed >= 0")
-        _check(args.jobs >= 1 and args.iterations >= 1 and args.time_limit > 0,
-               "--jobs and --iterations must be >= 1, --time-limit > 0")
-        mpc(args.seeds, args.first_seed, args.jobs, args.time_limit, args.iterations,
-            args.figure)
+        _check(
+            args.seeds >= 1 and args.first_seed >= 0, "--seeds must be >= 1 and --first-seed >= 0"
+        )
+        _check(
+            args.jobs >= 1 and args.iterations >= 1 and args.time_limit > 0,
+            "--jobs and --iterations must be >= 1, --time-limit > 0",
+        )
+        mpc(args.seeds, args.first_seed, args.jobs, args.time_limit, args.iterations, args.figure)
     elif cmd == "compare":
         _check(all(v >= 0 for v in args.seeds), "--seeds must be >= 0")
-        _check(min(args.horizon, args.block, args.cem_samples, args.cem_elites,
-                   args.cem_iterations, args.lbfgs_iterations, args.newton_iterations) >= 1,
-               "sizes and iteration counts must be >= 1")
+        _check(
+            min(
+                args.horizon,
+                args.block,
+                args.cem_samples,
+                args.cem_elites,
+                args.cem_iterations,
+                args.lbfgs_iterations,
+                args.newton_iterations,
+            )
+            >= 1,
+            "sizes and iteration counts must be >= 1",
+        )
         _check(args.horizon % args.block == 0, "--block must divide --horizon")
         _check(args.cem_elites <= args.cem_samples, "--cem-elites must be <= --cem-samples")
-        compare(tuple(args.seeds), args.horizon, args.block, args.cem_samples,
-                args.cem_elites, args.cem_iterations, args.lbfgs_iterations,
-                args.newton_iterations, args.figure)
+        compare(
+            tuple(args.seeds),
+            args.horizon,
+            args.block,
+            args.cem_samples,
+            args.cem_elites,
+            args.cem_iterations,
+            args.lbfgs_iterations,
+            args.newton_iterations,
+            args.figure,
+        )
     elif cmd == "sysid":
         _check(args.seed >= 0 and args.noise >= 0, "--seed and --noise must be >= 0")
         _check(args.max_nfev is None or args.max_nfev >= 1, "--max-nfev must be >= 1")

@@ -31,7 +31,6 @@ from .ssdf import _packed, _run_options
 __all__ = ["Separation", "separation", "ContactParams", "Contact", "contact"]
 
 
-
 class Separation(NamedTuple):
     """Result of :func:`separation`; fields above the requested order are None.
 
@@ -60,8 +59,9 @@ def _as_vector(v, name, want, dim, what):
     """A finite float64 vector of shape (want,); messages name the argument."""
     a = as_float_array(v, name)
     if a.shape != (want,):
-        raise ValueError(f"{name} must have shape ({want},) for {dim}D {what}, "
-                         f"got {shape_str(a.shape)}")
+        raise ValueError(
+            f"{name} must have shape ({want},) for {dim}D {what}, got {shape_str(a.shape)}"
+        )
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{name} must be finite (NaN or inf found)")
     return a
@@ -74,8 +74,10 @@ def _check_clouds(cloud_a, cloud_b) -> int:
     if not isinstance(cloud_b, PointCloud):
         raise TypeError(f"cloud_b must be a PointCloud, got {type(cloud_b).__name__}")
     if cloud_a.dim != cloud_b.dim:
-        raise ValueError(f"cloud_a and cloud_b must have the same dimension, got "
-                         f"{cloud_a.dim}D and {cloud_b.dim}D")
+        raise ValueError(
+            f"cloud_a and cloud_b must have the same dimension, got "
+            f"{cloud_a.dim}D and {cloud_b.dim}D"
+        )
     return cloud_a.dim
 
 
@@ -83,13 +85,16 @@ def _as_pose(pose, name, dim):
     q = _as_vector(pose, name, 3 if dim == 2 else 7, dim, "clouds")
     bad = first_non_unit(q[3:]) if dim == 3 else None
     if bad is not None:
-        raise ValueError(f"{name} must hold a unit quaternion in [3:7] (norm 1 within "
-                         f"{UNIT_TOL:g}), got norm {bad[1]!r}")
+        raise ValueError(
+            f"{name} must hold a unit quaternion in [3:7] (norm 1 within "
+            f"{UNIT_TOL:g}), got norm {bad[1]!r}"
+        )
     return q
 
 
-def separation(cloud_a, pose_a, cloud_b, pose_b, eps, order=0, num_threads=None, *,
-               isa="auto", dense=False) -> Separation:
+def separation(
+    cloud_a, pose_a, cloud_b, pose_b, eps, order=0, num_threads=None, *, isa="auto", dense=False
+) -> Separation:
     """Separation field of two posed oriented point clouds and its pose derivatives.
 
     Parameters
@@ -157,9 +162,19 @@ def separation(cloud_a, pose_a, cloud_b, pose_b, eps, order=0, num_threads=None,
     order = as_int(order, "order", 0, 2)
     nthreads = as_num_threads(num_threads)
     isa_code, dense_code = _run_options(isa, dense)
-    phi, x, g, d1, d2 = _core.separation(_packed(cloud_a), len(cloud_a), qa, _packed(cloud_b),
-                                         len(cloud_b), qb, eps, order, nthreads, isa_code,
-                                         dense_code)
+    phi, x, g, d1, d2 = _core.separation(
+        _packed(cloud_a),
+        len(cloud_a),
+        qa,
+        _packed(cloud_b),
+        len(cloud_b),
+        qb,
+        eps,
+        order,
+        nthreads,
+        isa_code,
+        dense_code,
+    )
     return Separation(phi, x, g, d1, d2)
 
 
@@ -221,13 +236,21 @@ class ContactParams:
 
     def __post_init__(self):
         for name in _PARAM_NAMES:
-            v = as_positive_float(getattr(self, name), name,
-                                  allow_zero=name in ("damping", "friction"))
+            v = as_positive_float(
+                getattr(self, name), name, allow_zero=name in ("damping", "friction")
+            )
             object.__setattr__(self, name, v)
 
     def _astuple(self):
-        return (self.eps, self.eps_c, self.stiffness, self.beta, self.damping, self.friction,
-                self.slip_velocity)
+        return (
+            self.eps,
+            self.eps_c,
+            self.stiffness,
+            self.beta,
+            self.damping,
+            self.friction,
+            self.slip_velocity,
+        )
 
 
 # the fields in the order of the C struct sc_contact_params (and of _astuple)
@@ -284,8 +307,20 @@ def _as_velocity(v, name, dim):
     return _as_vector(v, name, 3 if dim == 2 else 6, dim, "clouds")
 
 
-def contact(cloud_a, pose_a, vel_a, cloud_b, pose_b, vel_b, params=None, order=0,
-            num_threads=None, *, isa="auto", dense=False) -> Contact:
+def contact(
+    cloud_a,
+    pose_a,
+    vel_a,
+    cloud_b,
+    pose_b,
+    vel_b,
+    params=None,
+    order=0,
+    num_threads=None,
+    *,
+    isa="auto",
+    dense=False,
+) -> Contact:
     """Soft-minimum contact between two posed, moving bodies, with exact derivatives.
 
     Parameters
@@ -366,7 +401,18 @@ def contact(cloud_a, pose_a, vel_a, cloud_b, pose_b, vel_b, params=None, order=0
     order = as_int(order, "order", 0, 2)
     nthreads = as_num_threads(num_threads)
     w, energy, depth, _, phi, pi, f, x, jac, hess = _core.contact(
-        _packed(cloud_a), len(cloud_a), qa, va, _packed(cloud_b), len(cloud_b), qb, vb,
-        params._astuple(), order, nthreads, *_run_options(isa, dense))
+        _packed(cloud_a),
+        len(cloud_a),
+        qa,
+        va,
+        _packed(cloud_b),
+        len(cloud_b),
+        qb,
+        vb,
+        params._astuple(),
+        order,
+        nthreads,
+        *_run_options(isa, dense),
+    )
     nv = 3 if dim == 2 else 6
     return Contact(w[:nv], w[nv:], energy, depth, pi, f, x, phi, jac, hess)

@@ -72,7 +72,6 @@ def polygon_area_moments(v: np.ndarray):
     )
 
 
-
 def sample_mass_properties(p: np.ndarray, n: np.ndarray, a: np.ndarray):
     """Divergence-theorem quadrature over oriented samples (approximate; see mass_properties).
 

@@ -199,4 +199,3 @@ def merge_duplicates(p: np.ndarray, n: np.ndarray, w: np.ndarray, tol_p: float, 
     rep[order] = order[first]
     reps, inverse = np.unique(rep, return_inverse=True)
     return p[reps], n[reps], np.bincount(inverse.ravel(), weights=w, minlength=reps.size)
-

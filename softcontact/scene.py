@@ -51,6 +51,7 @@ def _all_finite(a: np.ndarray) -> bool:
         return all(map(math.isfinite, a.tolist()))
     return bool(np.isfinite(a).all())
 
+
 __all__ = ["Scene", "Model", "StepResult", "Rollout", "Energy", "Momentum"]
 
 _KINDS = {"dynamic": 0, "kinematic": 1, "static": 2}
@@ -58,8 +59,18 @@ _DEFAULT_DENSITY = {2: 10.0, 3: 1000.0}
 
 
 class _Body:
-    __slots__ = ("name", "cloud", "kind", "actuated", "mass", "inertia", "com", "pose",
-                 "velocity", "support")
+    __slots__ = (
+        "name",
+        "cloud",
+        "kind",
+        "actuated",
+        "mass",
+        "inertia",
+        "com",
+        "pose",
+        "velocity",
+        "support",
+    )
     name: str
     cloud: PointCloud
     kind: str
@@ -136,8 +147,10 @@ def _footprint(cloud: PointCloud, count: int) -> np.ndarray:
     """About ``count`` points on a regular grid inside a 2D cloud's recorded shape."""
     geo = cloud._geometry
     if geo is None or geo.dim != 2 or geo.shape == "halfspace":
-        raise ValueError("support samples=None needs a cloud built by box, disk, capsule, "
-                         "polygon or t_shape (2D); pass samples= explicitly")
+        raise ValueError(
+            "support samples=None needs a cloud built by box, disk, capsule, "
+            "polygon or t_shape (2D); pass samples= explicitly"
+        )
     p = geo.params
     if geo.shape == "box":
         lo, hi = -np.asarray(p["half_extents"]), np.asarray(p["half_extents"])
@@ -226,12 +239,23 @@ class Scene:
             raise TypeError(f"{name} must be a body name or index, got {type(body).__name__}")
         i = int(body)
         if not 0 <= i < len(self._bodies):
-            raise ValueError(f"{name}: index {i} out of range (the scene has "
-                             f"{len(self._bodies)} bodies)")
+            raise ValueError(
+                f"{name}: index {i} out of range (the scene has {len(self._bodies)} bodies)"
+            )
         return i
 
-    def add_body(self, cloud, mass=None, density=None, inertia=None, pose=None, velocity=None,
-                 kind="dynamic", actuated=False, name=None) -> str:
+    def add_body(
+        self,
+        cloud,
+        mass=None,
+        density=None,
+        inertia=None,
+        pose=None,
+        velocity=None,
+        kind="dynamic",
+        actuated=False,
+        name=None,
+    ) -> str:
         """Add a body; returns its name.
 
         Parameters
@@ -269,8 +293,10 @@ class Scene:
         if not isinstance(actuated, (bool, np.bool_)):
             raise TypeError(f"actuated must be a bool, got {type(actuated).__name__}")
         if actuated and kind != "dynamic":
-            raise ValueError(f"only dynamic bodies are actuated by force ({kind} body: a "
-                             "kinematic body's control is its velocity)")
+            raise ValueError(
+                f"only dynamic bodies are actuated by force ({kind} body: a "
+                "kinematic body's control is its velocity)"
+            )
         if name is None:
             name = f"body{len(self._bodies)}"
         if not isinstance(name, str) or not name:
@@ -279,8 +305,11 @@ class Scene:
             raise ValueError(f"a body named {name!r} already exists")
         D = self.dim
         nv = 3 if D == 2 else 6
-        cloud_pose = _as_pose([0.0] * 3 if D == 2 else [0, 0, 0, 1, 0, 0, 0], "pose", D) \
-            if pose is None else _as_pose(pose, "pose", D)
+        cloud_pose = (
+            _as_pose([0.0] * 3 if D == 2 else [0, 0, 0, 1, 0, 0, 0], "pose", D)
+            if pose is None
+            else _as_pose(pose, "pose", D)
+        )
         vel = np.zeros(nv) if velocity is None else as_float_array(velocity, "velocity")
         if vel.shape != (nv,):
             raise ValueError(f"velocity must have shape ({nv},), got {shape_str(vel.shape)}")
@@ -288,10 +317,10 @@ class Scene:
             raise ValueError("velocity must be finite")
         if kind == "static" and np.any(vel != 0):
             raise ValueError("a static body's velocity must be zero")
-        if kind != "dynamic" and (mass is not None or density is not None
-                                  or inertia is not None):
-            raise ValueError(f"mass, density and inertia apply to dynamic bodies only "
-                             f"({kind} body {name!r})")
+        if kind != "dynamic" and (mass is not None or density is not None or inertia is not None):
+            raise ValueError(
+                f"mass, density and inertia apply to dynamic bodies only ({kind} body {name!r})"
+            )
         b = _Body()
         b.name, b.kind, b.actuated = name, kind, bool(actuated)
         b.velocity = vel.copy()
@@ -303,8 +332,11 @@ class Scene:
                 raise ValueError("give mass or density, not both")
             props = None
             try:
-                props = cloud.mass_properties(_DEFAULT_DENSITY[D] if density is None
-                                              else as_positive_float(density, "density"))
+                props = cloud.mass_properties(
+                    _DEFAULT_DENSITY[D]
+                    if density is None
+                    else as_positive_float(density, "density")
+                )
             except ValueError:
                 # no geometry (a halfspace, an open raw cloud): fine if both are given
                 if mass is None or inertia is None:
@@ -319,15 +351,21 @@ class Scene:
             if inertia is None:
                 assert props is not None
                 inertia_out = np.atleast_2d(np.asarray(props.inertia, dtype=float)) * (
-                    mass_out / props.mass)
+                    mass_out / props.mass
+                )
             else:
                 inertia_out = self._as_inertia(inertia)
         b.mass = mass_out
         b.inertia = inertia_out
         b.com = com
         # body frame = centre of mass with the cloud's axes; samples relative to it
-        b.cloud = cloud if not np.any(com) else cloud.transformed(
-            np.concatenate([-com, [0.0]]) if D == 2 else np.concatenate([-com, [1, 0, 0, 0]]))
+        b.cloud = (
+            cloud
+            if not np.any(com)
+            else cloud.transformed(
+                np.concatenate([-com, [0.0]]) if D == 2 else np.concatenate([-com, [1, 0, 0, 0]])
+            )
+        )
         R = _rot(cloud_pose, D)
         t = cloud_pose[:D] + R @ com
         b.pose = np.concatenate([t, cloud_pose[D:]])
@@ -362,19 +400,23 @@ class Scene:
         if ka == "static" and kb == "static":
             raise ValueError("a contact between two static bodies has no effect")
         if ka != "dynamic" and kb != "dynamic":
-            raise ValueError(f"a contact between a {ka} and a {kb} body has no effect: "
-                             "neither is pushed")
+            raise ValueError(
+                f"a contact between a {ka} and a {kb} body has no effect: neither is pushed"
+            )
         if params is None:
             params = ContactParams()
         elif not isinstance(params, ContactParams):
             raise TypeError(f"params must be a ContactParams, got {type(params).__name__}")
         if any({a, b} == {ia, ib} for a, b, _ in self._pairs):
-            raise ValueError(f"the contact between {self._bodies[ia].name!r} and "
-                             f"{self._bodies[ib].name!r} already exists")
+            raise ValueError(
+                f"the contact between {self._bodies[ia].name!r} and "
+                f"{self._bodies[ib].name!r} already exists"
+            )
         self._pairs.append((ia, ib, params))
 
-    def add_support(self, body, friction, samples=None, *, gravity=9.81,
-                    slip_velocity=0.01) -> None:
+    def add_support(
+        self, body, friction, samples=None, *, gravity=9.81, slip_velocity=0.01
+    ) -> None:
         """Planar support friction of a 2D dynamic body sliding on a table (docs/method.md
         section 6).
 
@@ -406,17 +448,25 @@ class Scene:
         else:
             pts = as_float_array(samples, "samples")
             if pts.ndim != 2 or pts.shape[1] != 2 or len(pts) < 1:
-                raise ValueError(f"samples must have shape (k, 2), k >= 1, got "
-                                 f"{shape_str(pts.shape)}")
+                raise ValueError(
+                    f"samples must have shape (k, 2), k >= 1, got {shape_str(pts.shape)}"
+                )
             if not np.all(np.isfinite(pts)):
                 raise ValueError("samples must be finite")
             pts = pts - b.com
-        b.support = (np.ascontiguousarray(pts, dtype=float), np.full(len(pts), 1.0 / len(pts)),
-                     mu, g, vs)
+        b.support = (
+            np.ascontiguousarray(pts, dtype=float),
+            np.full(len(pts), 1.0 / len(pts)),
+            mu,
+            g,
+            vs,
+        )
 
     def __repr__(self):
-        lines = [f"Scene(dim={self.dim}, gravity={self.gravity.tolist()}, "
-                 f"{len(self._bodies)} bodies, {len(self._pairs)} contacts)"]
+        lines = [
+            f"Scene(dim={self.dim}, gravity={self.gravity.tolist()}, "
+            f"{len(self._bodies)} bodies, {len(self._pairs)} contacts)"
+        ]
         for b in self._bodies:
             extra = f", mass {b.mass:.4g} kg" if b.kind == "dynamic" else ""
             extra += ", actuated" if b.actuated else ""
@@ -468,7 +518,7 @@ class Model:
                 inertias[i, 0] = b.inertia[0, 0] if b.kind == "dynamic" else 0.0
             else:
                 inertias[i] = b.inertia.reshape(-1) if b.kind == "dynamic" else 0.0
-            poses[i, :len(b.pose)] = b.pose
+            poses[i, : len(b.pose)] = b.pose
         clouds = tuple(_packed(b.cloud) for b in scene._bodies)
         counts = np.array([len(b.cloud) for b in scene._bodies], dtype=float)
         supports = tuple(b.support for b in scene._bodies)
@@ -476,8 +526,9 @@ class Model:
         pp = np.array([p._astuple() for _, _, p in scene._pairs], dtype=float).reshape(-1, 7)
         g3 = np.zeros(3)
         g3[:D] = scene.gravity
-        self._cap = _core.model_new(D, dt, g3, kinds, act, masses, inertias, poses, clouds,
-                                    counts, supports, pairs, pp)
+        self._cap = _core.model_new(
+            D, dt, g3, kinds, act, masses, inertias, poses, clouds, counts, supports, pairs, pp
+        )
         nq, nv, nu, np_, _ = _core.model_sizes(self._cap)
         self.dim, self.dt = D, dt
         self.nq, self.nv, self.nu, self.np, self.nx = nq, nv, nu, np_, nq + nv
@@ -485,14 +536,18 @@ class Model:
         self.moving = tuple(b.name for b in scene._bodies if b.kind != "static")
         self._x0 = np.concatenate(
             [b.pose for b in scene._bodies if b.kind != "static"]
-            + [b.velocity for b in scene._bodies if b.kind != "static"])
+            + [b.velocity for b in scene._bodies if b.kind != "static"]
+        )
         nvb = 3 if D == 2 else 6
         names = []
         for b in scene._bodies:
             if b.kind == "dynamic":
                 names.append(f"{b.name}.mass")
-                names += [f"{b.name}.inertia"] if D == 2 else [
-                    f"{b.name}.I{ax}" for ax in ("xx", "yy", "zz", "xy", "xz", "yz")]
+                names += (
+                    [f"{b.name}.inertia"]
+                    if D == 2
+                    else [f"{b.name}.I{ax}" for ax in ("xx", "yy", "zz", "xy", "xz", "yz")]
+                )
         for a, c, _ in scene._pairs:
             pre = f"contact({scene._bodies[a].name},{scene._bodies[c].name})"
             names += [f"{pre}.stiffness", f"{pre}.damping", f"{pre}.friction"]
@@ -517,8 +572,10 @@ class Model:
         object.__setattr__(self, name, value)
 
     def __repr__(self):
-        return (f"Model(dim={self.dim}, dt={self.dt:g}, bodies={list(self.body_names)}, "
-                f"nx={self.nx}, nv={self.nv}, nu={self.nu}, np={self.np})")
+        return (
+            f"Model(dim={self.dim}, dt={self.dt:g}, bodies={list(self.body_names)}, "
+            f"nx={self.nx}, nv={self.nv}, nu={self.nu}, np={self.np})"
+        )
 
     # -- states ----------------------------------------------------------------------------
 
@@ -534,14 +591,15 @@ class Model:
         else:
             a = as_float_array(x, name)
             if a.shape != (self.nx,):
-                raise ValueError(f"{name} must have shape ({self.nx},), got "
-                                 f"{shape_str(a.shape)}")
+                raise ValueError(f"{name} must have shape ({self.nx},), got {shape_str(a.shape)}")
         if not _all_finite(a):
             raise ValueError(f"{name} must be finite (NaN or inf found)")
-        bad = first_non_unit(a[:self.nq].reshape(-1, 7)[:, 3:]) if self.dim == 3 else None
+        bad = first_non_unit(a[: self.nq].reshape(-1, 7)[:, 3:]) if self.dim == 3 else None
         if bad is not None:
-            raise ValueError(f"{name}: the quaternion of {self.moving[bad[0]]!r} is not unit "
-                             f"(norm {bad[1]!r}, tolerance {UNIT_TOL:g})")
+            raise ValueError(
+                f"{name}: the quaternion of {self.moving[bad[0]]!r} is not unit "
+                f"(norm {bad[1]!r}, tolerance {UNIT_TOL:g})"
+            )
         return a
 
     def _as_control(self, u):
@@ -562,7 +620,7 @@ class Model:
     def _split(self, x):
         nqb = 3 if self.dim == 2 else 7
         n = len(self.moving)
-        return [x[nqb * j:nqb * (j + 1)] for j in range(n)], x[self.nq:]
+        return [x[nqb * j : nqb * (j + 1)] for j in range(n)], x[self.nq :]
 
     def retract(self, x, dx) -> np.ndarray:
         """``x (+) dx``: each moving body's pose retracted (:func:`softcontact.retract`),
@@ -573,8 +631,8 @@ class Model:
             raise ValueError(f"dx must have shape ({2 * self.nv},), got {shape_str(d.shape)}")
         poses, v = self._split(x)
         nvb = self._nvb
-        out = [retract(p, d[nvb * j:nvb * (j + 1)]) for j, p in enumerate(poses)]
-        return np.concatenate(out + [v + d[self.nv:]])
+        out = [retract(p, d[nvb * j : nvb * (j + 1)]) for j, p in enumerate(poses)]
+        return np.concatenate(out + [v + d[self.nv :]])
 
     def difference(self, x1, x0) -> np.ndarray:
         """``x1 (-) x0`` in the tangent space of ``x0`` (inverse of :meth:`retract`)."""
@@ -582,13 +640,15 @@ class Model:
         x0 = self._as_state(x0, "x0")
         p1, v1 = self._split(x1)
         p0, v0 = self._split(x0)
-        return np.concatenate([pose_difference(a, b) for a, b in zip(p1, p0, strict=True)]
-                              + [v1 - v0])
+        return np.concatenate(
+            [pose_difference(a, b) for a, b in zip(p1, p0, strict=True)] + [v1 - v0]
+        )
 
     # -- dynamics --------------------------------------------------------------------------
 
-    def step(self, x, u=None, order=0, params=False, num_threads=None, *,
-             isa="auto", dense=False) -> StepResult:
+    def step(
+        self, x, u=None, order=0, params=False, num_threads=None, *, isa="auto", dense=False
+    ) -> StepResult:
         """One semi-implicit Euler step and its derivatives (docs/method.md section 7).
 
         ``order`` 0, 1 or 2; ``params=True`` adds ``dx_dp``, the first derivative with
@@ -598,21 +658,36 @@ class Model:
         docs/method.md section 10); the same keyword exists on :meth:`rollout`,
         :meth:`inverse_dynamics` and :meth:`energy`.
         """
-        if (type(x) is np.ndarray and x.dtype == _F64
-                and x.shape == (self.nx,) and type(order) is int and 0 <= order <= 2
-                and params is False and isa == "auto" and dense is False
-                and ((u is None and self.nu == 0) or (type(u) is np.ndarray and
-                                                      u.dtype == _F64 and u.shape == (self.nu,)))
-                and (num_threads is None or type(num_threads) is int and
-                     1 <= num_threads <= 256)):
+        if (
+            type(x) is np.ndarray
+            and x.dtype == _F64
+            and x.shape == (self.nx,)
+            and type(order) is int
+            and 0 <= order <= 2
+            and params is False
+            and isa == "auto"
+            and dense is False
+            and (
+                (u is None and self.nu == 0)
+                or (type(u) is np.ndarray and u.dtype == _F64 and u.shape == (self.nu,))
+            )
+            and (num_threads is None or type(num_threads) is int and 1 <= num_threads <= 256)
+        ):
             # the common call from a loop, ~2 us cheaper: the arguments' types and shapes
             # checked here, finiteness and (3D) unit quaternions by the C core's state check;
             # on any ValueError the full checks run, for their message naming the argument
             # (and the body)
             try:
-                return _step_result(_core.step(
-                    self._cap, x, _EMPTY if u is None else u, order, 0,
-                    0 if num_threads is None else num_threads))
+                return _step_result(
+                    _core.step(
+                        self._cap,
+                        x,
+                        _EMPTY if u is None else u,
+                        order,
+                        0,
+                        0 if num_threads is None else num_threads,
+                    )
+                )
             except ValueError:
                 self._as_state(x)
                 self._as_control(u)
@@ -622,11 +697,19 @@ class Model:
         order = as_int(order, "order", 0, 2)
         if not isinstance(params, (bool, np.bool_)):
             raise TypeError(f"params must be a bool, got {type(params).__name__}")
-        return _step_result(_core.step(self._cap, x, u, order, int(params),
-                                       as_num_threads(num_threads), *_run_options(isa, dense)))
+        return _step_result(
+            _core.step(
+                self._cap,
+                x,
+                u,
+                order,
+                int(params),
+                as_num_threads(num_threads),
+                *_run_options(isa, dense),
+            )
+        )
 
-    def rollout(self, x0, U, order=0, num_threads=None, *, isa="auto",
-                dense=False) -> Rollout:
+    def rollout(self, x0, U, order=0, num_threads=None, *, isa="auto", dense=False) -> Rollout:
         """Batched rollouts: ``x0`` (..., nx), ``U`` (..., T, nu) with the same leading
         dimensions (``x0`` may also be a single (nx,) state shared by all), run in C across
         ``num_threads`` threads with the GIL released (one trajectory per thread at a time;
@@ -645,8 +728,10 @@ class Model:
         if xa.shape == (self.nx,):
             xa = np.broadcast_to(xa, lead + (self.nx,))
         if xa.shape != lead + (self.nx,):
-            raise ValueError(f"x0 must have shape {shape_str(lead + (self.nx,))} or "
-                             f"({self.nx},), got {shape_str(xa.shape)}")
+            raise ValueError(
+                f"x0 must have shape {shape_str(lead + (self.nx,))} or "
+                f"({self.nx},), got {shape_str(xa.shape)}"
+            )
         B = int(np.prod(lead, dtype=np.int64))
         xf = np.ascontiguousarray(xa.reshape(B, self.nx))
         if self.dim == 3:
@@ -654,13 +739,21 @@ class Model:
             # unit quaternions
             for k in np.flatnonzero(np.all(np.isfinite(xf), axis=1)):
                 self._as_state(xf[k], "x0")
-        X, A, Bu, st = _core.rollout(self._cap, xf, Ua.reshape(B, T, self.nu), order,
-                                     as_num_threads(num_threads), *_run_options(isa, dense))
+        X, A, Bu, st = _core.rollout(
+            self._cap,
+            xf,
+            Ua.reshape(B, T, self.nu),
+            order,
+            as_num_threads(num_threads),
+            *_run_options(isa, dense),
+        )
         n2 = 2 * self.nv
-        return Rollout(X.reshape(lead + (T + 1, self.nx)),
-                       None if A is None else A.reshape(lead + (T, n2, n2)),
-                       None if Bu is None else Bu.reshape(lead + (T, n2, self.nu)),
-                       st.reshape(lead))
+        return Rollout(
+            X.reshape(lead + (T + 1, self.nx)),
+            None if A is None else A.reshape(lead + (T, n2, n2)),
+            None if Bu is None else Bu.reshape(lead + (T, n2, self.nu)),
+            st.reshape(lead),
+        )
 
     def inverse_dynamics(self, x, x_next, num_threads=None, *, isa="auto", dense=False):
         """The controls ``u`` (nu) and generalized forces ``f`` (nv) that take ``x`` to the
@@ -670,13 +763,20 @@ class Model:
         Returns ``(u, f)``."""
         x = self._as_state(x)
         xn = self._as_state(x_next, "x_next")
-        return _core.model_eval(self._cap, 0, x, xn, as_num_threads(num_threads),
-                                *_run_options(isa, dense))
+        return _core.model_eval(
+            self._cap, 0, x, xn, as_num_threads(num_threads), *_run_options(isa, dense)
+        )
 
     def energy(self, x, num_threads=None, *, isa="auto", dense=False) -> Energy:
         """Kinetic, gravitational and contact energy of the dynamic bodies at ``x``."""
-        e = _core.model_eval(self._cap, 1, self._as_state(x), None, as_num_threads(num_threads),
-                             *_run_options(isa, dense))
+        e = _core.model_eval(
+            self._cap,
+            1,
+            self._as_state(x),
+            None,
+            as_num_threads(num_threads),
+            *_run_options(isa, dense),
+        )
         return Energy(float(e[0]), float(e[1]), float(e[2]), float(e.sum()))
 
     def momentum(self, x) -> Momentum:

@@ -46,20 +46,24 @@ def _check_pose(pose, name):
 def _join(a, b):
     """Concatenate along the last axis after broadcasting the leading dimensions."""
     lead = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
-    return np.concatenate([np.broadcast_to(a, lead + a.shape[-1:]),
-                           np.broadcast_to(b, lead + b.shape[-1:])], axis=-1)
+    return np.concatenate(
+        [np.broadcast_to(a, lead + a.shape[-1:]), np.broadcast_to(b, lead + b.shape[-1:])], axis=-1
+    )
 
 
 def quat_mul(a, b):
     """Hamilton product of quaternions ``(w, x, y, z)``, batched over leading dimensions."""
     aw, ax, ay, az = np.moveaxis(a, -1, 0)
     bw, bx, by, bz = np.moveaxis(b, -1, 0)
-    return np.stack([
-        aw * bw - ax * bx - ay * by - az * bz,
-        aw * bx + ax * bw + ay * bz - az * by,
-        aw * by - ax * bz + ay * bw + az * bx,
-        aw * bz + ax * by - ay * bx + az * bw,
-    ], axis=-1)
+    return np.stack(
+        [
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ],
+        axis=-1,
+    )
 
 
 def quat_exp(v):
@@ -86,11 +90,14 @@ def quat_log(q):
 def quat_to_matrix(q):
     """Rotation matrix ``R`` (..., 3, 3) of unit quaternions (..., 4), ``x_world = R x_body``."""
     w, x, y, z = np.moveaxis(q, -1, 0)
-    return np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-    ], axis=-2)
+    return np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+        ],
+        axis=-2,
+    )
 
 
 def retract(pose, dq):
@@ -122,8 +129,9 @@ def retract(pose, dq):
     want = 3 if q.shape[-1] == 3 else 6
     d = as_float_array(dq, "dq")
     if d.ndim < 1 or d.shape[-1] != want:
-        raise ValueError(f"dq must have shape (..., {want}) for these poses, "
-                         f"got {shape_str(d.shape)}")
+        raise ValueError(
+            f"dq must have shape (..., {want}) for these poses, got {shape_str(d.shape)}"
+        )
     if not np.all(np.isfinite(d)):
         raise ValueError("dq must be finite (NaN or inf found)")
     if want == 3:
@@ -161,8 +169,10 @@ def pose_difference(pose1, pose0):
     q1 = _check_pose(pose1, "pose1")
     q0 = _check_pose(pose0, "pose0")
     if q1.shape[-1] != q0.shape[-1]:
-        raise ValueError(f"pose1 and pose0 must both be 2D or both 3D, got "
-                         f"{shape_str(q1.shape)} and {shape_str(q0.shape)}")
+        raise ValueError(
+            f"pose1 and pose0 must both be 2D or both 3D, got "
+            f"{shape_str(q1.shape)} and {shape_str(q0.shape)}"
+        )
     if q1.shape[-1] == 3:
         return q1 - q0
     conj = q0[..., 3:] * np.array([1.0, -1.0, -1.0, -1.0])

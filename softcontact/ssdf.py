@@ -25,8 +25,12 @@ from .cloud import PointCloud
 
 __all__ = ["SSDF", "ssdf"]
 
-_ISA_BY_NAME = {"auto": _core.ISA_AUTO, "generic": _core.ISA_GENERIC, "avx2": _core.ISA_AVX2,
-                "avx512": _core.ISA_AVX512}
+_ISA_BY_NAME = {
+    "auto": _core.ISA_AUTO,
+    "generic": _core.ISA_GENERIC,
+    "avx2": _core.ISA_AVX2,
+    "avx512": _core.ISA_AVX512,
+}
 
 
 class SSDF(NamedTuple):

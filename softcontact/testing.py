@@ -47,8 +47,9 @@ def fd_jacobian(fun, x, step, *, retract=None):
     return np.stack(cols, axis=-1)
 
 
-def check_derivatives(fun, x, jac, *, step=1e-6, rtol=1e-6, atol=1e-8, retract=None,
-                      batch_ndim=None, scale="item"):
+def check_derivatives(
+    fun, x, jac, *, step=1e-6, rtol=1e-6, atol=1e-8, retract=None, batch_ndim=None, scale="item"
+):
     """Assert that ``jac`` is the derivative of ``fun`` at ``x``.
 
     Parameters

@@ -109,10 +109,14 @@ def _quat_exp(a):
 def _quat_mul(a, b):
     aw, ax, ay, az = a
     bw, bx, by, bz = b
-    return jnp.stack([aw * bw - ax * bx - ay * by - az * bz,
-                      aw * bx + ax * bw + ay * bz - az * by,
-                      aw * by - ax * bz + ay * bw + az * bx,
-                      aw * bz + ax * by - ay * bx + az * bw])
+    return jnp.stack(
+        [
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ]
+    )
 
 
 def _quat_conj(q):
@@ -133,11 +137,13 @@ def _quat_log(q):
 
 def _quat_mat(q):
     w, x, y, z = q / jnp.linalg.norm(q)
-    return jnp.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
+    return jnp.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 def _frame(pose, D):
@@ -254,8 +260,17 @@ class JaxModel:
     depth m and min Phi).
     """
 
-    def __init__(self, dim, dt, gravity, bodies, pairs, include_contacts=True,
-                 compiler_options=None, hessian="fwd-rev"):
+    def __init__(
+        self,
+        dim,
+        dt,
+        gravity,
+        bodies,
+        pairs,
+        include_contacts=True,
+        compiler_options=None,
+        hessian="fwd-rev",
+    ):
         if hessian not in ("fwd-rev", "fwd-fwd"):
             raise ValueError(f"hessian must be 'fwd-rev' or 'fwd-fwd', got {hessian!r}")
         self.hessian = hessian
@@ -278,8 +293,7 @@ class JaxModel:
         self.contact_info = jit(self._contact_info)
 
     @classmethod
-    def from_scene(cls, scene, dt, include_contacts=True, compiler_options=None,
-                   hessian="fwd-rev"):
+    def from_scene(cls, scene, dt, include_contacts=True, compiler_options=None, hessian="fwd-rev"):
         """Read ``scene`` (a :class:`softcontact.Scene`); ``include_contacts=False`` drops
         every contact pair; ``compiler_options`` go to ``jax.jit`` (e.g.
         ``{"xla_backend_optimization_level": 0}``: about half the compile time, several
@@ -290,32 +304,47 @@ class JaxModel:
         bodies, j, uo = [], 0, 0
         for b in scene._bodies:
             cl = b.cloud
-            cloud = (np.array(cl.points, dtype=float), np.array(cl.normals, dtype=float),
-                     np.log(np.array(cl.weights, dtype=float)))
+            cloud = (
+                np.array(cl.points, dtype=float),
+                np.array(cl.normals, dtype=float),
+                np.log(np.array(cl.weights, dtype=float)),
+            )
             dyn = b.kind == "dynamic"
             shape = (1, 1) if D == 2 else (3, 3)
-            inertia = np.array(b.inertia, dtype=float).reshape(shape) if dyn else \
-                np.zeros(shape)
+            inertia = np.array(b.inertia, dtype=float).reshape(shape) if dyn else np.zeros(shape)
             has_u = b.kind == "kinematic" or (dyn and b.actuated)
             sup = None
             if b.support is not None:
                 pts, wts, mu, g, vs = b.support
-                sup = (np.array(pts, dtype=float), np.array(wts, dtype=float), float(mu),
-                       float(g), float(vs))
-            bodies.append(_JBody(
-                kind=b.kind, j=j if b.kind != "static" else -1, uo=uo if has_u else -1,
-                mass=float(b.mass), inertia=inertia,
-                inertia_inv=np.linalg.inv(inertia) if dyn else np.zeros(shape),
-                cloud=cloud, pose=np.array(b.pose, dtype=float), support=sup))
+                sup = (
+                    np.array(pts, dtype=float),
+                    np.array(wts, dtype=float),
+                    float(mu),
+                    float(g),
+                    float(vs),
+                )
+            bodies.append(
+                _JBody(
+                    kind=b.kind,
+                    j=j if b.kind != "static" else -1,
+                    uo=uo if has_u else -1,
+                    mass=float(b.mass),
+                    inertia=inertia,
+                    inertia_inv=np.linalg.inv(inertia) if dyn else np.zeros(shape),
+                    cloud=cloud,
+                    pose=np.array(b.pose, dtype=float),
+                    support=sup,
+                )
+            )
             j += b.kind != "static"
             uo += (3 if D == 2 else 6) if has_u else 0
         pairs = []
         for a, c, p in scene._pairs:
             own_a = np.arange(len(scene._bodies[a].cloud) + len(scene._bodies[c].cloud)) < len(
-                scene._bodies[a].cloud)
+                scene._bodies[a].cloud
+            )
             pairs.append((a, c, tuple(float(v) for v in p._astuple()), own_a))
-        return cls(D, dt, scene.gravity, bodies, pairs, include_contacts, compiler_options,
-                   hessian)
+        return cls(D, dt, scene.gravity, bodies, pairs, include_contacts, compiler_options, hessian)
 
     def _group_pairs(self, pairs):
         """Pairs of one body with several static bodies of equal sample counts (the walls
@@ -342,8 +371,9 @@ class JaxModel:
                 continue
             # stacked static partners, the mover as body A
             st = [pairs[k][1] if pairs[k][0] == mover else pairs[k][0] for k in ks]
-            clouds = tuple(jnp.stack([jnp.asarray(self.bodies[i].cloud[f]) for i in st])
-                           for f in range(3))
+            clouds = tuple(
+                jnp.stack([jnp.asarray(self.bodies[i].cloud[f]) for i in st]) for f in range(3)
+            )
             poses = jnp.stack([jnp.asarray(self.bodies[i].pose) for i in st])
             prms = jnp.array([pairs[k][2] for k in ks])
             na, nb = len(self.bodies[mover].cloud[0]), len(self.bodies[st[0]].cloud[0])
@@ -354,10 +384,10 @@ class JaxModel:
     def _body_state(self, x, b):
         if b.j < 0:
             return jnp.asarray(b.pose), jnp.zeros(self.nvb)
-        pose = x[b.j * self.nqb:(b.j + 1) * self.nqb]
+        pose = x[b.j * self.nqb : (b.j + 1) * self.nqb]
         if self.dim == 3:
             pose = jnp.concatenate([pose[:3], pose[3:] / jnp.linalg.norm(pose[3:])])
-        vel = x[self.nq + b.j * self.nvb:self.nq + (b.j + 1) * self.nvb]
+        vel = x[self.nq + b.j * self.nvb : self.nq + (b.j + 1) * self.nvb]
         return pose, vel
 
     def retract(self, x, dx):
@@ -365,26 +395,27 @@ class JaxModel:
         out = []
         nqb, nvb = self.nqb, self.nvb
         for j in range(self.nv // nvb):
-            q, d = x[j * nqb:(j + 1) * nqb], dx[j * nvb:(j + 1) * nvb]
+            q, d = x[j * nqb : (j + 1) * nqb], dx[j * nvb : (j + 1) * nvb]
             if self.dim == 2:
                 out.append(q + d)
             else:
                 qq = _quat_mul(q[3:], _quat_exp(d[3:]))
                 out.append(jnp.concatenate([q[:3] + d[:3], qq / jnp.linalg.norm(qq)]))
-        return jnp.concatenate(out + [x[self.nq:] + dx[self.nv:]])
+        return jnp.concatenate(out + [x[self.nq :] + dx[self.nv :]])
 
     def difference(self, x1, x0):
         """``x1 (-) x0`` (Model.difference)."""
         out = []
         nqb = self.nqb
         for j in range(self.nv // self.nvb):
-            a, b = x1[j * nqb:(j + 1) * nqb], x0[j * nqb:(j + 1) * nqb]
+            a, b = x1[j * nqb : (j + 1) * nqb], x0[j * nqb : (j + 1) * nqb]
             if self.dim == 2:
                 out.append(a - b)
             else:
-                out.append(jnp.concatenate(
-                    [a[:3] - b[:3], _quat_log(_quat_mul(_quat_conj(b[3:]), a[3:]))]))
-        return jnp.concatenate(out + [x1[self.nq:] - x0[self.nq:]])
+                out.append(
+                    jnp.concatenate([a[:3] - b[:3], _quat_log(_quat_mul(_quat_conj(b[3:]), a[3:]))])
+                )
+        return jnp.concatenate(out + [x1[self.nq :] - x0[self.nq :]])
 
     # -- forces and the step --------------------------------------------------------------
     def _contact_info(self, x):
@@ -394,8 +425,7 @@ class JaxModel:
             ba, bb = self.bodies[a], self.bodies[c]
             pa, va = self._body_state(x, ba)
             pb, vb = self._body_state(x, bb)
-            _, _, m, pmin = _pair_wrenches(ba.cloud, bb.cloud, prm, own_a, pa, va, pb, vb,
-                                           self.dim)
+            _, _, m, pmin = _pair_wrenches(ba.cloud, bb.cloud, prm, own_a, pa, va, pb, vb, self.dim)
             out.append(jnp.stack([m, pmin]))
         return jnp.stack(out) if out else jnp.zeros((0, 2))
 
@@ -411,16 +441,28 @@ class JaxModel:
             if c is not None:  # a pair of two moving bodies
                 prm, own_a = data
                 bb = self.bodies[c]
-                Wa, Wb, _, _ = _pair_wrenches(ba.cloud, bb.cloud, prm, own_a, *states[a],
-                                              *states[c], D)
+                Wa, Wb, _, _ = _pair_wrenches(
+                    ba.cloud, bb.cloud, prm, own_a, *states[a], *states[c], D
+                )
                 if bb.kind == "dynamic":
                     Q[c] = Q[c] + Wb
             else:  # the mover against a stack of static bodies
                 clouds, poses, prms, own_a = data
-                Wa = jnp.sum(jax.vmap(
-                    lambda cb, prm, pose, own_a=own_a, a=a: _pair_wrenches(
-                        self.bodies[a].cloud, cb, prm, own_a, *states[a], pose,
-                        jnp.zeros(nvb), D)[0])(clouds, prms, poses), axis=0)
+                Wa = jnp.sum(
+                    jax.vmap(
+                        lambda cb, prm, pose, own_a=own_a, a=a: _pair_wrenches(
+                            self.bodies[a].cloud,
+                            cb,
+                            prm,
+                            own_a,
+                            *states[a],
+                            pose,
+                            jnp.zeros(nvb),
+                            D,
+                        )[0]
+                    )(clouds, prms, poses),
+                    axis=0,
+                )
             if ba.kind == "dynamic":
                 Q[a] = Q[a] + Wa
         for i, b in enumerate(self.bodies):
@@ -440,9 +482,9 @@ class JaxModel:
                 continue
             pose, vel = states[i]
             if b.kind == "kinematic":
-                vn = u[b.uo:b.uo + nvb]
+                vn = u[b.uo : b.uo + nvb]
             else:
-                q = Q[i] + (u[b.uo:b.uo + nvb] if b.uo >= 0 else 0.0)
+                q = Q[i] + (u[b.uo : b.uo + nvb] if b.uo >= 0 else 0.0)
                 if D == 2:
                     acc = jnp.concatenate([q[:2] / b.mass, q[2:] / b.inertia[0, 0]])
                 else:
@@ -472,7 +514,7 @@ class JaxModel:
     def _step_d1(self, x, u):
         F, x1, z0 = self._chart_map(x, u)
         J = jax.jacfwd(F)(z0)
-        return x1, J[:, :self.n], J[:, self.n:]
+        return x1, J[:, : self.n], J[:, self.n :]
 
     def _step_d2(self, x, u):
         F, x1, z0 = self._chart_map(x, u)

@@ -208,8 +208,9 @@ def _ssdf_chunk(p, n, log_a, x, eps, order):
     return phi, grad, hess, d3
 
 
-def ssdf_ref(points, normals, weights, x, eps, order=0, *, max_bytes=DEFAULT_MAX_BYTES,
-             dtype=np.float64):
+def ssdf_ref(
+    points, normals, weights, x, eps, order=0, *, max_bytes=DEFAULT_MAX_BYTES, dtype=np.float64
+):
     """Reference SSDF and its derivatives (float64, pure NumPy).
 
     Parameters
@@ -242,8 +243,9 @@ def ssdf_ref(points, normals, weights, x, eps, order=0, *, max_bytes=DEFAULT_MAX
     eps = np.asarray(eps, dtype=dtype)[()]
     log_a = np.log(a)
     m_total, dim = xq.shape
-    outs = [np.empty((m_total,) + (dim,) * k, dtype=dtype) if k <= order else None
-            for k in range(4)]
+    outs = [
+        np.empty((m_total,) + (dim,) * k, dtype=dtype) if k <= order else None for k in range(4)
+    ]
     step = _chunk_size(p.shape[0], dim, max_bytes)
     for start in range(0, m_total, step):
         sl = slice(start, min(start + step, m_total))
@@ -293,11 +295,13 @@ def pose_frame(pose):
     if q.shape != (7,):
         raise ValueError(f"pose must have shape (3,) or (7,), got {q.shape}")
     w, x, y, z = q[3:] / np.linalg.norm(q[3:])
-    R = np.array([
-        [w * w + x * x - y * y - z * z, 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), w * w - x * x + y * y - z * z, 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), w * w - x * x - y * y + z * z],
-    ])
+    R = np.array(
+        [
+            [w * w + x * x - y * y - z * z, 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), w * w - x * x + y * y - z * z, 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), w * w - x * x - y * y + z * z],
+        ]
+    )
     return R, q[:3]
 
 
@@ -313,8 +317,11 @@ def separation_ref(cloud_a, pose_a, cloud_b, pose_b, eps):
     # (x - t) @ R is R^T (x - t): world to body coordinates
     phi_ab, g_ab, _, _ = ssdf_ref(pb, nb, wb, (xa - tb) @ Rb, eps, 1)
     phi_ba, g_ba, _, _ = ssdf_ref(pa, na, wa, (xb - ta) @ Ra, eps, 1)
-    return (np.concatenate([phi_ab, phi_ba]), np.concatenate([xa, xb]),
-            np.concatenate([g_ab @ Rb.T, g_ba @ Ra.T]))
+    return (
+        np.concatenate([phi_ab, phi_ba]),
+        np.concatenate([xa, xb]),
+        np.concatenate([g_ab @ Rb.T, g_ba @ Ra.T]),
+    )
 
 
 def _point_velocity(x, pose, vel):
@@ -339,8 +346,23 @@ def _wrench(x, f, pose):
     return np.concatenate([F, R.T @ np.cross(r, f).sum(axis=0)])
 
 
-def contact_ref(cloud_a, pose_a, vel_a, cloud_b, pose_b, vel_b, *, eps, eps_c, stiffness, beta,
-                damping=0.0, friction=0.0, slip_velocity=1e-3, tiny=1e-300):
+def contact_ref(
+    cloud_a,
+    pose_a,
+    vel_a,
+    cloud_b,
+    pose_b,
+    vel_b,
+    *,
+    eps,
+    eps_c,
+    stiffness,
+    beta,
+    damping=0.0,
+    friction=0.0,
+    slip_velocity=1e-3,
+    tiny=1e-300,
+):
     """Soft-minimum contact model (docs/method.md section 5), straight from the formulas.
 
     Returns a dict: ``phi``, ``points``, ``grad`` (as separation_ref), ``depth`` m,
@@ -357,11 +379,11 @@ def contact_ref(cloud_a, pose_a, vel_a, cloud_b, pose_b, vel_b, *, eps, eps_c, s
     zmax = z.max()
     with np.errstate(under="ignore"):
         e = np.exp(z - zmax)
-    m = -eps_c * (zmax + np.log(e.sum()))          # soft minimum, <= min phi
+    m = -eps_c * (zmax + np.log(e.sum()))  # soft minimum, <= min phi
     pi = e / e.sum()
     y = -m / beta
-    sp = beta * np.logaddexp(0.0, y)                 # sp_b(-m)
-    s = np.exp(-np.logaddexp(0.0, -y))               # s_b(-m) = 1/(1+e^-y), no overflow,
+    sp = beta * np.logaddexp(0.0, y)  # sp_b(-m)
+    s = np.exp(-np.logaddexp(0.0, -y))  # s_b(-m) = 1/(1+e^-y), no overflow,
     #                                                  accurate for y << 0 too (1 + tanh cancels)
     energy = 0.5 * stiffness * sp * sp
     lam = stiffness * sp * s
@@ -373,12 +395,29 @@ def contact_ref(cloud_a, pose_a, vel_a, cloud_b, pose_b, vel_b, *, eps, eps_c, s
     f_damp = -damping * s * mdot * pi[:, None] * G
     nu = G / np.sqrt(np.sum(G * G, axis=1, keepdims=True) + tiny)
     tang = u - np.einsum("kd,kd->k", nu, u)[:, None] * nu
-    f_fric = -friction * lam * pi[:, None] * tang / np.sqrt(
-        np.sum(tang * tang, axis=1, keepdims=True) + slip_velocity**2)
-    out = {"phi": phi, "points": x, "grad": G, "depth": m, "distribution": pi,
-           "energy": energy, "u": u, "owner_is_a": own_a}
-    for name, f in (("", f_cons + f_damp + f_fric), ("_conservative", f_cons),
-                    ("_damping", f_damp), ("_friction", f_fric)):
+    f_fric = (
+        -friction
+        * lam
+        * pi[:, None]
+        * tang
+        / np.sqrt(np.sum(tang * tang, axis=1, keepdims=True) + slip_velocity**2)
+    )
+    out = {
+        "phi": phi,
+        "points": x,
+        "grad": G,
+        "depth": m,
+        "distribution": pi,
+        "energy": energy,
+        "u": u,
+        "owner_is_a": own_a,
+    }
+    for name, f in (
+        ("", f_cons + f_damp + f_fric),
+        ("_conservative", f_cons),
+        ("_damping", f_damp),
+        ("_friction", f_fric),
+    ):
         out["force" + name] = f
         # the owner gets f at x_k, the other body -f at the same point
         fa = np.where(own_a[:, None], f, -f)

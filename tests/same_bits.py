@@ -86,8 +86,11 @@ def queries(cloud, where, seed):
     r = max(float(np.linalg.norm(hi - lo)) / 2, 0.01)
     if where == "near":
         k = rng.integers(0, len(cloud), 37)
-        return cloud.points[k] + rng.normal(scale=0.2 * r / max(len(cloud), 1) ** (1 / D),
-                                            size=(37, D)) + 0.003 * cloud.normals[k]
+        return (
+            cloud.points[k]
+            + rng.normal(scale=0.2 * r / max(len(cloud), 1) ** (1 / D), size=(37, D))
+            + 0.003 * cloud.normals[k]
+        )
     u = rng.normal(size=(37, D))
     u /= np.linalg.norm(u, axis=1, keepdims=True)
     dist = rng.uniform(5, 10, size=(37, 1)) * r if where == "far" else 1e4 * r
@@ -101,30 +104,86 @@ def pairs():
     t2 = sc.PointCloud.t_shape(spacing=0.003)
     half2 = sc.PointCloud.halfspace([0.0, 0.0], [0.0, 1.0])
     for gap in (-0.004, -0.001, 0.0005, 0.003, 0.02):
-        out.append((f"disks_gap{gap:g}", disk, [0.0, 0.0, 0.1], [0.02, -0.01, 0.5],
-                    disk, [0.04 + gap, 0.003, -0.2], [-0.03, 0.01, -0.3], None))
+        out.append(
+            (
+                f"disks_gap{gap:g}",
+                disk,
+                [0.0, 0.0, 0.1],
+                [0.02, -0.01, 0.5],
+                disk,
+                [0.04 + gap, 0.003, -0.2],
+                [-0.03, 0.01, -0.3],
+                None,
+            )
+        )
     for gap in (-0.002, 0.001, 0.05):
-        out.append((f"t_disk_gap{gap:g}", t2, [0.01, 0.02, 0.3], [0.0, 0.01, 0.2],
-                    disk, [0.01, 0.02 - 0.075 - 0.02 - gap, 0.0], [0.0, 0.1, 0.0],
-                    sc.ContactParams(friction=0.4, damping=5.0)))
-    out.append(("disk_half_touch", disk, [0.1, 0.019, 0.2], [0.1, -0.02, 1.0], half2,
-                [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], sc.ContactParams(friction=0.0)))
-    out.append(("disk_half_far", disk, [0.1, 0.2, 0.2], [0.1, -0.02, 1.0], half2,
-                [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], None))
+        out.append(
+            (
+                f"t_disk_gap{gap:g}",
+                t2,
+                [0.01, 0.02, 0.3],
+                [0.0, 0.01, 0.2],
+                disk,
+                [0.01, 0.02 - 0.075 - 0.02 - gap, 0.0],
+                [0.0, 0.1, 0.0],
+                sc.ContactParams(friction=0.4, damping=5.0),
+            )
+        )
+    out.append(
+        (
+            "disk_half_touch",
+            disk,
+            [0.1, 0.019, 0.2],
+            [0.1, -0.02, 1.0],
+            half2,
+            [0.0, 0.0, 0.0],
+            [0.0, 0.0, 0.0],
+            sc.ContactParams(friction=0.0),
+        )
+    )
+    out.append(
+        (
+            "disk_half_far",
+            disk,
+            [0.1, 0.2, 0.2],
+            [0.1, -0.02, 1.0],
+            half2,
+            [0.0, 0.0, 0.0],
+            [0.0, 0.0, 0.0],
+            None,
+        )
+    )
     box = sc.PointCloud.box([0.05, 0.05, 0.05], 0.1 / 6)
     floor = sc.PointCloud.halfspace([0.0, 0.0, 0.0], [0.0, 0.0, 1.0])
     s = math.sqrt(0.5)
     q = [math.cos(0.1), 0.0, math.sin(0.1) * s, math.sin(0.1) * s]
     for gap in (-0.004, 0.002, 0.1):
-        out.append((f"box_floor_gap{gap:g}", box, [0.0, 0.0, 0.05 + gap, *q],
-                    [0.05, 0.0, -0.01, 0.0, 0.2, 0.1], floor, [0.0, 0.0, 0.0, 1, 0, 0, 0],
-                    [0.0] * 6, sc.ContactParams(damping=20.0)))
+        out.append(
+            (
+                f"box_floor_gap{gap:g}",
+                box,
+                [0.0, 0.0, 0.05 + gap, *q],
+                [0.05, 0.0, -0.01, 0.0, 0.2, 0.1],
+                floor,
+                [0.0, 0.0, 0.0, 1, 0, 0, 0],
+                [0.0] * 6,
+                sc.ContactParams(damping=20.0),
+            )
+        )
     sph = sc.PointCloud.sphere(0.03, 0.006)
     for gap in (-0.003, 0.001, 0.02):
-        out.append((f"box_sphere_gap{gap:g}", box, [0.0, 0.0, 0.0, *q],
-                    [0.0, 0.01, 0.0, 0.1, 0.0, -0.2], sph, [0.0, 0.02, 0.08 + gap, 1, 0, 0, 0],
-                    [0.01, 0.0, -0.05, 0.0, 0.3, 0.0],
-                    sc.ContactParams(eps=2e-5, friction=0.6, damping=10.0)))
+        out.append(
+            (
+                f"box_sphere_gap{gap:g}",
+                box,
+                [0.0, 0.0, 0.0, *q],
+                [0.0, 0.01, 0.0, 0.1, 0.0, -0.2],
+                sph,
+                [0.0, 0.02, 0.08 + gap, 1, 0, 0, 0],
+                [0.01, 0.0, -0.05, 0.0, 0.3, 0.0],
+                sc.ContactParams(eps=2e-5, friction=0.6, damping=10.0),
+            )
+        )
     return out
 
 
@@ -150,8 +209,13 @@ def scenes():
     floor = sc.PointCloud.halfspace([0.0, 0.0, 0.0], [0.0, 0.0, 1.0])
     scene = sc.Scene(dim=3)
     scene.add_body(floor, kind="static", name="floor")
-    scene.add_body(box, mass=1.0, pose=[0.0, 0.0, 0.046, 1.0, 0.0, 0.0, 0.0],
-                   velocity=[0.05, 0.0, -0.01, 0.0, 0.2, 0.1], name="box")
+    scene.add_body(
+        box,
+        mass=1.0,
+        pose=[0.0, 0.0, 0.046, 1.0, 0.0, 0.0, 0.0],
+        velocity=[0.05, 0.0, -0.01, 0.0, 0.2, 0.1],
+        name="box",
+    )
     scene.add_contact("box", "floor", sc.ContactParams())
     model = scene.build(0.001)
     out["box"] = (model, model.initial_state(), None)
@@ -160,8 +224,17 @@ def scenes():
     R_, r_, nM, nm = 0.05, 0.015, 12, 8
     ang_M = 2 * np.pi * np.arange(nM) / nM
     ang_m = 2 * np.pi * np.arange(nm) / nm
-    verts = np.array([[(R_ + r_ * math.cos(b)) * math.cos(a), (R_ + r_ * math.cos(b)) *
-                       math.sin(a), r_ * math.sin(b)] for a in ang_M for b in ang_m])
+    verts = np.array(
+        [
+            [
+                (R_ + r_ * math.cos(b)) * math.cos(a),
+                (R_ + r_ * math.cos(b)) * math.sin(a),
+                r_ * math.sin(b),
+            ]
+            for a in ang_M
+            for b in ang_m
+        ]
+    )
     faces = []
     for i in range(nM):
         for j in range(nm):
@@ -172,8 +245,12 @@ def scenes():
     s = math.sqrt(0.5)
     scene = sc.Scene(dim=3)
     scene.add_body(cloud, kind="static", name="ring_a")
-    scene.add_body(cloud, pose=[R_, 0.0, 2 * r_ - R_ + 0.0015, s, s, 0.0, 0.0],
-                   velocity=[0, 0, 0, 0.0, 0.0, -0.3], name="ring_b")
+    scene.add_body(
+        cloud,
+        pose=[R_, 0.0, 2 * r_ - R_ + 0.0015, s, s, 0.0, 0.0],
+        velocity=[0, 0, 0, 0.0, 0.0, -0.3],
+        name="ring_b",
+    )
     scene.add_contact("ring_b", "ring_a", sc.ContactParams(eps=4e-5))
     model = scene.build(0.002)
     out["tori"] = (model, model.initial_state(), None)
@@ -201,25 +278,50 @@ def cases():
             x = queries(cloud, where, 100 * ci + wi)
             for order in range(4):
                 for isa, dense in variants:
+
                     def run(cloud=cloud, x=x, eps=eps, order=order, isa=isa, dense=dense):
-                        r = sc.ssdf(cloud, x, eps, order=order, num_threads=1, isa=isa,
-                                    dense=dense)
+                        r = sc.ssdf(cloud, x, eps, order=order, num_threads=1, isa=isa, dense=dense)
                         return {k: v for k, v in r._asdict().items() if v is not None}
+
                     yield f"ssdf/{cname}/{where}/o{order}/{_tag(isa, dense)}", run
     for name, ca, qa, va, cb, qb, vb, prm in pairs():
         eps = (prm or sc.ContactParams()).eps
         for order in range(3):
             for isa, dense in variants:
+
                 def sep(ca=ca, qa=qa, cb=cb, qb=qb, eps=eps, order=order, isa=isa, dense=dense):
-                    r = sc.separation(ca, qa, cb, qb, eps, order=order, num_threads=1, isa=isa,
-                                      dense=dense)
+                    r = sc.separation(
+                        ca, qa, cb, qb, eps, order=order, num_threads=1, isa=isa, dense=dense
+                    )
                     return {k: v for k, v in r._asdict().items() if v is not None}
 
-                def con(ca=ca, qa=qa, va=va, cb=cb, qb=qb, vb=vb, prm=prm, order=order,
-                        isa=isa, dense=dense):
-                    r = sc.contact(ca, qa, va, cb, qb, vb, prm, order=order, num_threads=1,
-                                   isa=isa, dense=dense)
+                def con(
+                    ca=ca,
+                    qa=qa,
+                    va=va,
+                    cb=cb,
+                    qb=qb,
+                    vb=vb,
+                    prm=prm,
+                    order=order,
+                    isa=isa,
+                    dense=dense,
+                ):
+                    r = sc.contact(
+                        ca,
+                        qa,
+                        va,
+                        cb,
+                        qb,
+                        vb,
+                        prm,
+                        order=order,
+                        num_threads=1,
+                        isa=isa,
+                        dense=dense,
+                    )
                     return {k: v for k, v in r._asdict().items() if v is not None}
+
                 yield f"separation/{name}/o{order}/{_tag(isa, dense)}", sep
                 yield f"contact/{name}/o{order}/{_tag(isa, dense)}", con
     for sname, (model, x, u) in scenes().items():
@@ -229,13 +331,18 @@ def cases():
                     if params and order != 1:
                         continue
 
-                    def step(model=model, x=x, u=u, order=order, params=params, isa=isa,
-                             dense=dense):
-                        r = model.step(x, u, order=order, params=params, num_threads=1,
-                                       isa=isa, dense=dense)
+                    def step(
+                        model=model, x=x, u=u, order=order, params=params, isa=isa, dense=dense
+                    ):
+                        r = model.step(
+                            x, u, order=order, params=params, num_threads=1, isa=isa, dense=dense
+                        )
                         return {k: v for k, v in r._asdict().items() if v is not None}
-                    yield (f"step/{sname}/o{order}{'-params' if params else ''}/"
-                           f"{_tag(isa, dense)}"), step
+
+                    yield (
+                        (f"step/{sname}/o{order}{'-params' if params else ''}/{_tag(isa, dense)}"),
+                        step,
+                    )
 
             def roll(model=model, x=x, u=u, isa=isa, dense=dense):
                 T = 4
@@ -258,8 +365,13 @@ def cases():
                 xn = model.step(x, u, isa=isa, dense=dense).x_next
                 uu, f = model.inverse_dynamics(x, xn, num_threads=1, isa=isa, dense=dense)
                 e = model.energy(x, num_threads=1, isa=isa, dense=dense)
-                return {"u": uu, "f": f, "energy": np.array(e[:3]),
-                        "momentum": np.concatenate([np.ravel(v) for v in model.momentum(x)])}
+                return {
+                    "u": uu,
+                    "f": f,
+                    "energy": np.array(e[:3]),
+                    "momentum": np.concatenate([np.ravel(v) for v in model.momentum(x)]),
+                }
+
             yield f"rollout/{sname}/{_tag(isa, dense)}", roll
             yield f"model/{sname}/{_tag(isa, dense)}", misc
 
@@ -274,8 +386,7 @@ def compute(pattern=None):
 
 
 def digests(results):
-    return {case: {k: digest(v) for k, v in sorted(outs.items())}
-            for case, outs in results.items()}
+    return {case: {k: digest(v) for k, v in sorted(outs.items())} for case, outs in results.items()}
 
 
 def main(argv=None) -> int:
@@ -288,12 +399,17 @@ def main(argv=None) -> int:
     results = compute(args.pattern)
     if args.write:
         FIXTURE.parent.mkdir(exist_ok=True)
-        FIXTURE.write_text(json.dumps({"platform": platform_tag(), "cases": digests(results)},
-                                      indent=0, sort_keys=True) + "\n")
+        FIXTURE.write_text(
+            json.dumps(
+                {"platform": platform_tag(), "cases": digests(results)}, indent=0, sort_keys=True
+            )
+            + "\n"
+        )
         print(f"{len(results)} cases written to {FIXTURE}")
     if args.dump:
-        np.savez_compressed(args.dump, **{f"{c}::{k}": v for c, o in results.items()
-                                          for k, v in o.items()})
+        np.savez_compressed(
+            args.dump, **{f"{c}::{k}": v for c, o in results.items() for k, v in o.items()}
+        )
         print(f"{len(results)} cases dumped to {args.dump}")
     if args.compare:
         ref = np.load(args.compare)
@@ -317,8 +433,11 @@ def main(argv=None) -> int:
         fx = json.loads(FIXTURE.read_text())["cases"]
         got = digests(results)
         bad = [c for c in got if fx.get(c) != got[c]]
-        print(f"{len(bad)} of {len(got)} cases differ from the fixture" if bad
-              else f"all {len(got)} cases match the fixture")
+        print(
+            f"{len(bad)} of {len(got)} cases differ from the fixture"
+            if bad
+            else f"all {len(got)} cases match the fixture"
+        )
         for c in bad[:20]:
             print("  ", c)
         return 1 if bad else 0

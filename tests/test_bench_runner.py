@@ -28,19 +28,37 @@ import scenes  # noqa: E402
 def test_runner_quick_prints_the_tables(tmp_path):
     pytest.importorskip("matplotlib")
     png = tmp_path / "scaling.png"
-    out = subprocess.run([sys.executable, str(BENCH / "run.py"), "--quick", "--no-jax",
-                          "--plots", str(png)], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=60, env=subprocess_env())
+    out = subprocess.run(
+        [sys.executable, str(BENCH / "run.py"), "--quick", "--no-jax", "--plots", str(png)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=subprocess_env(),
+    )
     assert out.returncode == 0, out.stderr
     text = out.stdout
-    for title in ("### planar pushing (push-T)", "### box on floor (3D)",
-                  "### two interlocked tori (3D meshes)", "### Targets"):
+    for title in (
+        "### planar pushing (push-T)",
+        "### box on floor (3D)",
+        "### two interlocked tori (3D meshes)",
+        "### Targets",
+    ):
         assert title in text
-    assert text.count("| case | softcontact | MuJoCo mj_step | MuJoCo + forward FD | "
-                      "MuJoCo + centred FD | JAX (jit) |") == 3
-    for row in ("| value-only step [us] |", "| step + first derivatives [us] |",
-                "| step + second derivatives [us] |", "rollouts B=4 T=5, 1 thread [ms]",
-                "rollouts B=4 T=5, 2 threads [ms]"):
+    assert (
+        text.count(
+            "| case | softcontact | MuJoCo mj_step | MuJoCo + forward FD | "
+            "MuJoCo + centred FD | JAX (jit) |"
+        )
+        == 3
+    )
+    for row in (
+        "| value-only step [us] |",
+        "| step + first derivatives [us] |",
+        "| step + second derivatives [us] |",
+        "rollouts B=4 T=5, 1 thread [ms]",
+        "rollouts B=4 T=5, 2 threads [ms]",
+    ):
         assert text.count(row) == 3, row
     assert "(i) push-T: (mj_step + forward FD) / softcontact" in text
     assert "(iii) push-T: softcontact value-only step / mj_step" in text
@@ -54,9 +72,14 @@ def test_runner_quick_prints_the_tables(tmp_path):
 
 
 def test_runner_without_mujoco_or_jax(tmp_path):
-    out = subprocess.run([sys.executable, str(BENCH / "run.py"), "--quick", "--no-jax",
-                          "--no-mujoco"], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=60, env=subprocess_env())
+    out = subprocess.run(
+        [sys.executable, str(BENCH / "run.py"), "--quick", "--no-jax", "--no-mujoco"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=subprocess_env(),
+    )
     assert out.returncode == 0, out.stderr
     assert "MuJoCo n/a" in out.stdout and out.stdout.count("| value-only step") == 3
 
@@ -84,8 +107,8 @@ def _softcontact_mass_inertia(model, x, j):
     unit velocities, one at a time, with the body at the origin."""
     nqb, nvb = (3, 3) if model.dim == 2 else (7, 6)
     x = np.array(x, dtype=float)
-    x[model.nq:] = 0.0
-    x[nqb * j:nqb * j + model.dim] = 0.0  # at the origin: angular momentum = R I omega
+    x[model.nq :] = 0.0
+    x[nqb * j : nqb * j + model.dim] = 0.0  # at the origin: angular momentum = R I omega
     v0 = model.nq + nvb * j
     xv = x.copy()
     xv[v0] = 1.0
@@ -94,11 +117,15 @@ def _softcontact_mass_inertia(model, x, j):
         xw = x.copy()
         xw[v0 + 2] = 1.0
         return mass, np.array([[float(model.momentum(xw).angular)]])
-    q = x[nqb * j + 3:nqb * j + 7]
+    q = x[nqb * j + 3 : nqb * j + 7]
     w, a, b, c = q
-    R = np.array([[1 - 2 * (b * b + c * c), 2 * (a * b - w * c), 2 * (a * c + w * b)],
-                  [2 * (a * b + w * c), 1 - 2 * (a * a + c * c), 2 * (b * c - w * a)],
-                  [2 * (a * c - w * b), 2 * (b * c + w * a), 1 - 2 * (a * a + b * b)]])
+    R = np.array(
+        [
+            [1 - 2 * (b * b + c * c), 2 * (a * b - w * c), 2 * (a * c + w * b)],
+            [2 * (a * b + w * c), 1 - 2 * (a * a + c * c), 2 * (b * c - w * a)],
+            [2 * (a * c - w * b), 2 * (b * c + w * a), 1 - 2 * (a * a + b * b)],
+        ]
+    )
     cols = []
     for k in range(3):
         xw = x.copy()
@@ -110,9 +137,13 @@ def _softcontact_mass_inertia(model, x, j):
 def _mj_inertia(mujoco, m, body):
     i = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, body)
     w, a, b, c = m.body_iquat[i]
-    R = np.array([[1 - 2 * (b * b + c * c), 2 * (a * b - w * c), 2 * (a * c + w * b)],
-                  [2 * (a * b + w * c), 1 - 2 * (a * a + c * c), 2 * (b * c - w * a)],
-                  [2 * (a * c - w * b), 2 * (b * c + w * a), 1 - 2 * (a * a + b * b)]])
+    R = np.array(
+        [
+            [1 - 2 * (b * b + c * c), 2 * (a * b - w * c), 2 * (a * c + w * b)],
+            [2 * (a * b + w * c), 1 - 2 * (a * a + c * c), 2 * (b * c - w * a)],
+            [2 * (a * c - w * b), 2 * (b * c + w * a), 1 - 2 * (a * a + b * b)],
+        ]
+    )
     np.testing.assert_allclose(m.body_ipos[i], 0.0, atol=1e-12)  # frame at the CoM
     return float(m.body_mass[i]), R @ np.diag(m.body_inertia[i]) @ R.T
 
@@ -126,10 +157,9 @@ def test_mujoco_model_matches_the_softcontact_scene(bench_scene):
     assert m.opt.timestep == bs.dt == model.dt
     assert m.opt.integrator == mujoco.mjtIntegrator.mjINT_EULER
     g = np.zeros(3)
-    g[:model.dim] = bs.scene.gravity
+    g[: model.dim] = bs.scene.gravity
     if model.dim == 2:  # a table seen from above; MuJoCo's T on a floor needs gravity
-        np.testing.assert_array_equal(m.opt.gravity, [0, 0, 0] if m.njnt == 6
-                                      else [0, 0, -9.81])
+        np.testing.assert_array_equal(m.opt.gravity, [0, 0, 0] if m.njnt == 6 else [0, 0, -9.81])
     else:
         np.testing.assert_array_equal(m.opt.gravity, g)
     assert m.nu == model.nu
@@ -158,8 +188,9 @@ def test_push_t_scene_is_the_task_model():
     task = push_t.make(seed=3)
     rebuilt = bs.scene.build(bs.dt)
     assert rebuilt.body_names == task.model.body_names == bs.model.body_names
-    np.testing.assert_array_equal(rebuilt.step(bs.x, bs.u).x_next,
-                                  task.model.step(bs.x, bs.u).x_next)
+    np.testing.assert_array_equal(
+        rebuilt.step(bs.x, bs.u).x_next, task.model.step(bs.x, bs.u).x_next
+    )
     # the pusher overlaps the stem's bottom by 1 mm, moving along the stem
     assert np.linalg.norm(bs.x[9:11]) == pytest.approx(0.1)
     np.testing.assert_array_equal(bs.x[9:12], bs.u)
@@ -250,7 +281,7 @@ def test_mujoco_tori_segments_hang_and_hulls_overlap():
     hull = scenes.two_tori(variant="hull")
     m, d = hull.mj
     # the convex hulls fill the holes: the interlocked hulls overlap by centimetres
-    assert d.ncon >= 1 and min(c.dist for c in d.contact[:d.ncon]) < -0.01
+    assert d.ncon >= 1 and min(c.dist for c in d.contact[: d.ncon]) < -0.01
     assert m.ngeom == 2 and seg.mj_model().ngeom == 2 * scenes.N_MAJOR
     del mujoco
 
@@ -265,7 +296,7 @@ def test_mujoco_timing_helpers_run():
         A, B = scenes.mj_fd_fn(bs, centred)()
         assert A.shape == (2 * m.nv, 2 * m.nv) and B.shape == (2 * m.nv, m.nu)
         # the pusher's velocity follows its control: d v+ / d ctrl = 1
-        np.testing.assert_allclose(np.diag(B[m.nv + 3:m.nv + 6]), 1.0, rtol=1e-3)
+        np.testing.assert_allclose(np.diag(B[m.nv + 3 : m.nv + 6]), 1.0, rtol=1e-3)
     for nthread in (1, 2):
         fn, close = scenes.mj_rollout_fn(bs, 3, 4, nthread)
         states = fn()
@@ -322,7 +353,10 @@ def test_runner_jax_columns_with_a_stub_model():
     res = run.measure(list(short.values()), rounds=1, min_rounds=1)
     assert run._t(res, "jx_r", 1e3).endswith(" *")
     # a model the JAX module cannot build is reported, not fatal
-    bad = types.SimpleNamespace(JaxModel=types.SimpleNamespace(
-        from_scene=lambda scene, dt: (_ for _ in ()).throw(NotImplementedError("no walls"))))
+    bad = types.SimpleNamespace(
+        JaxModel=types.SimpleNamespace(
+            from_scene=lambda scene, dt: (_ for _ in ()).throw(NotImplementedError("no walls"))
+        )
+    )
     res = run.measure(run.jax_cases(bs, 2, 3, (jax, bad)), rounds=1)
     assert res["jx1"].error == "NotImplementedError: no walls" and not res["jx1"].times

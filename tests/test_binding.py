@@ -42,8 +42,11 @@ def test_input_battery_gives_same_result(cloud3, rng, order):
     variants["readonly"].flags.writeable = False
     for name, v in variants.items():
         r = sc.ssdf(cloud3, v, 1e-4, order=order)
-        expect = base if name != "float32" else sc.ssdf(cloud3, x.astype(np.float32).astype(float),
-                                                         1e-4, order=order)
+        expect = (
+            base
+            if name != "float32"
+            else sc.ssdf(cloud3, x.astype(np.float32).astype(float), 1e-4, order=order)
+        )
         for k in range(order + 1):
             np.testing.assert_array_equal(r[k], expect[k], err_msg=name)
 
@@ -57,7 +60,11 @@ def test_integer_input(cloud2):
 
 
 @pytest.mark.parametrize("shape", [(0, 2), (2,), (4, 5, 2), (1, 0, 2)])
-def test_shapes(cloud2, rng, shape, ):
+def test_shapes(
+    cloud2,
+    rng,
+    shape,
+):
     x = rng.uniform(-0.1, 0.1, size=shape)
     r = sc.ssdf(cloud2, x, 1e-4, order=3)
     b = shape[:-1]
@@ -174,6 +181,7 @@ def test_nan_query_propagates_per_row(cloud3):
 
 # ---- the private module re-checks what it receives (defence in depth) ----
 
+
 def _packed(cloud):
     return _core.pack_cloud(cloud.points, cloud.normals, cloud.weights)
 
@@ -289,13 +297,20 @@ def test_core_separation_errors(cloud2):
         _core.separation(k, n, q, k, n, q, 1e-3, 0, 1, 5)
 
 
-@pytest.mark.parametrize("cloud", [
-    sc.PointCloud.disk(0.015, 0.003),                       # 32 samples: full groups
-    sc.PointCloud.t_shape(spacing=0.003),                   # 170: a partial last group
-    sc.PointCloud.box([0.04, 0.04, 0.04], 0.04),            # 3D
-    sc.PointCloud(np.array([[0.0, 0.0], [1.0, 2.0], [-3.0, 0.5]]),
-                  np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]]), [1.0, 2.0, 0.5]),
-], ids=["disk32", "T170", "box3d", "three"])
+@pytest.mark.parametrize(
+    "cloud",
+    [
+        sc.PointCloud.disk(0.015, 0.003),  # 32 samples: full groups
+        sc.PointCloud.t_shape(spacing=0.003),  # 170: a partial last group
+        sc.PointCloud.box([0.04, 0.04, 0.04], 0.04),  # 3D
+        sc.PointCloud(
+            np.array([[0.0, 0.0], [1.0, 2.0], [-3.0, 0.5]]),
+            np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]]),
+            [1.0, 2.0, 0.5],
+        ),
+    ],
+    ids=["disk32", "T170", "box3d", "three"],
+)
 def test_packed_group_boxes_of_a_cloud_without_an_index(cloud):
     """A cloud of 2 to 255 samples carries, after its header, the box and largest log
     weight of each group of 8 samples (sc_ssdf.h): exactly the bounds of its own samples,
@@ -305,12 +320,12 @@ def test_packed_group_boxes_of_a_cloud_without_an_index(cloud):
     D, n = cloud.dim, len(cloud)
     npad = -(-n // 8) * 8
     assert buf.size == (3 * D + 3) * npad + 8 + npad
-    grp = buf[(3 * D + 3) * npad + 8:].reshape(npad // 8, 8)
+    grp = buf[(3 * D + 3) * npad + 8 :].reshape(npad // 8, 8)
     pts, la = np.asarray(cloud.points), np.log(np.asarray(cloud.weights))
     for g in range(npad // 8):
         own = slice(8 * g, min(8 * g + 8, n))
         np.testing.assert_array_equal(grp[g, :D], pts[own].min(axis=0))
-        np.testing.assert_array_equal(grp[g, 3:3 + D], pts[own].max(axis=0))
+        np.testing.assert_array_equal(grp[g, 3 : 3 + D], pts[own].max(axis=0))
         np.testing.assert_array_equal(grp[g, D:3], 0.0)
-        np.testing.assert_array_equal(grp[g, 3 + D:6], 0.0)
+        np.testing.assert_array_equal(grp[g, 3 + D : 6], 0.0)
         assert grp[g, 6] == la[own].max() and grp[g, 7] == 0.0

@@ -25,8 +25,9 @@ U = np.finfo(float).eps
 
 # the parameters of tests/test_reference_contact.py: sqrt(eps) = 5 mm is about the sample
 # spacing below, eps_c = beta = 1 mm, k = 2 kN/m
-PARAMS = sc.ContactParams(eps=2.5e-5, eps_c=1e-3, stiffness=2e3, beta=1e-3, damping=5.0,
-                          friction=0.6, slip_velocity=1e-2)
+PARAMS = sc.ContactParams(
+    eps=2.5e-5, eps_c=1e-3, stiffness=2e3, beta=1e-3, damping=5.0, friction=0.6, slip_velocity=1e-2
+)
 CONSERVATIVE = dataclasses.replace(PARAMS, damping=0.0, friction=0.0)
 
 SHAPES = {
@@ -106,8 +107,16 @@ def _at(scene, params, order, s):
     """contact at the state perturbed by s = (dq_a, dq_b, dv_a, dv_b)."""
     a, pa, va, b, pb, vb = scene
     nv = len(va)
-    return sc.contact(a, sc.retract(pa, s[:nv]), va + s[2 * nv:3 * nv],
-                      b, sc.retract(pb, s[nv:2 * nv]), vb + s[3 * nv:], params, order)
+    return sc.contact(
+        a,
+        sc.retract(pa, s[:nv]),
+        va + s[2 * nv : 3 * nv],
+        b,
+        sc.retract(pb, s[nv : 2 * nv]),
+        vb + s[3 * nv :],
+        params,
+        order,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -132,8 +141,9 @@ def test_values_match_reference(rng, dim, gap, params):
         # both are ~1e-15 from the exact value (measured: <= 2e-14 in contact).
         for name in ("phi", "points", "distribution"):
             got, want = getattr(r, name), ref[name]
-            np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * np.abs(want).max(),
-                                       err_msg=name)
+            np.testing.assert_allclose(
+                got, want, rtol=0, atol=1e-12 * np.abs(want).max(), err_msg=name
+            )
         # the soft minimum is 1-Lipschitz in Phi: relative to |m|, or to eps_c (the scale of
         # its log-sum-exp term) where m crosses 0
         m = ref["depth"]
@@ -146,10 +156,12 @@ def test_values_match_reference(rng, dim, gap, params):
         tol = 1e-12 * max(1.0, 2.0 * m / params.beta)
         for name in ("wrench_a", "wrench_b"):
             got, want = getattr(r, name), ref[name]
-            np.testing.assert_allclose(got, want, rtol=0, atol=tol * np.abs(want).max(),
-                                       err_msg=name)
-        np.testing.assert_allclose(r.forces, ref["force"], rtol=0,
-                                   atol=tol * np.abs(ref["force"]).max())
+            np.testing.assert_allclose(
+                got, want, rtol=0, atol=tol * np.abs(want).max(), err_msg=name
+            )
+        np.testing.assert_allclose(
+            r.forces, ref["force"], rtol=0, atol=tol * np.abs(ref["force"]).max()
+        )
         assert abs(r.energy - ref["energy"]) <= tol * ref["energy"]
         if gap < 0:
             assert r.energy > 1e-3 and np.abs(r.wrench_a).max() > 1.0
@@ -187,15 +199,20 @@ def test_jacobian_and_hessian_vs_finite_differences(rng, dim, gap):
         # contact)
         assert r.depth > 0
         assert 1e-4 < np.abs(r.wrench_a[:dim]).max() < 0.1 * PARAMS.stiffness * PARAMS.beta
-    check_derivatives(lambda s: _w(_at(scene, PARAMS, 0, s)), np.zeros(4 * nv), r.jacobian,
-                      step=FD_STEP, rtol=1e-6, atol=0.0)
+    check_derivatives(
+        lambda s: _w(_at(scene, PARAMS, 0, s)),
+        np.zeros(4 * nv),
+        r.jacobian,
+        step=FD_STEP,
+        rtol=1e-6,
+        atol=0.0,
+    )
     # differences of the jacobian through retract give the symmetric part of the Hessian
     # (plus a skew bracket term, as rotations do not commute): symmetrize the FD result
     fd = fd_jacobian(lambda s: _at(scene, PARAMS, 1, s).jacobian, np.zeros(4 * nv), FD_STEP)
     fd = 0.5 * (fd + np.swapaxes(fd, 1, 2))
     floor = 16 * U * np.abs(r.jacobian).max() / FD_STEP
-    np.testing.assert_allclose(r.hessian, fd, rtol=0,
-                               atol=1e-6 * np.abs(r.hessian).max() + floor)
+    np.testing.assert_allclose(r.hessian, fd, rtol=0, atol=1e-6 * np.abs(r.hessian).max() + floor)
     np.testing.assert_array_equal(r.hessian, np.swapaxes(r.hessian, 1, 2))
 
 
@@ -211,14 +228,19 @@ def test_taylor_remainders(rng, dim, gap):
     ds = rng.normal(size=4 * nv)
     # per unit t: 1 mm of translation, 1 mm of motion of a point 3 cm from the origin, and
     # 5 mm/s (half of v_s) of velocity change
-    for blk, size in ((slice(0, dim), 1e-3), (slice(nv, nv + dim), 1e-3),
-                      (slice(dim, nv), 1e-3 / 0.03), (slice(nv + dim, 2 * nv), 1e-3 / 0.03),
-                      (slice(2 * nv, 4 * nv), 5e-3)):
+    for blk, size in (
+        (slice(0, dim), 1e-3),
+        (slice(nv, nv + dim), 1e-3),
+        (slice(dim, nv), 1e-3 / 0.03),
+        (slice(nv + dim, 2 * nv), 1e-3 / 0.03),
+        (slice(2 * nv, 4 * nv), 5e-3),
+    ):
         ds[blk] *= size / np.linalg.norm(ds[blk])
     steps = np.geomspace(0.1, 0.1 / 32, 6)
     derivs = [r.jacobian @ ds, np.einsum("kij,i,j->k", r.hessian, ds, ds)]
-    R = taylor_remainders(lambda s: _w(_at(scene, PARAMS, 0, s)), np.zeros(4 * nv), ds,
-                          derivs, steps)
+    R = taylor_remainders(
+        lambda s: _w(_at(scene, PARAMS, 0, s)), np.zeros(4 * nv), ds, derivs, steps
+    )
     R = np.linalg.norm(R, axis=2)  # |remainder| of the whole wrench vector
     slopes = taylor_slopes(R, steps)
     # remainders above rounding at the smallest step (the wrench is a sum of O(I + J) rounded
@@ -244,17 +266,17 @@ def test_conservative_wrench_is_minus_energy_gradient(rng, dim, gap):
     assert r.energy > 0
 
     def energy(sq):
-        return np.array([_at(scene, CONSERVATIVE, 0, np.concatenate([sq, np.zeros(2 * nv)]))
-                         .energy])
+        return np.array(
+            [_at(scene, CONSERVATIVE, 0, np.concatenate([sq, np.zeros(2 * nv)])).energy]
+        )
 
     # FD of U through retract, step as in the derivative tests; the rounding floor of
     # check_derivatives is 16 u U / h
-    check_derivatives(energy, np.zeros(2 * nv), -_w(r)[None, :], step=FD_STEP, rtol=1e-6,
-                      atol=0.0)
+    check_derivatives(energy, np.zeros(2 * nv), -_w(r)[None, :], step=FD_STEP, rtol=1e-6, atol=0.0)
 
 
 def _body_velocity_power(w, va, vb):
-    return w[:len(va)] @ va + w[len(va):] @ vb
+    return w[: len(va)] @ va + w[len(va) :] @ vb
 
 
 @pytest.mark.parametrize("dim", [2, 3])
@@ -301,8 +323,9 @@ def test_equal_and_opposite(rng, dim):
         F = np.abs(r.wrench_a[:dim]).max()
         assert F > 1.0
         # sums of the same I+J per-sample forces with opposite signs: rounding only
-        np.testing.assert_allclose(r.wrench_a[:dim] + r.wrench_b[:dim], 0,
-                                   atol=1e-13 * (len(a) + len(b)) * F)
+        np.testing.assert_allclose(
+            r.wrench_a[:dim] + r.wrench_b[:dim], 0, atol=1e-13 * (len(a) + len(b)) * F
+        )
         for point in rng.uniform(-0.2, 0.2, size=(4, dim)):
             tot = _world_torque(r.wrench_a, pa, point) + _world_torque(r.wrench_b, pb, point)
             # torques ~ F x (0.3 m lever): rounding relative to F * 0.3
@@ -326,8 +349,8 @@ def test_swapping_the_bodies(rng, dim):
     for name in ("distribution", "forces", "points", "phi"):
         v = getattr(r, name)
         close(getattr(s, name), np.concatenate([v[na:], v[:na]]), name)
-    rows = np.r_[nv:2 * nv, 0:nv]
-    cols = np.r_[nv:2 * nv, 0:nv, 3 * nv:4 * nv, 2 * nv:3 * nv]
+    rows = np.r_[nv : 2 * nv, 0:nv]
+    cols = np.r_[nv : 2 * nv, 0:nv, 3 * nv : 4 * nv, 2 * nv : 3 * nv]
     close(s.jacobian, r.jacobian[np.ix_(rows, cols)], "jacobian")
     close(s.hessian, r.hessian[np.ix_(rows, cols, cols)], "hessian")
 
@@ -355,14 +378,16 @@ def test_rigid_motion_invariance(rng, dim):
     # ~ 1e-14 relative (measured: <= 3e-14); 1e-12 leaves a margin of 30
     for name in ("phi", "distribution"):
         want = getattr(r, name)
-        np.testing.assert_allclose(getattr(m, name), want, rtol=0,
-                                   atol=1e-12 * np.abs(want).max(), err_msg=name)
+        np.testing.assert_allclose(
+            getattr(m, name), want, rtol=0, atol=1e-12 * np.abs(want).max(), err_msg=name
+        )
     assert abs(m.energy - r.energy) <= 1e-12 * r.energy
     assert abs(m.depth - r.depth) <= 1e-12 * abs(r.depth)
     # positions of ~0.4 m: a few ulps (ulp(0.4) = 5.6e-17)
     np.testing.assert_allclose(m.points, r.points @ Rg.T + g[:dim], rtol=0, atol=1e-15)
-    np.testing.assert_allclose(m.forces, r.forces @ Rg.T, rtol=0,
-                               atol=1e-12 * np.abs(r.forces).max())
+    np.testing.assert_allclose(
+        m.forces, r.forces @ Rg.T, rtol=0, atol=1e-12 * np.abs(r.forces).max()
+    )
     for w, wm in ((r.wrench_a, m.wrench_a), (r.wrench_b, m.wrench_b)):
         np.testing.assert_allclose(wm, spin(w), rtol=0, atol=1e-12 * np.abs(w).max())
 
@@ -447,15 +472,15 @@ def test_sphere_sweep_through_contact_is_smooth_and_monotone(rng):
     sig = np.linspace(0.0, 0.014, 401)
     delta = sig[1] - sig[0]
     e = np.zeros(4 * nv)
-    e[nv:nv + 3] = -u  # d sigma moves B by -u d sigma (retract translates additively)
+    e[nv : nv + 3] = -u  # d sigma moves B by -u d sigma (retract translates additively)
     F, F1, F2 = [], [], []
     zero = np.zeros(nv)
     for s in sig:
         pb = np.concatenate([(2 * radius + 0.01 - s) * u, qb])
         r = sc.contact(ball, pa, zero, ball, pb, zero, PARAMS, order=2)
         F.append(r.wrench_b[:3] @ u)
-        F1.append(u @ (r.jacobian[nv:nv + 3] @ e))
-        F2.append(u @ np.einsum("kij,i,j->k", r.hessian[nv:nv + 3], e, e))
+        F1.append(u @ (r.jacobian[nv : nv + 3] @ e))
+        F2.append(u @ np.einsum("kij,i,j->k", r.hessian[nv : nv + 3], e, e))
     F, F1, F2 = map(np.array, (F, F1, F2))
     # physics: repulsive, growing with the overlap, tiny at the start
     assert np.all(F > 0) and np.all(np.diff(F) > 0) and np.all(F1 > 0)
@@ -472,8 +497,9 @@ def test_sphere_sweep_through_contact_is_smooth_and_monotone(rng):
     np.testing.assert_allclose(dF, pred, rtol=0, atol=1e-7 * np.abs(dF).max())
     # second differences equal h^2 F'' up to h^4 F'''' / 12 ~ (h / ell)^2 / 12 ~ 1e-4 relative
     d2F = F[2:] - 2 * F[1:-1] + F[:-2]
-    np.testing.assert_allclose(d2F, delta**2 * F2[1:-1], rtol=0,
-                               atol=1e-3 * delta**2 * np.abs(F2).max())
+    np.testing.assert_allclose(
+        d2F, delta**2 * F2[1:-1], rtol=0, atol=1e-3 * delta**2 * np.abs(F2).max()
+    )
     # no jumps: from step to step F' and F'' change by at most ~ h / ell of their range
     # (F''' <~ 2 |F''| / beta: the exp(-2 m / beta) tail); 4 h / beta = 0.14
     assert np.abs(np.diff(F1)).max() <= 4 * delta / PARAMS.beta * np.abs(F1).max()
@@ -488,13 +514,25 @@ BALL = sc.PointCloud.sphere(0.02, 0.01)
 
 
 def _args2():
-    return {"cloud_a": DISK, "pose_a": [0.0, 0.0, 0.0], "vel_a": [0.0, 0.0, 0.0],
-            "cloud_b": DISK, "pose_b": [0.036, 0.0, 0.0], "vel_b": [0.0, 0.0, 0.0]}
+    return {
+        "cloud_a": DISK,
+        "pose_a": [0.0, 0.0, 0.0],
+        "vel_a": [0.0, 0.0, 0.0],
+        "cloud_b": DISK,
+        "pose_b": [0.036, 0.0, 0.0],
+        "vel_b": [0.0, 0.0, 0.0],
+    }
 
 
 def _args3():
-    return {"cloud_a": BALL, "pose_a": [0, 0, 0, 1, 0, 0, 0], "vel_a": np.zeros(6),
-            "cloud_b": BALL, "pose_b": [0, 0, 0.036, 1, 0, 0, 0], "vel_b": np.zeros(6)}
+    return {
+        "cloud_a": BALL,
+        "pose_a": [0, 0, 0, 1, 0, 0, 0],
+        "vel_a": np.zeros(6),
+        "cloud_b": BALL,
+        "pose_b": [0, 0, 0.036, 1, 0, 0, 0],
+        "vel_b": np.zeros(6),
+    }
 
 
 @pytest.mark.parametrize(
@@ -508,8 +546,12 @@ def _args3():
         (3, {"pose_b": [0, 0, 0]}, ValueError, r"pose_b must have shape \(7,\) for 3D"),
         (2, {"pose_b": [0.0, 0.0, np.nan]}, ValueError, "pose_b must be finite"),
         (3, {"pose_a": [0, 0, np.inf, 1, 0, 0, 0]}, ValueError, "pose_a must be finite"),
-        (3, {"pose_b": [0, 0, 0.036, 1, 0.1, 0, 0]}, ValueError,
-         "pose_b must hold a unit quaternion"),
+        (
+            3,
+            {"pose_b": [0, 0, 0.036, 1, 0.1, 0, 0]},
+            ValueError,
+            "pose_b must hold a unit quaternion",
+        ),
         (2, {"pose_a": [0j, 0, 0]}, TypeError, "pose_a must be an array of real numbers"),
         (2, {"vel_a": [0.0, 0.0]}, ValueError, r"vel_a must have shape \(3,\) for 2D"),
         (3, {"vel_b": np.zeros(7)}, ValueError, r"vel_b must have shape \(6,\) for 3D"),
@@ -563,8 +605,9 @@ def test_inputs_unchanged_lists_accepted_and_bitwise_reproducible(rng, dim):
     r = sc.contact(a, pa, va, b, pb, vb, PARAMS, order=2, num_threads=1)
     for x, c in zip(arrays, copies, strict=True):
         np.testing.assert_array_equal(x, c)
-    t = sc.contact(a, pa.tolist(), va.tolist(), b, pb.tolist(), vb.tolist(), PARAMS, order=2,
-                   num_threads=2)
+    t = sc.contact(
+        a, pa.tolist(), va.tolist(), b, pb.tolist(), vb.tolist(), PARAMS, order=2, num_threads=2
+    )
     for name in sc.Contact._fields:  # lists == arrays, and 1 thread == 2 threads, bitwise
         np.testing.assert_array_equal(getattr(t, name), getattr(r, name), err_msg=name)
     # the values do not depend on the requested order, bitwise
@@ -594,8 +637,10 @@ def test_first_order_lane_pass_equals_the_one_sample_pass(rng, dim):
     ident = np.zeros(3) if dim == 2 else np.array([0.0, 0, 0, 1, 0, 0, 0])
     frictionless = dataclasses.replace(PARAMS, friction=0.0)
     for k in range(1, 10):
-        pts = np.concatenate([rng.uniform(-0.01, 0.01, size=(k, dim - 1)),
-                              rng.uniform(-2e-4, 2e-4, size=(k, 1))], axis=1)
+        pts = np.concatenate(
+            [rng.uniform(-0.01, 0.01, size=(k, dim - 1)), rng.uniform(-2e-4, 2e-4, size=(k, 1))],
+            axis=1,
+        )
         cloud = sc.PointCloud(pts, rng.normal(size=(k, dim)), normalize=True)
         pose = _pose(rng, dim, np.zeros(dim))
         if dim == 3:  # a small tilt keeps every sample within 0.5 mm of the plane
@@ -612,8 +657,9 @@ def test_first_order_lane_pass_equals_the_one_sample_pass(rng, dim):
                 assert np.abs(one.jacobian).max() > 0.0, (k, other.size)
                 np.testing.assert_array_equal(one.jacobian, two.jacobian, err_msg=str(k))
                 for name in sc.Contact._fields[:8]:
-                    np.testing.assert_array_equal(getattr(one, name), getattr(two, name),
-                                                  err_msg=f"{name}, {k} samples")
+                    np.testing.assert_array_equal(
+                        getattr(one, name), getattr(two, name), err_msg=f"{name}, {k} samples"
+                    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -621,9 +667,15 @@ def test_first_order_lane_pass_equals_the_one_sample_pass(rng, dim):
 # --------------------------------------------------------------------------------------------
 def test_contact_params_defaults_frozen_and_replace():
     p = sc.ContactParams()
-    assert dataclasses.asdict(p) == {"eps": 1e-5, "eps_c": 1e-3, "stiffness": 2e3,
-                                     "beta": 1e-3, "damping": 10.0, "friction": 0.5,
-                                     "slip_velocity": 1e-2}
+    assert dataclasses.asdict(p) == {
+        "eps": 1e-5,
+        "eps_c": 1e-3,
+        "stiffness": 2e3,
+        "beta": 1e-3,
+        "damping": 10.0,
+        "friction": 0.5,
+        "slip_velocity": 1e-2,
+    }
     with pytest.raises(dataclasses.FrozenInstanceError):
         p.stiffness = 1.0
     q = dataclasses.replace(p, stiffness=500, friction=0)

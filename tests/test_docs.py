@@ -6,8 +6,9 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("name", ["softcontact.ssdf", "softcontact.cloud", "softcontact.contact",
-                                  "softcontact.scene"])
+@pytest.mark.parametrize(
+    "name", ["softcontact.ssdf", "softcontact.cloud", "softcontact.contact", "softcontact.scene"]
+)
 def test_docstring_examples(name):
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)

@@ -91,10 +91,19 @@ def _min_separation(scene, model, x):
         poses = []
         for i in (a, c):
             b = scene._bodies[i]
-            poses.append(b.pose if b.kind == "static" else
-                         x[nqb * moving.index(i):nqb * (moving.index(i) + 1)])
-        r = sc.separation(scene._bodies[a].cloud, poses[0], scene._bodies[c].cloud, poses[1],
-                          prm.eps, num_threads=1)
+            poses.append(
+                b.pose
+                if b.kind == "static"
+                else x[nqb * moving.index(i) : nqb * (moving.index(i) + 1)]
+            )
+        r = sc.separation(
+            scene._bodies[a].cloud,
+            poses[0],
+            scene._bodies[c].cloud,
+            poses[1],
+            prm.eps,
+            num_threads=1,
+        )
         out = min(out, float(r.phi.min()))
     return out
 
@@ -104,8 +113,7 @@ class Case:
         self.name, self.scene, self.dt = name, scene, dt
         self.model = scene.build(dt)
         self.free = _without_contacts(scene, dt)
-        self.jax = JaxModel.from_scene(scene, dt, compiler_options=FAST_COMPILE,
-                                       hessian=hessian)
+        self.jax = JaxModel.from_scene(scene, dt, compiler_options=FAST_COMPILE, hessian=hessian)
         self.states = states  # [(label, in_contact, x, u)]
         self._d2 = {}
 
@@ -160,22 +168,35 @@ def _push_t_case():
 def _box_floor_case():
     box = sc.PointCloud.box([0.05, 0.05, 0.05], 0.1 / 3)
     scene = sc.Scene(dim=3)
-    scene.add_body(sc.PointCloud.halfspace([0.0, 0.0, 0.0], [0.0, 0.0, 1.0]), kind="static",
-                   name="floor")
+    scene.add_body(
+        sc.PointCloud.halfspace([0.0, 0.0, 0.0], [0.0, 0.0, 1.0]), kind="static", name="floor"
+    )
     scene.add_body(box, mass=1.0, pose=[0.0, 0.0, 0.046, 1.0, 0.0, 0.0, 0.0], name="box")
     # a kinematic body in the state and the controls, touching nothing (3D kinematics)
-    scene.add_body(sc.PointCloud.sphere(0.01, 0.01), kind="kinematic",
-                   pose=[1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0], name="probe")
+    scene.add_body(
+        sc.PointCloud.sphere(0.01, 0.01),
+        kind="kinematic",
+        pose=[1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0],
+        name="probe",
+    )
     scene.add_contact("box", "floor")
     rng = np.random.default_rng(1)
     states = []
     for k, z in enumerate((0.046, 0.047)):
         vel = rng.normal(size=12) * np.tile([0.05, 0.05, 0.02, 0.3, 0.3, 0.3], 2)
-        x = np.concatenate([[0.01, -0.02, z], _quat(rng, 0.03), [1.0, 1.0, 1.0],
-                            _quat(rng, 0.5), vel])
+        x = np.concatenate(
+            [[0.01, -0.02, z], _quat(rng, 0.03), [1.0, 1.0, 1.0], _quat(rng, 0.5), vel]
+        )
         states.append((f"resting {k}", True, x, rng.normal(size=6)))
-    x = np.concatenate([[0.0, 0.0, 0.2], _quat(rng, 0.3), [1.0, 1.0, 1.0], _quat(rng, 0.5),
-                        rng.normal(size=12) * 0.3])
+    x = np.concatenate(
+        [
+            [0.0, 0.0, 0.2],
+            _quat(rng, 0.3),
+            [1.0, 1.0, 1.0],
+            _quat(rng, 0.5),
+            rng.normal(size=12) * 0.3,
+        ]
+    )
     states.append(("falling", False, x, rng.normal(size=6)))
     return Case("box on floor", scene, 0.001, states)
 
@@ -196,14 +217,18 @@ def _two_bodies_case():
         p_ball = R @ np.array([0.08 + gap, 0.01, -0.005])
         x = np.concatenate([[0, 0, 0], qb, p_ball, _quat(rng, 0.5), rng.normal(size=12) * 0.3])
         states.append((f"touching {k}", True, x, rng.normal(size=6) * 0.1))
-    x = np.concatenate([[0, 0, 0], _quat(rng, 0.3), [0.0, 0.2, 0.0], _quat(rng, 0.5),
-                        rng.normal(size=12) * 0.3])
+    x = np.concatenate(
+        [[0, 0, 0], _quat(rng, 0.3), [0.0, 0.2, 0.0], _quat(rng, 0.5), rng.normal(size=12) * 0.3]
+    )
     states.append(("apart", False, x, rng.normal(size=6) * 0.1))
     return Case("two bodies", scene, 0.002, states)
 
 
-_BUILDERS = {"push-T": _push_t_case, "box on floor": _box_floor_case,
-             "two bodies": _two_bodies_case}
+_BUILDERS = {
+    "push-T": _push_t_case,
+    "box on floor": _box_floor_case,
+    "two bodies": _two_bodies_case,
+}
 
 
 @functools.cache
@@ -232,8 +257,8 @@ def push_t_case():
 def test_states_are_what_they_claim(case):
     """In-contact states feel a real contact force; the others are beyond its range."""
     for label, in_contact, x, u in case.states:
-        v = case.model.step(x, u, num_threads=1).x_next[case.model.nq:]
-        v_free = case.free.step(x, u, num_threads=1).x_next[case.model.nq:]
+        v = case.model.step(x, u, num_threads=1).x_next[case.model.nq :]
+        v_free = case.free.step(x, u, num_threads=1).x_next[case.model.nq :]
         change = np.max(np.abs(v - v_free))
         if in_contact:
             assert change > 1e-2, (case.name, label, change)

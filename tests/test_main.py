@@ -10,9 +10,14 @@ from conftest import subprocess_env
 
 def test_main_job_runs_and_writes_figure(tmp_path):
     pytest.importorskip("matplotlib")
-    out = subprocess.run([sys.executable, "-m", "softcontact", "ssdf", "--grid", "120"],
-                         cwd=tmp_path,
-                         capture_output=True, text=True, timeout=300, env=subprocess_env())
+    out = subprocess.run(
+        [sys.executable, "-m", "softcontact", "ssdf", "--grid", "120"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=subprocess_env(),
+    )
     assert out.returncode == 0, out.stderr
     assert "eps =" in out.stdout and "pairs/s" in out.stdout
     png = tmp_path / "ssdf_demo.png"
@@ -20,20 +25,37 @@ def test_main_job_runs_and_writes_figure(tmp_path):
 
 
 def test_main_help_lists_commands():
-    out = subprocess.run([sys.executable, "-m", "softcontact", "--help"], capture_output=True,
-                         text=True, timeout=120, env=subprocess_env(), cwd=Path(__file__).parent)
+    out = subprocess.run(
+        [sys.executable, "-m", "softcontact", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=subprocess_env(),
+        cwd=Path(__file__).parent,
+    )
     assert out.returncode == 0
     for cmd in ("demo", "mpc", "compare", "sysid", "bench", "ssdf"):
         assert cmd in out.stdout
     for cmd in ("demo", "mpc", "compare", "sysid", "bench"):
-        sub = subprocess.run([sys.executable, "-m", "softcontact", cmd, "--help"],
-                             capture_output=True, text=True, timeout=120, env=subprocess_env())
+        sub = subprocess.run(
+            [sys.executable, "-m", "softcontact", cmd, "--help"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=subprocess_env(),
+        )
         assert sub.returncode == 0 and "usage: python -m softcontact " + cmd in sub.stdout
 
 
 def _run(args, cwd, timeout=600):
-    return subprocess.run([sys.executable, "-m", "softcontact", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout, env=subprocess_env())
+    return subprocess.run(
+        [sys.executable, "-m", "softcontact", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=subprocess_env(),
+    )
 
 
 def test_main_job_is_the_push_t_demo(tmp_path):
@@ -53,14 +75,49 @@ def test_cli_subcommands_on_tiny_settings(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "success" in out.stdout and "t =" not in out.stdout
     assert (tmp_path / "a.png").exists() and (tmp_path / "a.gif").exists()
-    out = _run(["mpc", "--seeds", "2", "--first-seed", "13", "--jobs", "1", "--time-limit",
-                "0.3", "--iterations", "2", "--figure", "fail.png"], tmp_path)
+    out = _run(
+        [
+            "mpc",
+            "--seeds",
+            "2",
+            "--first-seed",
+            "13",
+            "--jobs",
+            "1",
+            "--time-limit",
+            "0.3",
+            "--iterations",
+            "2",
+            "--figure",
+            "fail.png",
+        ],
+        tmp_path,
+    )
     assert out.returncode == 0, out.stderr
     assert "seed  13" in out.stdout and "seed  14" in out.stdout and "| 2 |" in out.stdout
     assert ("Failures" in out.stdout) == (tmp_path / "fail.png").exists()
-    out = _run(["compare", "--seeds", "1", "--horizon", "40", "--cem-samples", "4",
-                "--cem-elites", "2", "--cem-iterations", "2", "--lbfgs-iterations", "2",
-                "--newton-iterations", "1", "--figure", "c.png"], tmp_path)
+    out = _run(
+        [
+            "compare",
+            "--seeds",
+            "1",
+            "--horizon",
+            "40",
+            "--cem-samples",
+            "4",
+            "--cem-elites",
+            "2",
+            "--cem-iterations",
+            "2",
+            "--lbfgs-iterations",
+            "2",
+            "--newton-iterations",
+            "1",
+            "--figure",
+            "c.png",
+        ],
+        tmp_path,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.count("| 1 |") == 3 and (tmp_path / "c.png").exists()
     out = _run(["sysid", "--max-nfev", "2"], tmp_path)
@@ -72,12 +129,14 @@ def test_cli_subcommands_on_tiny_settings(tmp_path):
 
 
 def test_cli_rejects_bad_options(tmp_path):
-    for args, word in ((["demo", "--seed", "-1"], "--seed"),
-                       (["mpc", "--jobs", "0"], "--jobs"),
-                       (["compare", "--horizon", "50", "--block", "20"], "--block"),
-                       (["bench", "--repeats", "0"], "--repeats"),
-                       (["sysid", "--noise", "-1"], "--noise"),
-                       (["demo", "--seed", "x"], "--seed")):
+    for args, word in (
+        (["demo", "--seed", "-1"], "--seed"),
+        (["mpc", "--jobs", "0"], "--jobs"),
+        (["compare", "--horizon", "50", "--block", "20"], "--block"),
+        (["bench", "--repeats", "0"], "--repeats"),
+        (["sysid", "--noise", "-1"], "--noise"),
+        (["demo", "--seed", "x"], "--seed"),
+    ):
         out = _run(args, tmp_path, timeout=120)
         assert out.returncode != 0 and word in out.stderr, (args, out.stderr)
 
@@ -86,11 +145,20 @@ def test_main_from_the_repository_root_after_install():
     """The README's `pip install . && python -m softcontact` runs in the repository root,
     where Python imports the source folder first; it must defer to the installed build."""
     root = Path(__file__).resolve().parent.parent
-    out = subprocess.run([sys.executable, "-c", "import softcontact, sys; "
-                          "print(softcontact.ssdf(softcontact.PointCloud.halfspace([0, 0], [0, 1]),"
-                          " [[0.0, 2.0]], 1e-3).phi[0])"],
-                         cwd=root, capture_output=True, text=True, timeout=120,
-                         env=subprocess_env())
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import softcontact, sys; "
+            "print(softcontact.ssdf(softcontact.PointCloud.halfspace([0, 0], [0, 1]),"
+            " [[0.0, 2.0]], 1e-3).phi[0])",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=subprocess_env(),
+    )
     assert out.returncode == 0, out.stderr
     assert float(out.stdout) == 2.0
 

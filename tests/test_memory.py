@@ -88,39 +88,70 @@ def _calls(cloud, x, packed):
         "core_eps_error": _raises(ValueError, lambda: _core.ssdf(packed, n, x, 0.0, 3)),
         "core_packed_error": _raises(ValueError, lambda: _core.ssdf(packed[:-1], n, x, 1e-4)),
         "core_x_error": _raises(ValueError, lambda: _core.ssdf(packed, n, x[:, :1], 1e-4)),
-        "core_dtype_error": _raises(TypeError,
-                                    lambda: _core.ssdf(packed, n, x.astype(complex), 1e-4)),
-        "core_pack_error": _raises(ValueError, lambda: _core.pack_cloud(
-            cloud.points, cloud.normals, -cloud.weights)),
+        "core_dtype_error": _raises(
+            TypeError, lambda: _core.ssdf(packed, n, x.astype(complex), 1e-4)
+        ),
+        "core_pack_error": _raises(
+            ValueError, lambda: _core.pack_cloud(cloud.points, cloud.normals, -cloud.weights)
+        ),
         "separation_ok": lambda: sc.separation(cloud, POSE0, cloud, POSE1, 1e-4, order=2),
-        "core_separation_error": _raises(ValueError, lambda: _core.separation(
-            packed, n, POSE0, packed[:-1], n, POSE1, 1e-4, 2)),
-        "separation_pose_error": _raises(ValueError, lambda: sc.separation(
-            cloud, POSE0, cloud, POSE1[:3], 1e-4)),
+        "core_separation_error": _raises(
+            ValueError, lambda: _core.separation(packed, n, POSE0, packed[:-1], n, POSE1, 1e-4, 2)
+        ),
+        "separation_pose_error": _raises(
+            ValueError, lambda: sc.separation(cloud, POSE0, cloud, POSE1[:3], 1e-4)
+        ),
         # contact at order 2 on the small ball (samples touching: friction, damping, jets on)
         "contact_ok": lambda: sc.contact(BALL, POSE0, VEL, BALL, BALL_POSE, -VEL, order=2),
-        "core_contact_ok": lambda: _core.contact(BALL_PACKED, len(BALL), POSE0, VEL, BALL_PACKED,
-                                                 len(BALL), BALL_POSE, -VEL, PRM, 2, 2),
-        "core_contact_vel_error": _raises(ValueError, lambda: _core.contact(
-            packed, n, POSE0, VEL[:3], packed, n, POSE1, VEL, PRM, 2)),
-        "core_contact_param_error": _raises(ValueError, lambda: _core.contact(
-            packed, n, POSE0, VEL, packed, n, POSE1, VEL, PRM[:2] + (-1.0,) + PRM[3:], 2)),
-        "core_contact_nan_error": _raises(ValueError, lambda: _core.contact(
-            packed, n, POSE0, VEL * np.nan, packed, n, POSE1, VEL, PRM, 1)),
+        "core_contact_ok": lambda: _core.contact(
+            BALL_PACKED, len(BALL), POSE0, VEL, BALL_PACKED, len(BALL), BALL_POSE, -VEL, PRM, 2, 2
+        ),
+        "core_contact_vel_error": _raises(
+            ValueError,
+            lambda: _core.contact(packed, n, POSE0, VEL[:3], packed, n, POSE1, VEL, PRM, 2),
+        ),
+        "core_contact_param_error": _raises(
+            ValueError,
+            lambda: _core.contact(
+                packed, n, POSE0, VEL, packed, n, POSE1, VEL, PRM[:2] + (-1.0,) + PRM[3:], 2
+            ),
+        ),
+        "core_contact_nan_error": _raises(
+            ValueError,
+            lambda: _core.contact(packed, n, POSE0, VEL * np.nan, packed, n, POSE1, VEL, PRM, 1),
+        ),
         "contact_params_error": _raises(ValueError, lambda: sc.ContactParams(beta=0.0)),
         "build_ok": _model,
         "step_ok": lambda: MODEL.step(X0, U0, order=2, params=True, num_threads=2),
         "rollout_ok": lambda: MODEL.rollout(X0, UB, order=1, num_threads=2),
-        "model_eval_ok": lambda: (MODEL.energy(X0), MODEL.momentum(X0),
-                                  MODEL.inverse_dynamics(X0, X0)),
+        "model_eval_ok": lambda: (
+            MODEL.energy(X0),
+            MODEL.momentum(X0),
+            MODEL.inverse_dynamics(X0, X0),
+        ),
         "core_step_error": _raises(ValueError, lambda: _core.step(MODEL._cap, X0[:-1], U0)),
         "core_step_nan": _raises(ValueError, lambda: _core.step(MODEL._cap, X0 * np.nan, U0)),
-        "core_rollout_error": _raises(ValueError, lambda: _core.rollout(
-            MODEL._cap, X0[None], UB[:1, :, :-1])),
-        "core_model_new_error": _raises(ValueError, lambda: _core.model_new(
-            3, -1.0, np.zeros(3), np.zeros(1), np.zeros(1), np.ones(1), np.eye(3).reshape(1, 9),
-            np.zeros((1, 7)), (np.zeros(0),), np.zeros(1), (None,), np.zeros((0, 2)),
-            np.zeros((0, 7)))),
+        "core_rollout_error": _raises(
+            ValueError, lambda: _core.rollout(MODEL._cap, X0[None], UB[:1, :, :-1])
+        ),
+        "core_model_new_error": _raises(
+            ValueError,
+            lambda: _core.model_new(
+                3,
+                -1.0,
+                np.zeros(3),
+                np.zeros(1),
+                np.zeros(1),
+                np.ones(1),
+                np.eye(3).reshape(1, 9),
+                np.zeros((1, 7)),
+                (np.zeros(0),),
+                np.zeros(1),
+                (None,),
+                np.zeros((0, 2)),
+                np.zeros((0, 7)),
+            ),
+        ),
     }
 
 
@@ -134,20 +165,50 @@ def test_no_leak(setup, name):
     assert grew < ROUNDS * 16 + 16 * 1024, f"{name}: memory grew by {grew} bytes"
 
 
-@pytest.mark.parametrize("name", ["ssdf_ok", "core_ssdf_ok", "core_pack_ok", "core_eps_error",
-                                  "core_packed_error", "core_dtype_error", "core_pack_error",
-                                  "separation_ok", "core_separation_error", "contact_ok",
-                                  "core_contact_ok", "core_contact_vel_error",
-                                  "core_contact_param_error", "core_contact_nan_error",
-                                  "build_ok", "step_ok", "rollout_ok", "model_eval_ok",
-                                  "core_step_error",
-                                  "core_step_nan", "core_rollout_error",
-                                  "core_model_new_error"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "ssdf_ok",
+        "core_ssdf_ok",
+        "core_pack_ok",
+        "core_eps_error",
+        "core_packed_error",
+        "core_dtype_error",
+        "core_pack_error",
+        "separation_ok",
+        "core_separation_error",
+        "contact_ok",
+        "core_contact_ok",
+        "core_contact_vel_error",
+        "core_contact_param_error",
+        "core_contact_nan_error",
+        "build_ok",
+        "step_ok",
+        "rollout_ok",
+        "model_eval_ok",
+        "core_step_error",
+        "core_step_nan",
+        "core_rollout_error",
+        "core_model_new_error",
+    ],
+)
 def test_refcounts_flat(setup, name):
     cloud, x, packed = setup
     fn = _calls(cloud, x, packed)[name]
-    objs = [x, packed, cloud.points, cloud.normals, cloud.weights, VEL, POSE0, POSE1, X0, U0,
-            UB, MODEL._cap]
+    objs = [
+        x,
+        packed,
+        cloud.points,
+        cloud.normals,
+        cloud.weights,
+        VEL,
+        POSE0,
+        POSE1,
+        X0,
+        U0,
+        UB,
+        MODEL._cap,
+    ]
     fn()
     before = [sys.getrefcount(o) for o in objs]
     for _ in range(ROUNDS):

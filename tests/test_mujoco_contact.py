@@ -66,8 +66,12 @@ SPHERES_XML = f"""
 def spheres():
     """Force along y on the moved sphere for every gap in GAPS, SCM and MuJoCo."""
     ball = sc.PointCloud.sphere(RADIUS, 0.004)  # ~2000 samples, spacing ~ sqrt(eps)
-    scm = [sc.contact(ball, IDENTITY, ZERO6, ball, [0.0, 2 * RADIUS + g, 0.0, 1, 0, 0, 0],
-                      ZERO6, PARAMS) for g in GAPS]
+    scm = [
+        sc.contact(
+            ball, IDENTITY, ZERO6, ball, [0.0, 2 * RADIUS + g, 0.0, 1, 0, 0, 0], ZERO6, PARAMS
+        )
+        for g in GAPS
+    ]
     model = mujoco.MjModel.from_xml_string(SPHERES_XML)
     data = mujoco.MjData(model)
     mj, ncon = [], []
@@ -181,15 +185,17 @@ BOX_XML = f"""
 def box_on_floor():
     box = sc.PointCloud.box(HALF, 0.005)  # bottom face: 21 x 21 samples
     floor = sc.PointCloud.halfspace([0.0, 0.0, 0.0], [0.0, 0.0, 1.0])
-    scm = [sc.contact(box, [0.0, 0.0, HALF[2] - p, 1, 0, 0, 0], ZERO6, floor, IDENTITY, ZERO6,
-                      PARAMS) for p in PENS]
+    scm = [
+        sc.contact(box, [0.0, 0.0, HALF[2] - p, 1, 0, 0, 0], ZERO6, floor, IDENTITY, ZERO6, PARAMS)
+        for p in PENS
+    ]
     model = mujoco.MjModel.from_xml_string(BOX_XML)
     data = mujoco.MjData(model)
     mj = []
     for p in PENS:
         data.qpos[:] = [0.0, 0.0, HALF[2] - p, 1, 0, 0, 0]
         mujoco.mj_forward(model, data)
-        mj.append((_mj_normal_forces(model, data), data.contact.pos[:data.ncon].copy()))
+        mj.append((_mj_normal_forces(model, data), data.contact.pos[: data.ncon].copy()))
     return box, scm, mj
 
 
@@ -205,7 +211,7 @@ def test_box_total_force_grows_with_the_stiffness(box_on_floor):
     # floor's one sample, at the origin inside the box, and the side faces' second rows add
     # ~1.6 to the sum), and for pen + shift >> beta the force is k (pen + shift): the same
     # slope, offset
-    n_tie = int(np.sum(np.isclose(scm[0].phi[:len(box)], -PENS[0], atol=1e-12)))
+    n_tie = int(np.sum(np.isclose(scm[0].phi[: len(box)], -PENS[0], atol=1e-12)))
     assert n_tie == 21 * 21 + 4 * 21  # bottom face + bottom edges of the four sides
     shift = -np.array([r.depth for r in scm]) - PENS
     np.testing.assert_allclose(shift, shift[0], atol=1e-12)
@@ -213,8 +219,9 @@ def test_box_total_force_grows_with_the_stiffness(box_on_floor):
     assert shift[0] == pytest.approx(PARAMS.eps_c * np.log(n_tie), abs=1e-5)
     z = -np.array([r.depth for r in scm])  # the force law k sp_b(z) s_b(z), all normals vertical
     b = PARAMS.beta
-    np.testing.assert_allclose(f_scm, K * b * np.logaddexp(0, z / b) / (1 + np.exp(-z / b)),
-                               rtol=1e-9)
+    np.testing.assert_allclose(
+        f_scm, K * b * np.logaddexp(0, z / b) / (1 + np.exp(-z / b)), rtol=1e-9
+    )
     np.testing.assert_allclose(f_scm, K * (PENS + shift), rtol=2e-3)  # s_b(z) >= 1 - 1e-3
     slope = np.diff(f_scm) / np.diff(PENS)
     # all normals are vertical, so dF/dpen = k d(sp_b s_b)/dz = k (1 + (z/b - 2) e^(-z/b) + ...)

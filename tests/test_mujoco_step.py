@@ -46,11 +46,13 @@ def _rotation(rng):
     q = rng.normal(size=4)
     q /= np.linalg.norm(q)
     w, x, y, z = q
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 def _inertia(kind):
@@ -64,14 +66,24 @@ def _inertia(kind):
 
 
 def _mjcf(inertia):
-    full = " ".join(f"{float(v):.17g}" for v in (inertia[0, 0], inertia[1, 1], inertia[2, 2],
-                                                  inertia[0, 1], inertia[0, 2], inertia[1, 2]))
+    full = " ".join(
+        f"{float(v):.17g}"
+        for v in (
+            inertia[0, 0],
+            inertia[1, 1],
+            inertia[2, 2],
+            inertia[0, 1],
+            inertia[0, 2],
+            inertia[1, 2],
+        )
+    )
     motors = "\n".join(
         f'    <motor joint="free" gear="{" ".join("1" if j == i else "0" for j in range(6))}"/>'
-        for i in range(6))
+        for i in range(6)
+    )
     return f"""
 <mujoco>
-  <option timestep="{DT!r}" integrator="Euler" gravity="{' '.join(map(str, GRAVITY))}">
+  <option timestep="{DT!r}" integrator="Euler" gravity="{" ".join(map(str, GRAVITY))}">
     <flag eulerdamp="disable" contact="disable"/>
   </option>
   <worldbody>
@@ -92,8 +104,13 @@ def pair(request):
     inertia = _inertia(request.param)
     scene = sc.Scene(3, gravity=GRAVITY)
     # any centred cloud: no contact pair, the mass and inertia are given explicitly
-    scene.add_body(sc.PointCloud.box([0.05, 0.04, 0.03], 0.1), mass=MASS, inertia=inertia,
-                   actuated=True, name="body")
+    scene.add_body(
+        sc.PointCloud.box([0.05, 0.04, 0.03], 0.1),
+        mass=MASS,
+        inertia=inertia,
+        actuated=True,
+        name="body",
+    )
     model = scene.build(DT)
     mj = mujoco.MjModel.from_xml_string(_mjcf(inertia))
     assert (mj.nq, mj.nv, mj.nu, mj.na) == (7, 6, 6, 0)
@@ -109,8 +126,9 @@ def _cases(n=6, seed=3):
     for _ in range(n):
         q = rng.normal(size=4)
         q /= np.linalg.norm(q)
-        x = np.concatenate([0.3 * rng.normal(size=3), q, rng.normal(size=3),
-                            4.0 * rng.normal(size=3)])
+        x = np.concatenate(
+            [0.3 * rng.normal(size=3), q, rng.normal(size=3), 4.0 * rng.normal(size=3)]
+        )
         u = np.concatenate([5.0 * rng.normal(size=3), 0.05 * rng.normal(size=3)])
         out.append((x, u))
     return out
@@ -129,8 +147,7 @@ def _set(mj, d, x, u):
 def test_state_and_control_conventions(pair):
     model, mj, d, _ = pair
     assert model.nx == mj.nq + mj.nv and 2 * model.nv == 2 * mj.nv and model.nu == mj.nu
-    assert model.control_names == ("body.fx", "body.fy", "body.fz",
-                                   "body.tx", "body.ty", "body.tz")
+    assert model.control_names == ("body.fx", "body.fy", "body.fz", "body.tx", "body.ty", "body.tz")
     for x, u in CASES[:3]:
         _set(mj, d, x, u)
         mujoco.mj_forward(mj, d)
@@ -196,8 +213,12 @@ def test_step_matches_mujoco_euler(pair):
         np.testing.assert_allclose(ours[10:13], wp, rtol=0, atol=1e-13)
         assert gyro_step > 1e-3
         # and positions from the new velocities: q+ = q (+) h v+
-        np.testing.assert_allclose(ours[:7], model.retract(x, np.concatenate(
-            [DT * ours[7:], np.zeros(6)]))[:7], rtol=0, atol=1e-15)
+        np.testing.assert_allclose(
+            ours[:7],
+            model.retract(x, np.concatenate([DT * ours[7:], np.zeros(6)]))[:7],
+            rtol=0,
+            atol=1e-15,
+        )
 
 
 def test_jacobians_match_mjd_transition_fd(pair):

@@ -58,8 +58,9 @@ def _pusher_y(gap):
     """The pusher's y below the T's stem (T at the origin) with min Phi = gap."""
 
     def min_phi(y):
-        return sc.separation(T_CLOUD, [0.0, 0.0, 0.0], DISK, [0.0, y, 0.0],
-                             PUSH_PARAMS.eps).phi.min()
+        return sc.separation(
+            T_CLOUD, [0.0, 0.0, 0.0], DISK, [0.0, y, 0.0], PUSH_PARAMS.eps
+        ).phi.min()
 
     lo, hi = -0.2, -0.08
     assert min_phi(lo) > gap > min_phi(hi)
@@ -81,18 +82,20 @@ def _push_model(contact):
 
 
 def _push_costs(model):
-    return [PoseResidual(model, "T", [0.003, 0.015, 0.05], 1e4, 1.0),
-            ApproachResidual(model, "pusher", "T", T_CLOUD, 1e3, offset=0.015),
-            PoseResidual(model, "pusher", [0.0, -0.07, 0.0], 1e2, 0.1, stages=True,
-                         terminal=False),
-            ControlResidual(model, [1e-2, 1e-2, 1e-4])]
+    return [
+        PoseResidual(model, "T", [0.003, 0.015, 0.05], 1e4, 1.0),
+        ApproachResidual(model, "pusher", "T", T_CLOUD, 1e3, offset=0.015),
+        PoseResidual(model, "pusher", [0.0, -0.07, 0.0], 1e2, 0.1, stages=True, terminal=False),
+        ControlResidual(model, [1e-2, 1e-2, 1e-4]),
+    ]
 
 
 def _push_U0(T=PUSH_T):
     """Push up at 0.1 m/s, with some sideways motion and spin (1 cm/s, 0.1 rad/s)."""
     rng = np.random.default_rng(1)
-    return (np.tile([0.0, 0.1, 0.0], (T, 1))
-            + rng.normal(size=(T, 3)) * [0.01, 0.01, 0.1]).reshape(-1)
+    return (np.tile([0.0, 0.1, 0.0], (T, 1)) + rng.normal(size=(T, 3)) * [0.01, 0.01, 0.1]).reshape(
+        -1
+    )
 
 
 # ---- 3D box on the floor ----------------------------------------------------------------------
@@ -112,8 +115,7 @@ def _unit(v):
 def _box_model():
     s = sc.Scene(dim=3)
     s.add_body(FLOOR, kind="static", name="floor")
-    s.add_body(BOX, mass=0.1, pose=[0.0, 0.0, BOX_Z, 1.0, 0.0, 0.0, 0.0], actuated=True,
-               name="box")
+    s.add_body(BOX, mass=0.1, pose=[0.0, 0.0, BOX_Z, 1.0, 0.0, 0.0, 0.0], actuated=True, name="box")
     s.add_contact("box", "floor", BOX_PARAMS)
     return s.build(0.01)
 
@@ -122,8 +124,10 @@ BOX_GOAL = np.concatenate([[0.01, -0.005, 0.012], quat_exp(0.3 * _unit([0.3, 0.2
 
 
 def _box_costs(model):
-    return [PoseResidual(model, "box", BOX_GOAL, 1e3, 1.0, stages=True, terminal=True),
-            ControlResidual(model, [1.0, 1.0, 1.0, 1e4, 1e4, 1e4])]
+    return [
+        PoseResidual(model, "box", BOX_GOAL, 1e3, 1.0, stages=True, terminal=True),
+        ControlResidual(model, [1.0, 1.0, 1.0, 1e4, 1e4, 1e4]),
+    ]
 
 
 def _box_U0():
@@ -143,8 +147,7 @@ def _box_U0():
 CASES = {
     "push-contact": {"scale": [0.01, 0.01, 0.1], "steps": (5e-3, 2.5e-3), "taylor": (5, 11)},
     "push-apart": {"scale": [0.01, 0.01, 0.1], "steps": (1e-1, 5e-2), "taylor": (1, 7)},
-    "box3d": {"scale": [0.1, 0.1, 0.1, 1e-3, 1e-3, 1e-3], "steps": (1e-4, 5e-5),
-              "taylor": (7, 13)},
+    "box3d": {"scale": [0.1, 0.1, 0.1, 1e-3, 1e-3, 1e-3], "steps": (1e-4, 5e-5), "taylor": (7, 13)},
 }
 
 
@@ -152,21 +155,24 @@ def _problem(case, num_threads=1):
     """A fresh (uncached) problem, its U0 and the per-entry scale of U."""
     if case == "box3d":
         model = _box_model()
-        prob = TrajectoryProblem(model, model.initial_state(), BOX_T, _box_costs(model),
-                                 num_threads=num_threads)
+        prob = TrajectoryProblem(
+            model, model.initial_state(), BOX_T, _box_costs(model), num_threads=num_threads
+        )
         U0 = _box_U0()
     else:
         model = _push_model(case == "push-contact")
-        prob = TrajectoryProblem(model, model.initial_state(), PUSH_T, _push_costs(model),
-                                 num_threads=num_threads)
+        prob = TrajectoryProblem(
+            model, model.initial_state(), PUSH_T, _push_costs(model), num_threads=num_threads
+        )
         U0 = _push_U0()
     scale = np.tile(CASES[case]["scale"], prob.T)
     return prob, U0, scale
 
 
 def _min_phi_2d(X):
-    return np.array([sc.separation(T_CLOUD, x[:3], DISK, x[3:6], PUSH_PARAMS.eps).phi.min()
-                     for x in X])
+    return np.array(
+        [sc.separation(T_CLOUD, x[:3], DISK, x[3:6], PUSH_PARAMS.eps).phi.min() for x in X]
+    )
 
 
 def _fd(fun, U0, scale, h):
@@ -187,8 +193,7 @@ def _assert_converges(analytic, fd1, fd2, rtol, what):
     e1 = np.abs(fd1 - analytic)
     e2 = np.abs(fd2 - analytic)
     worst = np.unravel_index(np.argmax(e2), e2.shape)
-    assert e2[worst] <= rtol * scale, (what, worst, analytic[worst], fd2[worst],
-                                        e2[worst] / scale)
+    assert e2[worst] <= rtol * scale, (what, worst, analytic[worst], fd2[worst], e2[worst] / scale)
     ratio = np.linalg.norm(e1) / np.linalg.norm(e2)
     assert 3.5 < ratio < 4.5, (what, ratio)
 
@@ -239,8 +244,7 @@ def test_jac_vs_central_differences_of_fun(case):
     h1, h2 = CASES[case]["steps"]
     # measured: error at the smaller step 3.6e-8 (push-contact), 5e-9 (apart), 5e-9 (box)
     # of max |g|, ratios 4.00, 4.00, 3.94
-    _assert_converges(g, _fd(prob.fun, U0, scale, h1), _fd(prob.fun, U0, scale, h2),
-                      1e-5, "jac")
+    _assert_converges(g, _fd(prob.fun, U0, scale, h1), _fd(prob.fun, U0, scale, h2), 1e-5, "jac")
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -257,13 +261,13 @@ def test_hess_and_hessp_vs_central_differences_of_jac(case, rng):
     np.testing.assert_allclose(Hp, H, rtol=0, atol=1e-12 * hscale)
     for _ in range(3):
         p = rng.normal(size=N) * scale
-        np.testing.assert_allclose(prob.hessp(U0, p), H @ p, rtol=0,
-                                   atol=1e-12 * hscale * np.abs(p).sum())
+        np.testing.assert_allclose(
+            prob.hessp(U0, p), H @ p, rtol=0, atol=1e-12 * hscale * np.abs(p).sum()
+        )
     h1, h2 = CASES[case]["steps"]
     # the FD of the analytic gradient, column j = d g / d U_j; measured: 1.5e-6
     # (push-contact), 9e-8 (apart), 1.5e-8 (box) of max |H|, ratios 4.00-4.01
-    _assert_converges(H, _fd(prob.jac, U0, scale, h1), _fd(prob.jac, U0, scale, h2), 1e-5,
-                      "hess")
+    _assert_converges(H, _fd(prob.jac, U0, scale, h1), _fd(prob.jac, U0, scale, h2), 1e-5, "hess")
     if case != "push-apart":
         # the contact makes the objective nonconvex: negative curvature is there to see
         assert np.linalg.eigvalsh(H).min() < -1e-3 * hscale
@@ -309,8 +313,7 @@ def _tangent_scale(model):
     """1 mm, 0.02 rad, 5 mm/s, 0.1 rad/s per tangent coordinate; controls: 1 (as given)."""
     nvb = 3 if model.dim == 2 else 6
     lin = np.arange(model.nv) % nvb < model.dim
-    return np.concatenate([np.where(lin, 1e-3, 0.02), np.where(lin, 5e-3, 0.1),
-                           np.ones(model.nu)])
+    return np.concatenate([np.where(lin, 1e-3, 0.02), np.where(lin, 5e-3, 0.1), np.ones(model.nu)])
 
 
 def _residual_case(name, rng):
@@ -348,8 +351,16 @@ def _residual_case(name, rng):
     return model, res, x, rng.normal(size=6) * 0.1, (1e-2, 5e-3)
 
 
-RESIDUAL_CASES = ["pose2d-near", "pose2d-far", "approach2d-contact", "approach2d-apart",
-                  "pose3d-near", "pose3d-far", "pose3d-far-flipped", "approach3d"]
+RESIDUAL_CASES = [
+    "pose2d-near",
+    "pose2d-far",
+    "approach2d-contact",
+    "approach2d-apart",
+    "pose3d-near",
+    "pose3d-far",
+    "pose3d-far-flipped",
+    "approach3d",
+]
 
 
 def _at(model, res, x, u, z, order):
@@ -399,8 +410,13 @@ def test_residual_derivatives_in_the_chart(name, rng):
     steps = 2.0 ** -np.arange(3, 8)
     for _ in range(2):
         v = rng.normal(size=N) * s
-        R = taylor_remainders(lambda t, v=v: _at(model, res, x, u, t * v, 0)[0], 0.0, 1.0,
-                              [J @ v, np.einsum("ijk,j,k->i", H, v, v)], steps)
+        R = taylor_remainders(
+            lambda t, v=v: _at(model, res, x, u, t * v, 0)[0],
+            0.0,
+            1.0,
+            [J @ v, np.einsum("ijk,j,k->i", H, v, v)],
+            steps,
+        )
         curved = np.abs(H).reshape(m, -1).max(axis=1) > 0  # the others are linear
         slopes = taylor_slopes(R[:, :, curved], steps)
         assert np.all(np.abs(slopes[2, -2:] - 3.0) < 0.2), slopes[2]
@@ -423,10 +439,12 @@ def test_pose_residual_3d_values():
             x[3:7] = sign * q
             r = res.evaluate(model, x, np.zeros(6), 0)[0]
             np.testing.assert_allclose(r[:3], 2.0 * np.array([0.01, 0.02, 0.03]), rtol=1e-15)
-            np.testing.assert_allclose(r[3:], 2.0 * 3.0 * np.sin(angle / 2) * axis,
-                                       rtol=0, atol=1e-14)
-            np.testing.assert_allclose(0.5 * r[3:] @ r[3:], 9.0 * (1 - np.cos(angle)),
-                                       rtol=0, atol=1e-13)
+            np.testing.assert_allclose(
+                r[3:], 2.0 * 3.0 * np.sin(angle / 2) * axis, rtol=0, atol=1e-14
+            )
+            np.testing.assert_allclose(
+                0.5 * r[3:] @ r[3:], 9.0 * (1 - np.cos(angle)), rtol=0, atol=1e-13
+            )
 
 
 def test_control_residual():
@@ -442,14 +460,16 @@ def test_control_residual():
     np.testing.assert_array_equal(J, want)
     np.testing.assert_array_equal(H, 0.0)
     assert res.stages and not res.terminal
-    np.testing.assert_array_equal(ControlResidual(model, 4.0).evaluate(model, x, u, 0)[0],
-                                  2.0 * u)
+    np.testing.assert_array_equal(ControlResidual(model, 4.0).evaluate(model, x, u, 0)[0], 2.0 * u)
 
 
 def test_residuals_activity():
     model = _push_model(True)
-    when = {(True, False): [True, True, False], (False, True): [False, False, True],
-            (True, True): [True, True, True]}
+    when = {
+        (True, False): [True, True, False],
+        (False, True): [False, False, True],
+        (True, True): [True, True, True],
+    }
     for (stages, terminal), want in when.items():
         res = PoseResidual(model, "T", [0.0, 0.0, 0.0], stages=stages, terminal=terminal)
         assert [res.active(t, 2) for t in range(3)] == want
@@ -465,24 +485,29 @@ def test_residual_jac(case):
     prob, U0, scale = _problem(case)
     r = prob.residuals(U0)
     Jr = prob.residual_jac(U0)
-    m = sum(c.size(prob.model) * sum(c.active(t, prob.T) for t in range(prob.T + 1))
-            for c in prob.cost)
+    m = sum(
+        c.size(prob.model) * sum(c.active(t, prob.T) for t in range(prob.T + 1)) for c in prob.cost
+    )
     assert r.shape == (m,) and Jr.shape == (m, prob.size)
     assert prob.fun(U0) == pytest.approx(0.5 * r @ r, rel=1e-14)
     g = prob.jac(U0)
     # the same adjoint sums, in another order: agreement to rounding
-    np.testing.assert_allclose(Jr.T @ r, g, rtol=0,
-                               atol=1e-12 * (np.abs(Jr).T @ np.abs(r)).max())
+    np.testing.assert_allclose(Jr.T @ r, g, rtol=0, atol=1e-12 * (np.abs(Jr).T @ np.abs(r)).max())
     h1, h2 = CASES[case]["steps"]
-    _assert_converges(Jr, _fd(prob.residuals, U0, scale, h1),
-                      _fd(prob.residuals, U0, scale, h2), 1e-5, "residual_jac")
+    _assert_converges(
+        Jr,
+        _fd(prob.residuals, U0, scale, h1),
+        _fd(prob.residuals, U0, scale, h2),
+        1e-5,
+        "residual_jac",
+    )
     # causality: the residuals of stage t do not depend on the controls after t
     nu, T = prob.nu, prob.T
     row = 0
     for t in range(T + 1):
         k = sum(c.size(prob.model) for c in prob.cost if c.active(t, T))
         if t < T:
-            np.testing.assert_array_equal(Jr[row:row + k, (t + 1) * nu:], 0.0)
+            np.testing.assert_array_equal(Jr[row : row + k, (t + 1) * nu :], 0.0)
         row += k
 
 
@@ -497,9 +522,11 @@ def _goal_problem():
     end 1.5 cm higher, the pusher stay on the T's surface (its centre a radius from it) and
     the controls small.  J(U0) = 0.87 (the goal term 0.86)."""
     model = _push_model(True)
-    cost = [PoseResidual(model, "T", [0.0, 0.015, 0.0], 1e4, 1.0),
-            ApproachResidual(model, "pusher", "T", T_CLOUD, 1e3, offset=0.015),
-            ControlResidual(model, [1e-2, 1e-2, 1e-3])]
+    cost = [
+        PoseResidual(model, "T", [0.0, 0.015, 0.0], 1e4, 1.0),
+        ApproachResidual(model, "pusher", "T", T_CLOUD, 1e3, offset=0.015),
+        ControlResidual(model, [1e-2, 1e-2, 1e-3]),
+    ]
     return TrajectoryProblem(model, model.initial_state(), GOAL_T, cost), np.zeros(3 * GOAL_T)
 
 
@@ -510,8 +537,9 @@ def _moved_up(prob, U):
 def test_scipy_trust_ncg():
     prob, U0 = _goal_problem()
     f0 = prob.fun(U0)
-    res = scipy.optimize.minimize(prob.fun, U0, jac=prob.jac, hessp=prob.hessp,
-                                  method="trust-ncg", options={"maxiter": 5})
+    res = scipy.optimize.minimize(
+        prob.fun, U0, jac=prob.jac, hessp=prob.hessp, method="trust-ncg", options={"maxiter": 5}
+    )
     # measured: 0.073 of J(U0) after 5 iterations, the T 1.45 cm up
     assert res.fun < 0.2 * f0, (res.fun, f0)
     assert res.fun == prob.fun(res.x)
@@ -524,9 +552,14 @@ def test_scipy_lbfgsb_with_bounds():
     f0 = prob.fun(U0)
     lo = np.tile([-0.2, -0.2, -0.5], GOAL_T)
     hi = np.tile([0.2, 0.17, 0.5], GOAL_T)
-    res = scipy.optimize.minimize(prob.fun, U0, jac=prob.jac, method="L-BFGS-B",
-                                  bounds=list(zip(lo, hi, strict=True)),
-                                  options={"maxiter": 10})
+    res = scipy.optimize.minimize(
+        prob.fun,
+        U0,
+        jac=prob.jac,
+        method="L-BFGS-B",
+        bounds=list(zip(lo, hi, strict=True)),
+        options={"maxiter": 10},
+    )
     assert np.all(res.x >= lo) and np.all(res.x <= hi)
     assert np.sum(res.x == hi) >= 2  # the speed limit binds (measured: 3 steps at 0.17 m/s)
     # measured: 0.074 of J(U0)
@@ -541,8 +574,7 @@ def test_scipy_lbfgsb_with_bounds():
 def test_scipy_least_squares():
     prob, U0 = _goal_problem()
     f0 = prob.fun(U0)
-    res = scipy.optimize.least_squares(prob.residuals, U0, jac=prob.residual_jac,
-                                       max_nfev=10)
+    res = scipy.optimize.least_squares(prob.residuals, U0, jac=prob.residual_jac, max_nfev=10)
     # measured: 0.072 of J(U0)
     assert res.cost < 0.2 * f0, (res.cost, f0)
     assert res.cost == pytest.approx(prob.fun(res.x), rel=1e-14)
@@ -587,8 +619,14 @@ def test_caching_counts_rollouts():
 
 
 def _everything(prob, U, p):
-    return (prob.fun(U), prob.jac(U), prob.hessp(U, p), prob.residuals(U),
-            prob.residual_jac(U), prob.states(U))
+    return (
+        prob.fun(U),
+        prob.jac(U),
+        prob.hessp(U, p),
+        prob.residuals(U),
+        prob.residual_jac(U),
+        prob.states(U),
+    )
 
 
 @pytest.mark.parametrize("case", ["push-contact", "box3d"])
@@ -603,8 +641,14 @@ def test_results_do_not_depend_on_call_order(case):
     # threads (the step's contact kernels; results do not depend on the count)
     other = _problem(case, num_threads=3)[0]
     h = other.hessp(U1, p)
-    rest = (other.fun(U1), other.jac(U1), h, other.residuals(U1), other.residual_jac(U1),
-            other.states(U1))
+    rest = (
+        other.fun(U1),
+        other.jac(U1),
+        h,
+        other.residuals(U1),
+        other.residual_jac(U1),
+        other.states(U1),
+    )
     for a, b, c in zip(first, again, rest, strict=True):
         np.testing.assert_array_equal(a, b)
         np.testing.assert_array_equal(a, c)
@@ -680,9 +724,11 @@ def test_errors():
     prob1 = TrajectoryProblem(model, x0, 4, cost[3])  # a single residual
     assert prob1.fun(np.ones(12)) == pytest.approx(0.5 * 4 * (2e-2 + 1e-4), rel=1e-14)
     # bodies
-    for make in (lambda b: PoseResidual(model, b, [0.0, 0.0, 0.0]),
-                 lambda b: ApproachResidual(model, b, "T", T_CLOUD),
-                 lambda b: ApproachResidual(model, "pusher", b, T_CLOUD)):
+    for make in (
+        lambda b: PoseResidual(model, b, [0.0, 0.0, 0.0]),
+        lambda b: ApproachResidual(model, b, "T", T_CLOUD),
+        lambda b: ApproachResidual(model, "pusher", b, T_CLOUD),
+    ):
         with pytest.raises(ValueError, match="'table' is not a moving body"):
             make("table")
         with pytest.raises(TypeError, match="body must be a body name"):

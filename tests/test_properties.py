@@ -16,8 +16,11 @@ def clouds(draw, dim=None):
     dim = dim or draw(st.sampled_from([2, 3]))
     n = draw(st.integers(1, 64))
     p = draw(arrays(np.float64, (n, dim), elements=coords))
-    nrm = draw(arrays(np.float64, (n, dim), elements=st.floats(-1, 1)).filter(
-        lambda a: np.all(np.linalg.norm(a, axis=1) > 1e-3)))
+    nrm = draw(
+        arrays(np.float64, (n, dim), elements=st.floats(-1, 1)).filter(
+            lambda a: np.all(np.linalg.norm(a, axis=1) > 1e-3)
+        )
+    )
     w = draw(arrays(np.float64, (n,), elements=st.floats(0.1, 10)))
     return sc.PointCloud(p, nrm, w, normalize=True)
 
@@ -29,11 +32,13 @@ def _rotation(dim, angles):
     q = np.array(angles[:4]) + np.array([1.0, 0, 0, 0])
     q /= np.linalg.norm(q)
     w, x, y, z = q
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 @given(cloud=clouds(), data=st.data(), eps_exp=st.floats(-4, -1))
@@ -44,8 +49,9 @@ def test_rigid_motion_invariance(cloud, data, eps_exp):
     R = _rotation(dim, angles)
     x = data.draw(arrays(np.float64, (5, dim), elements=coords))
     eps = 10.0**eps_exp * 0.01
-    moved = sc.PointCloud(cloud.points @ R.T + t, cloud.normals @ R.T, cloud.weights,
-                          normalize=True)
+    moved = sc.PointCloud(
+        cloud.points @ R.T + t, cloud.normals @ R.T, cloud.weights, normalize=True
+    )
     a = sc.ssdf(cloud, x, eps, order=1)
     b = sc.ssdf(moved, x @ R.T + t, eps, order=1)
     # rounding of the moved data perturbs exponents by ~u 0.3^2/eps (conditioning, as in
@@ -69,8 +75,11 @@ def test_flipping_normals_negates_exactly(cloud, data, eps_exp):
 @given(dim=st.sampled_from([2, 3]), data=st.data(), eps_exp=st.floats(-12, 6))
 def test_halfspace_exact_for_every_eps(dim, data, eps_exp):
     p = np.array(data.draw(st.lists(coords, min_size=dim, max_size=dim)))
-    n = data.draw(arrays(np.float64, (dim,), elements=st.floats(-1, 1)).filter(
-        lambda a: np.linalg.norm(a) > 1e-3))
+    n = data.draw(
+        arrays(np.float64, (dim,), elements=st.floats(-1, 1)).filter(
+            lambda a: np.linalg.norm(a) > 1e-3
+        )
+    )
     cloud = sc.PointCloud.halfspace(p, n)
     x = data.draw(arrays(np.float64, (6, dim), elements=st.floats(-1e3, 1e3)))
     r = sc.ssdf(cloud, x, 10.0**eps_exp, order=3)

@@ -46,13 +46,15 @@ def test_ssdf_pruned_equals_dense(rng, name, eps_rel):
     assert len(cloud) >= 256  # the clouds carry a spatial index
     D, L = cloud.dim, cloud.size
     eps = eps_rel * L * L
-    x = np.vstack([
-        rng.uniform(-0.75 * L, 0.75 * L, (60, D)),                     # inside and around
-        cloud.points[rng.integers(0, len(cloud), 30)]
-        + 1e-3 * L * rng.normal(size=(30, D)),                       # on the surface
-        rng.normal(size=(15, D)) * 5 * L,                              # far (expanded form)
-        rng.normal(size=(5, D)) * 1e3 * L,                             # very far
-    ])
+    x = np.vstack(
+        [
+            rng.uniform(-0.75 * L, 0.75 * L, (60, D)),  # inside and around
+            cloud.points[rng.integers(0, len(cloud), 30)]
+            + 1e-3 * L * rng.normal(size=(30, D)),  # on the surface
+            rng.normal(size=(15, D)) * 5 * L,  # far (expanded form)
+            rng.normal(size=(5, D)) * 1e3 * L,  # very far
+        ]
+    )
     x0 = x.copy()
     a = sc.ssdf(cloud, x, eps, order=3)
     b = sc.ssdf(cloud, x, eps, order=3, dense=True)
@@ -72,7 +74,8 @@ SMALL_CLOUDS = {
     "weighted arc (2D, 40)": lambda: sc.PointCloud(
         np.c_[np.cos(np.linspace(0, 3, 40)), np.sin(np.linspace(0, 3, 40))] * 0.05,
         np.c_[np.cos(np.linspace(0, 3, 40)), np.sin(np.linspace(0, 3, 40))],
-        np.linspace(0.2, 5.0, 40)),
+        np.linspace(0.2, 5.0, 40),
+    ),
 }
 
 
@@ -86,12 +89,14 @@ def test_ssdf_small_cloud_pruned_equals_dense(rng, name, eps_rel):
     assert 8 < len(cloud) < 256
     D, L = cloud.dim, cloud.size
     eps = eps_rel * L * L
-    x = np.vstack([
-        rng.uniform(-2 * L, 2 * L, (60, D)),
-        cloud.points[rng.integers(0, len(cloud), 20)] + 1e-2 * L * rng.normal(size=(20, D)),
-        rng.normal(size=(15, D)) * 20 * L,
-        rng.normal(size=(5, D)) * 1e4 * L,
-    ])
+    x = np.vstack(
+        [
+            rng.uniform(-2 * L, 2 * L, (60, D)),
+            cloud.points[rng.integers(0, len(cloud), 20)] + 1e-2 * L * rng.normal(size=(20, D)),
+            rng.normal(size=(15, D)) * 20 * L,
+            rng.normal(size=(5, D)) * 1e4 * L,
+        ]
+    )
     x[3, 0] = np.nan
     x0 = x.copy()
     a = sc.ssdf(cloud, x, eps, order=3, num_threads=1)
@@ -110,7 +115,7 @@ def test_ssdf_small_cloud_pruned_equals_dense(rng, name, eps_rel):
     for f in ("phi", "grad", "hess", "d3"):
         np.testing.assert_array_equal(getattr(t2, f), getattr(a, f)[perm])
     for i in (0, 70, 90, 99):
-        one = sc.ssdf(cloud, x[i:i + 1], eps, order=2)
+        one = sc.ssdf(cloud, x[i : i + 1], eps, order=2)
         np.testing.assert_array_equal(one.hess[0], a.hess[i])
 
 
@@ -142,7 +147,7 @@ def test_ssdf_pruned_query_order_changes_nothing(rng):
     ref = sc.ssdf(cloud, x, 1e-5, order=2, num_threads=1)
     perm = rng.permutation(len(x))
     shuffled = sc.ssdf(cloud, x[perm], 1e-5, order=2, num_threads=2)
-    parts = [sc.ssdf(cloud, x[i:i + 700], 1e-5, order=2) for i in range(0, len(x), 700)]
+    parts = [sc.ssdf(cloud, x[i : i + 700], 1e-5, order=2) for i in range(0, len(x), 700)]
     for k, f in enumerate(("phi", "grad", "hess")):
         np.testing.assert_array_equal(getattr(shuffled, f), getattr(ref, f)[perm])
         np.testing.assert_array_equal(np.concatenate([p[k] for p in parts]), getattr(ref, f))
@@ -171,7 +176,7 @@ def test_ssdf_pruned_sort_puts_nonfinite_rows_first(rng):
     assert np.isnan(a.phi[bad]).all() and np.isnan(a.hess[bad]).all()
     assert np.isfinite(a.hess[ok]).all()
     for i in (1, 4, 6, 12, 14, 50, 52):
-        one = sc.ssdf(cloud, x[i:i + 1], 1e-5, order=2)
+        one = sc.ssdf(cloud, x[i : i + 1], 1e-5, order=2)
         np.testing.assert_array_equal(one.hess[0], a.hess[i])
         np.testing.assert_array_equal(one.phi[0], a.phi[i])
     # up to 32 queries are sorted by insertion instead: the same rows
@@ -189,22 +194,23 @@ def test_ssdf_pruned_group_walk_changes_nothing(rng):
     its companions.  Mixed batches (on the surface, inside,
     far, very far, in 3D and 2D, near ties between leaves) against each query alone:
     the same bits."""
-    for cloud, eps in ((CLOUDS["sphere (3D, ~2000)"](), 1e-5),
-                       (CLOUDS["disk (2D, 630)"](), 1e-6)):
+    for cloud, eps in ((CLOUDS["sphere (3D, ~2000)"](), 1e-5), (CLOUDS["disk (2D, 630)"](), 1e-6)):
         D, L = cloud.dim, cloud.size
         on = cloud.points[rng.integers(0, len(cloud), 200)]
-        x = np.vstack([
-            on + 1e-3 * L * rng.normal(size=on.shape),
-            on[0] + 0.3 * np.sqrt(eps) * rng.normal(size=(80, D)),  # dense: full groups
-            0.5 * (on[:100] + on[100:]),                  # between two samples
-            rng.uniform(-0.75 * L, 0.75 * L, (100, D)),
-            rng.normal(size=(60, D)) * 5 * L,
-            rng.normal(size=(10, D)) * 1e3 * L,
-        ])
+        x = np.vstack(
+            [
+                on + 1e-3 * L * rng.normal(size=on.shape),
+                on[0] + 0.3 * np.sqrt(eps) * rng.normal(size=(80, D)),  # dense: full groups
+                0.5 * (on[:100] + on[100:]),  # between two samples
+                rng.uniform(-0.75 * L, 0.75 * L, (100, D)),
+                rng.normal(size=(60, D)) * 5 * L,
+                rng.normal(size=(10, D)) * 1e3 * L,
+            ]
+        )
         x = x[rng.permutation(len(x))]
         batch = sc.ssdf(cloud, x, eps, order=2, num_threads=1)
         for i in rng.choice(len(x), 60, replace=False):
-            one = sc.ssdf(cloud, x[i:i + 1], eps, order=2)
+            one = sc.ssdf(cloud, x[i : i + 1], eps, order=2)
             for k in range(3):
                 np.testing.assert_array_equal(one[k][0], batch[k][i])
 
@@ -222,16 +228,18 @@ def test_ssdf_pruned_seed_changes_nothing(rng):
     nrm = cloud.normals[rng.integers(0, len(cloud), 12)]
     for k, (p, nv) in enumerate(zip(on, nrm, strict=True)):
         q = p + 1e-3 * nv
-        companions = [q + 2e-4 * rng.normal(size=3),          # good seed
-                      q - 0.02 * _unit(p) + 0.005 * rng.normal(size=3),  # poor seed
-                      0.5 * (p + on[(k + 1) % len(on)]),       # inside
-                      q + 3e-3 * rng.normal(size=3)]
+        companions = [
+            q + 2e-4 * rng.normal(size=3),  # good seed
+            q - 0.02 * _unit(p) + 0.005 * rng.normal(size=3),  # poor seed
+            0.5 * (p + on[(k + 1) % len(on)]),  # inside
+            q + 3e-3 * rng.normal(size=3),
+        ]
         for c in companions:
             for x in (np.array([c, q]), np.array([q, c]), np.array([c, c, q, c])):
                 for order in (0, 1, 2):
                     batch = sc.ssdf(cloud, x, eps, order=order, num_threads=1)
                     for i in range(len(x)):
-                        one = sc.ssdf(cloud, x[i:i + 1], eps, order=order)
+                        one = sc.ssdf(cloud, x[i : i + 1], eps, order=order)
                         for f in range(order + 1):
                             np.testing.assert_array_equal(one[f][0], batch[f][i])
         dense = sc.ssdf(cloud, q[None], eps, order=2, dense=True)
@@ -254,8 +262,12 @@ def _pair(dim, gap, rng):
     a = sc.PointCloud.sphere(0.05, 0.006)
     b = sc.PointCloud.box([0.03, 0.03, 0.03], 0.006)
     qb = _unit(np.array([1.0, 0.0, 0.0, 0.0]) + 0.05 * rng.normal(size=4))
-    return (a, np.array([0, 0, 0, 1.0, 0, 0, 0]), b,
-            np.concatenate([[0.05 + 0.03 + gap, 0.004, -0.003], qb]))
+    return (
+        a,
+        np.array([0, 0, 0, 1.0, 0, 0, 0]),
+        b,
+        np.concatenate([[0.05 + 0.03 + gap, 0.004, -0.003], qb]),
+    )
 
 
 GAPS = [-0.004, -0.0005, 0.0, 0.002, 0.02, 0.2, 1.0]
@@ -268,12 +280,15 @@ def test_separation_pruned_equals_dense(rng, dim, gap):
     for eps in (1e-6, 1e-5, 1e-3):
         r = sc.separation(a, pa, b, pb, eps, order=2)
         d = sc.separation(a, pa, b, pb, eps, order=2, dense=True)
-        d2 = sc.separation(_shuffled(a, rng), pa, _shuffled(b, rng), pb, eps, order=2,
-                           dense=True)
+        d2 = sc.separation(_shuffled(a, rng), pa, _shuffled(b, rng), pb, eps, order=2, dense=True)
         # the shuffled copy's rows are permuted: compare sorted-free summaries per row set
         for f in ("phi", "grad", "dphi_dq", "d2phi_dq2"):
-            _check(getattr(r, f), getattr(d, f), getattr(d, f) + _row_noise(d, d2, f),
-                   (dim, gap, eps, f))
+            _check(
+                getattr(r, f),
+                getattr(d, f),
+                getattr(d, f) + _row_noise(d, d2, f),
+                (dim, gap, eps, f),
+            )
 
 
 def _row_noise(d, d2, f):
@@ -318,7 +333,7 @@ def test_contact_pruned_equals_dense(rng, dim, gap):
             k_b = prm.stiffness * prm.beta
             assert np.abs(d.wrench_a).max() < 1e-18 * k_b
             assert np.abs(d.jacobian).max() < 1e-18 * k_b / prm.beta
-            assert np.abs(d.hessian).max() < 1e-18 * k_b / prm.beta ** 2
+            assert np.abs(d.hessian).max() < 1e-18 * k_b / prm.beta**2
             _check(c.phi, d.phi, d.phi, (dim, gap, eps_c, "phi"))
             assert c.depth == pytest.approx(d.depth, rel=1e-13, abs=0)
             continue
@@ -340,7 +355,7 @@ def test_step_pruned_equals_dense_on_push_t_and_box(rng):
         x[3:5] = t[:2] + (0.03 + 0.02 * trial / 5) * np.array([np.cos(ang), np.sin(ang)])
         if trial % 2:
             x[0] = 0.02 + 0.08 * rng.uniform()
-        x[m.nq:] = 0.1 * rng.normal(size=m.nv)
+        x[m.nq :] = 0.1 * rng.normal(size=m.nv)
         u = 0.2 * rng.normal(size=m.nu)
         r = m.step(x, u, order=2)
         d = m.step(x, u, order=2, dense=True)
@@ -351,8 +366,13 @@ def test_step_pruned_equals_dense_on_push_t_and_box(rng):
     floor = sc.PointCloud.halfspace([0.0, 0.0, 0.0], [0.0, 0.0, 1.0])
     scene = sc.Scene(dim=3)
     scene.add_body(floor, kind="static", name="floor")
-    scene.add_body(box, mass=1.0, pose=[0.0, 0.0, 0.046, 1.0, 0.0, 0.0, 0.0],
-                   velocity=[0.05, 0.0, -0.01, 0.0, 0.2, 0.1], name="box")
+    scene.add_body(
+        box,
+        mass=1.0,
+        pose=[0.0, 0.0, 0.046, 1.0, 0.0, 0.0, 0.0],
+        velocity=[0.05, 0.0, -0.01, 0.0, 0.2, 0.1],
+        name="box",
+    )
     scene.add_contact("box", "floor")
     mb = scene.build(0.001)
     xb = mb.initial_state()
@@ -393,8 +413,9 @@ def test_step_halfspace_pairs_pruned_equal_dense(rng, dim, halfspace_first):
                 scene.add_support("body", friction=0.3)
             if with_pair:
                 prm = sc.ContactParams(friction=0.4, damping=2.0)
-                scene.add_contact(*(("plane", "body") if halfspace_first else ("body", "plane")),
-                                  prm)
+                scene.add_contact(
+                    *(("plane", "body") if halfspace_first else ("body", "plane")), prm
+                )
             models.append(scene.build(0.002))
         m, free = models
         x = m.initial_state()
@@ -430,7 +451,7 @@ def test_step_weak_wall_pairs_pruned_equal_dense(rng):
         x = np.array(task.x0, dtype=float)
         x[0] = gap + 0.05  # the T's centre; its half-width is ~5-6 cm
         x[3:5] = [x[0], x[1] - (0.09 if k % 2 else 0.2)]  # pusher at the stem, or away
-        x[m.nq:] = 0.05 * rng.normal(size=m.nv)
+        x[m.nq :] = 0.05 * rng.normal(size=m.nv)
         u = 0.1 * rng.normal(size=m.nu)
         r = m.step(x, u, order=2, params=True)
         d = m.step(x, u, order=2, params=True, dense=True)
@@ -462,16 +483,20 @@ def test_step_halfspace_sample_bound_skips_only_negligible_pairs(rng):
 
     task = push_t.make(seed=3)
     p = task.params
-    prm = sc.ContactParams(eps=p["eps"], eps_c=p["eps_c"], beta=p["beta"],
-                           stiffness=p["stiffness"], damping=p["damping"],
-                           slip_velocity=p["contact_slip_velocity"],
-                           friction=p["wall_friction"])
+    prm = sc.ContactParams(
+        eps=p["eps"],
+        eps_c=p["eps_c"],
+        beta=p["beta"],
+        stiffness=p["stiffness"],
+        damping=p["damping"],
+        slip_velocity=p["contact_slip_velocity"],
+        friction=p["wall_friction"],
+    )
     models = []
     for with_pair in (True, False):
         scene = sc.Scene(dim=2)
         scene.add_body(task.cloud, mass=p["mass"], name="T")
-        scene.add_body(sc.PointCloud.halfspace([0.0, 0.0], [1.0, 0.0]), kind="static",
-                       name="wall")
+        scene.add_body(sc.PointCloud.halfspace([0.0, 0.0], [1.0, 0.0]), kind="static", name="wall")
         if with_pair:
             scene.add_contact("T", "wall", prm)
         models.append(scene.build(p["dt"]))
@@ -486,9 +511,14 @@ def test_step_halfspace_sample_bound_skips_only_negligible_pairs(rng):
 
     def pair_cut(v):
         vrel = np.hypot(v[0], v[1]) + abs(v[2]) * rad
-        return beta * (41.45 + np.log(len(pts) + 1) + 2 * np.log1p(L / beta)
-                       + 2 * np.log1p(L / eps_c)
-                       + np.log1p(p["damping"] * vrel * L / (p["stiffness"] * beta)) + 1.0)
+        return beta * (
+            41.45
+            + np.log(len(pts) + 1)
+            + 2 * np.log1p(L / beta)
+            + 2 * np.log1p(L / eps_c)
+            + np.log1p(p["damping"] * vrel * L / (p["stiffness"] * beta))
+            + 1.0
+        )
 
     kept = skipped = 0
     for gap in np.linspace(0.055, 0.075, 21):
@@ -498,8 +528,9 @@ def test_step_halfspace_sample_bound_skips_only_negligible_pairs(rng):
         x = np.array([gap - xmin, 0.25, th, *(0.05 * rng.normal(size=3))])
         r = m.step(x, None, order=1)
         rf = free.step(x, None, order=1)
-        ct = sc.contact(task.cloud, x[:3], x[3:], wall, [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], prm,
-                        order=1)
+        ct = sc.contact(
+            task.cloud, x[:3], x[3:], wall, [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], prm, order=1
+        )
         cut = pair_cut(x[3:])
         if abs(ct.depth - cut) < 1e-9:
             continue  # at the cut itself: either is right

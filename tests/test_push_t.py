@@ -32,6 +32,7 @@ def _rot(theta):
 
 # -- coverage ---------------------------------------------------------------------------------
 
+
 def test_coverage_identical_pose_is_one(task):
     assert task.coverage(task.goal) == pytest.approx(1.0, abs=1e-12)
     assert task.coverage(task.goal + [0.0, 0.0, 2 * math.pi]) == pytest.approx(1.0, abs=1e-12)
@@ -46,9 +47,20 @@ def test_coverage_disjoint_is_zero(task):
     assert task.coverage(task.goal + np.r_[0.2 * _rot(math.pi / 4)[:, 0], 0.0]) == 0.0
 
 
-@pytest.mark.parametrize(("axis", "d_mm"), [(0, 0.0), (0, 10.0), (0, 25.0), (0, 30.0),
-                                             (0, 45.0), (0, 100.0), (1, 2.5), (1, 10.0),
-                                             (1, 30.0)])
+@pytest.mark.parametrize(
+    ("axis", "d_mm"),
+    [
+        (0, 0.0),
+        (0, 10.0),
+        (0, 25.0),
+        (0, 30.0),
+        (0, 45.0),
+        (0, 100.0),
+        (1, 2.5),
+        (1, 10.0),
+        (1, 30.0),
+    ],
+)
 def test_coverage_known_overlap(task, axis, d_mm):
     """Translate the goal T by d along its bar (axis 0) or its stem (axis 1).
 
@@ -67,8 +79,7 @@ def test_coverage_known_overlap(task, axis, d_mm):
     assert task.coverage(pose) == pytest.approx(area / 6300, abs=1e-12)
     # the T is symmetric about its stem: shifting the other way along the bar is the same
     if axis == 0:
-        assert task.coverage(task.goal - np.r_[shift, 0.0]) == pytest.approx(area / 6300,
-                                                                             abs=1e-12)
+        assert task.coverage(task.goal - np.r_[shift, 0.0]) == pytest.approx(area / 6300, abs=1e-12)
 
 
 def test_coverage_half_turn_by_hand(task):
@@ -84,8 +95,9 @@ def test_coverage_half_turn_by_hand(task):
     def ov(a, b):
         return max(0.0, min(a[1], b[1]) - max(a[0], b[0]))
 
-    area = (120 * ov(bar, bar_t) + 30 * ov(bar, stem_t) + 30 * ov(stem, bar_t)
-            + 30 * ov(stem, stem_t))
+    area = (
+        120 * ov(bar, bar_t) + 30 * ov(bar, stem_t) + 30 * ov(stem, bar_t) + 30 * ov(stem, stem_t)
+    )
     assert area == pytest.approx(900 + 900 + 30 * 2 * y0)
     pose = task.goal + [0.0, 0.0, math.pi]
     assert task.coverage(pose) == pytest.approx(area / 6300, abs=1e-12)
@@ -110,6 +122,7 @@ def test_coverage_batched_and_success(task):
 
 # -- the polygon is the model's T --------------------------------------------------------------
 
+
 def test_polygon_matches_the_cloud(task, rng):
     v = task.vertices
     assert v.shape == (8, 2)
@@ -123,14 +136,16 @@ def test_polygon_matches_the_cloud(task, rng):
         pts = task.cloud.points @ _rot(pose[2]).T + pose[:2]
         d = shapely.distance(poly.boundary, shapely.points(pts))
         assert d.max() < 1e-9
-        np.testing.assert_allclose(shapely.get_coordinates(poly.centroid)[0], pose[:2],
-                                   rtol=0, atol=1e-12)
+        np.testing.assert_allclose(
+            shapely.get_coordinates(poly.centroid)[0], pose[:2], rtol=0, atol=1e-12
+        )
         np.testing.assert_array_equal(task.t_outline(pose), shapely.get_coordinates(poly)[:-1])
         # outward normals: a little along the normal leaves the T, a little against enters
         # (skip the samples at corners)
         nrm = task.cloud.normals @ _rot(pose[2]).T
-        at_corner = np.min(np.linalg.norm(task.cloud.points[:, None] - v[None], axis=2),
-                           axis=1) < 1e-9
+        at_corner = (
+            np.min(np.linalg.norm(task.cloud.points[:, None] - v[None], axis=2), axis=1) < 1e-9
+        )
         out = pts + 1e-4 * nrm
         inn = pts - 1e-4 * nrm
         assert not np.any(shapely.contains_xy(poly, out[~at_corner, 0], out[~at_corner, 1]))
@@ -143,9 +158,15 @@ def test_cloud_and_frame_are_the_models(task):
     the contact wrench of task.cloud at t_pose(x) (support friction is 0 at rest, the walls
     are far), so the model holds task.cloud in the frame t_pose reports."""
     p = task.params
-    params = sc.ContactParams(eps=p["eps"], eps_c=p["eps_c"], beta=p["beta"],
-                              stiffness=p["stiffness"], damping=p["damping"],
-                              friction=p["friction"], slip_velocity=p["contact_slip_velocity"])
+    params = sc.ContactParams(
+        eps=p["eps"],
+        eps_c=p["eps_c"],
+        beta=p["beta"],
+        stiffness=p["stiffness"],
+        damping=p["damping"],
+        friction=p["friction"],
+        slip_velocity=p["contact_slip_velocity"],
+    )
     mp = task.cloud.mass_properties(1.0)
     inertia = p["mass"] * mp.inertia / mp.mass
     for pose, k in (([0.25, 0.26, 0.7], 40), ([0.3, 0.2, -2.0], 123)):
@@ -156,8 +177,9 @@ def test_cloud_and_frame_are_the_models(task):
         q = R @ task.cloud.points[k] + pose[:2]
         x[3:5] = q + R @ task.cloud.normals[k] * (task.pusher_radius - 0.002)
         xn = task.model.step(x, np.zeros(3)).x_next
-        c = sc.contact(task.cloud, x[0:3], np.zeros(3), task.pusher_cloud, x[3:6], np.zeros(3),
-                       params)
+        c = sc.contact(
+            task.cloud, x[0:3], np.zeros(3), task.pusher_cloud, x[3:6], np.zeros(3), params
+        )
         assert np.linalg.norm(c.wrench_a[:2]) > 0.5  # a real push
         dv = xn[6:9] - x[6:9]
         f = np.r_[p["mass"] * dv[:2], inertia * dv[2]] / task.dt
@@ -185,8 +207,7 @@ def test_state_readers(task):
 def test_project_controls(task):
     U = np.array([[0.3, 0.4, 2.0], [0.1, 0.0, -1.0], [-3.0, 4.0, 0.0]])
     P = task.project_controls(U)
-    np.testing.assert_allclose(P, [[0.3, 0.4, 0.0], [0.1, 0.0, 0.0], [-0.3, 0.4, 0.0]],
-                               atol=1e-15)
+    np.testing.assert_allclose(P, [[0.3, 0.4, 0.0], [0.1, 0.0, 0.0], [-0.3, 0.4, 0.0]], atol=1e-15)
     assert U[0, 2] == 2.0  # not modified
     assert task.u_max == 0.5
     with pytest.raises(ValueError, match="U must have shape"):
@@ -204,6 +225,7 @@ def test_task_is_immutable(task):
 
 
 # -- seeded initial states ---------------------------------------------------------------------
+
 
 def test_initial_states_reproducible_and_distinct():
     a, b = push_t.make(seed=7), push_t.make(seed=7)
@@ -240,6 +262,7 @@ def test_initial_states_within_ranges(task):
 
 # -- errors --------------------------------------------------------------------------------------
 
+
 def test_make_errors():
     with pytest.raises(TypeError, match="'bogus'.*'masss'"):
         push_t.make(masss=0.1, bogus=1)
@@ -247,9 +270,18 @@ def test_make_errors():
         push_t.make(mass="heavy")
     with pytest.raises(TypeError, match="seed must be an integer"):
         push_t.make(seed=1.5)
-    for key, value in [("mass", -0.1), ("mass", 0.0), ("dt", 0.0), ("u_max", -1.0),
-                       ("stiffness", np.inf), ("friction", -0.1), ("support_friction", np.nan),
-                       ("pusher_radius", 0.3), ("spacing", 0.05), ("pusher_spacing", 0.02)]:
+    for key, value in [
+        ("mass", -0.1),
+        ("mass", 0.0),
+        ("dt", 0.0),
+        ("u_max", -1.0),
+        ("stiffness", np.inf),
+        ("friction", -0.1),
+        ("support_friction", np.nan),
+        ("pusher_radius", 0.3),
+        ("spacing", 0.05),
+        ("pusher_spacing", 0.02),
+    ]:
         with pytest.raises(ValueError):
             push_t.make(**{key: value})
     with pytest.raises(ValueError, match="seed must be >= 0"):
@@ -273,6 +305,7 @@ def test_overrides_are_applied():
 
 
 # -- dynamics ------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("seed", [1, 6, 7, 11])
 def test_short_push_moves_the_t(task, seed):

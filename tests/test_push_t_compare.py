@@ -12,14 +12,16 @@ pytest.importorskip("scipy")
 
 # -- the cross-entropy method --------------------------------------------------------------
 
+
 def _quadratic(X):
     X = np.atleast_2d(X)
     return np.sum((X - np.arange(X.shape[1])) ** 2, axis=1)
 
 
 def test_cem_converges_on_a_quadratic():
-    res = cross_entropy(_quadratic, np.zeros(4), 2.0, samples=64, elites=8, iterations=60,
-                        smoothing=0.1)
+    res = cross_entropy(
+        _quadratic, np.zeros(4), 2.0, samples=64, elites=8, iterations=60, smoothing=0.1
+    )
     np.testing.assert_allclose(res.x, np.arange(4), atol=1e-3)
     assert res.fun == pytest.approx(float(_quadratic(res.x)[0]), rel=0, abs=0)
     assert res.nit == 60 and res.nfev == 60 * 65
@@ -34,21 +36,37 @@ def test_cem_respects_bounds_and_is_seeded():
         seen.append(X.copy())
         return _quadratic(X)
 
-    res = cross_entropy(f, np.zeros(3), 1.0, bounds=(-0.5, 0.5), samples=16, elites=4,
-                        iterations=40, seed=7)
+    res = cross_entropy(
+        f, np.zeros(3), 1.0, bounds=(-0.5, 0.5), samples=16, elites=4, iterations=40, seed=7
+    )
     allx = np.concatenate(seen)
     assert np.all(allx >= -0.5) and np.all(allx <= 0.5)
     # the bounded minimizer is (0, 0.5, 0.5) (f = 2.5 there, 5 at x0); CEM gets close
     # (its elites narrow the sampling before it converges exactly: measured f = 2.698)
     assert res.fun < 2.75
-    again = cross_entropy(_quadratic, np.zeros(3), 1.0, bounds=(-0.5, 0.5), samples=16,
-                          elites=4, iterations=40, seed=7)
+    again = cross_entropy(
+        _quadratic,
+        np.zeros(3),
+        1.0,
+        bounds=(-0.5, 0.5),
+        samples=16,
+        elites=4,
+        iterations=40,
+        seed=7,
+    )
     np.testing.assert_array_equal(res.x, again.x)
 
 
 def test_cem_callback_stops_and_nonfinite_is_inf():
-    res = cross_entropy(lambda X: np.where(X[:, 0] > 0, np.nan, _quadratic(X)), np.zeros(2),
-                        1.0, samples=8, elites=2, iterations=50, callback=lambda r: r.nit == 3)
+    res = cross_entropy(
+        lambda X: np.where(X[:, 0] > 0, np.nan, _quadratic(X)),
+        np.zeros(2),
+        1.0,
+        samples=8,
+        elites=2,
+        iterations=50,
+        callback=lambda r: r.nit == 3,
+    )
     assert res.nit == 3 and np.isfinite(res.fun) and res.x[0] <= 0
 
 
@@ -73,6 +91,7 @@ def test_cem_errors():
 
 
 # -- the fixed problems ----------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def fp():
@@ -121,9 +140,16 @@ def test_fixed_problem_starts_near_the_t(fp):
 
 
 def test_compare_tiny_run(tmp_path):
-    comp = compare.compare(seeds=(1,), horizon=40, block=20, cem_samples=8,
-                           cem_elites=2, cem_iterations=3, lbfgs_iterations=3,
-                           newton_iterations=2)
+    comp = compare.compare(
+        seeds=(1,),
+        horizon=40,
+        block=20,
+        cem_samples=8,
+        cem_elites=2,
+        cem_iterations=3,
+        lbfgs_iterations=3,
+        newton_iterations=2,
+    )
     assert {t.method for t in comp.traces} == set(compare.METHODS)
     for t in comp.traces:
         assert len(t.wall) == len(t.steps) == len(t.best) >= 1
@@ -139,6 +165,7 @@ def test_compare_tiny_run(tmp_path):
     fig = comp.plot(tmp_path / "c.png")
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
     import matplotlib.pyplot as plt
+
     plt.close(fig)
 
 

@@ -32,7 +32,7 @@ def test_batch_objective_equals_trajectory_problem(task, ctl, rng):
     Z = rng.uniform(-0.3, 0.3, size=(3, ctl.horizon // ctl.block, 2))
     U = ctl.controls(Z)
     assert U.shape == (3, ctl.horizon, 3) and np.all(U[..., 2] == 0)
-    np.testing.assert_array_equal(U[1, :ctl.block, :2], np.tile(Z[1, 0], (ctl.block, 1)))
+    np.testing.assert_array_equal(U[1, : ctl.block, :2], np.tile(Z[1, 0], (ctl.block, 1)))
     ro = task.model.rollout(x, U)
     J = ctl.batch_objective(ro.states, U)
     for b in range(3):
@@ -143,8 +143,14 @@ def test_short_optimization_lowers_cost_and_raises_coverage():
     z[:2] = z0[0]  # a short nudge in the selected direction
     J0 = fg(z)[0]
     cov0 = task.coverage(prob.states(ctl.controls(z))[-1, :3])
-    res = minimize(fg, z, jac=True, method="L-BFGS-B",
-                   bounds=[(-ctl.u_box, ctl.u_box)] * z.size, options={"maxiter": 10})
+    res = minimize(
+        fg,
+        z,
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(-ctl.u_box, ctl.u_box)] * z.size,
+        options={"maxiter": 10},
+    )
     cov1 = task.coverage(prob.states(ctl.controls(res.x))[-1, :3])
     # measured: J 0.928 -> 0.554 (converged), coverage 0.185 -> 0.298
     assert res.success and res.fun < 0.7 * J0
@@ -153,8 +159,7 @@ def test_short_optimization_lowers_cost_and_raises_coverage():
 
 def test_evaluate_runs_seeds_in_order():
     got = []
-    ev = mpc.evaluate([5, FAST_SEED], time_limit=0.3, callback=got.append,
-                      iterations=3)
+    ev = mpc.evaluate([5, FAST_SEED], time_limit=0.3, callback=got.append, iterations=3)
     assert [e.seed for e in ev.episodes] == [5, FAST_SEED]
     assert [e.seed for e in got] == [5, FAST_SEED]
     for e in ev.episodes:

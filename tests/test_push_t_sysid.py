@@ -37,6 +37,7 @@ def _truth(task, p):
 
 # -- the excitation ---------------------------------------------------------------------------
 
+
 def test_excitation_is_admissible_and_starts_clear(task):
     U = sysid.excitation(task)
     assert U.shape == (int(round(sysid.DURATION / task.dt)), 3) == (516, 3)
@@ -58,15 +59,16 @@ def test_excitation_phases(task):
     turning < 0.1 rad), off the walls."""
     x0, U, X, _ = _truth(task, [0.18, 0.30, 0.45])
     kick_end = 308
-    assert np.abs(X[:kick_end + 1, 2]).max() < 1e-12
+    assert np.abs(X[: kick_end + 1, 2]).max() < 1e-12
     assert np.ptp(X[kick_end:, 0]) > 0.05 and np.ptp(X[kick_end:, 1]) > 0.015
     top = task.t_outline(X[:, :3])[..., 1].max(axis=1)
-    assert top[:kick_end].max() > push_t.WORKSPACE - 0.001        # the bounce
-    outline = task.t_outline(X[kick_end + 30:, :3])
+    assert top[:kick_end].max() > push_t.WORKSPACE - 0.001  # the bounce
+    outline = task.t_outline(X[kick_end + 30 :, :3])
     assert outline.min() > 0.01 and outline.max() < push_t.WORKSPACE - 0.01
 
 
 # -- derivatives ------------------------------------------------------------------------------
+
 
 def test_residual_jacobian_matches_central_differences(task):
     """The Jacobian the fit uses (the mass column includes the inertia, I = c m) against
@@ -89,13 +91,13 @@ def test_residual_jacobian_matches_central_differences(task):
         if k == 0:
             obs6 = np.zeros((len(U), 6))
             obs6[:, :3] = obs
-            _, Jm = trajectory_residuals(sysid._Problem.build, ["T.mass"], p, x0, U,
-                                         obs6)
+            _, Jm = trajectory_residuals(sysid._Problem.build, ["T.mass"], p, x0, U, obs6)
             fixed_inertia = Jm.reshape(len(U), 6)[:, :3] * [1.0, 1.0, sysid.ANGLE_SCALE]
             assert np.abs(fixed_inertia.reshape(-1) - fd).max() > 0.05 * scale
 
 
 # -- identification ---------------------------------------------------------------------------
+
 
 def test_clean_data_recovers_the_parameters(clean):
     """No noise: the fit returns the hidden values to 1e-6 (measured: 1e-12)."""
@@ -148,23 +150,27 @@ def test_one_millimetre_noise():
 
 # -- errors -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("kwargs", "exc", "match"), [
-    ({"noise": -1e-3}, ValueError, "noise"),
-    ({"noise": float("nan")}, ValueError, "noise"),
-    ({"noise": "1mm"}, TypeError, "noise"),
-    ({"seed": -1}, ValueError, "seed"),
-    ({"seed": 1.5}, TypeError, "seed"),
-    ({"guess": [0.15, 0.35]}, ValueError, r"guess must have shape \(3,\)"),
-    ({"guess": np.ones((3, 1))}, ValueError, "guess must have shape"),
-    ({"guess": [0.15, 0.35, 5.0]}, ValueError, "guess: friction must be within"),
-    ({"guess": {"mas": 0.2}}, ValueError, "guess has unknown parameter"),
-    ({"guess": ["a", "b", "c"]}, TypeError, "guess"),
-    ({"hidden": [0.01, 0.3, 0.45]}, ValueError, "hidden: mass must be within"),
-    ({"hidden": {"mass": -0.2}}, ValueError, "hidden"),
-    ({"duration": 0.0}, ValueError, "duration"),
-    ({"max_nfev": 0}, ValueError, "max_nfev"),
-    ({"verbose": "yes"}, TypeError, "verbose"),
-])
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "match"),
+    [
+        ({"noise": -1e-3}, ValueError, "noise"),
+        ({"noise": float("nan")}, ValueError, "noise"),
+        ({"noise": "1mm"}, TypeError, "noise"),
+        ({"seed": -1}, ValueError, "seed"),
+        ({"seed": 1.5}, TypeError, "seed"),
+        ({"guess": [0.15, 0.35]}, ValueError, r"guess must have shape \(3,\)"),
+        ({"guess": np.ones((3, 1))}, ValueError, "guess must have shape"),
+        ({"guess": [0.15, 0.35, 5.0]}, ValueError, "guess: friction must be within"),
+        ({"guess": {"mas": 0.2}}, ValueError, "guess has unknown parameter"),
+        ({"guess": ["a", "b", "c"]}, TypeError, "guess"),
+        ({"hidden": [0.01, 0.3, 0.45]}, ValueError, "hidden: mass must be within"),
+        ({"hidden": {"mass": -0.2}}, ValueError, "hidden"),
+        ({"duration": 0.0}, ValueError, "duration"),
+        ({"max_nfev": 0}, ValueError, "max_nfev"),
+        ({"verbose": "yes"}, TypeError, "verbose"),
+    ],
+)
 def test_bad_arguments(kwargs, exc, match):
     with pytest.raises(exc, match=match):
         sysid.experiment(**kwargs)
@@ -186,8 +192,9 @@ def test_bad_excitation_arguments(task):
 def test_mapping_arguments():
     """``hidden`` and ``guess`` may be mappings naming some parameters (the others keep
     their defaults); max_nfev bounds each stage's evaluations."""
-    r = sysid.experiment(noise=0.0, hidden={"mass": 0.2}, guess={"friction": 0.45},
-                         duration=0.3, max_nfev=2)
+    r = sysid.experiment(
+        noise=0.0, hidden={"mass": 0.2}, guess={"friction": 0.45}, duration=0.3, max_nfev=2
+    )
     np.testing.assert_allclose(r.true, [0.2, 0.30, 0.45])
     np.testing.assert_allclose(r.initial, [0.15, 0.35, 0.45])
     assert r.U.shape == (60, 3) and r.nfev <= 3 * 2

@@ -10,8 +10,15 @@ from reference import contact_ref, pose_frame, separation_ref
 
 import softcontact as sc
 
-PARAMS = {"eps": 2.5e-5, "eps_c": 1e-3, "stiffness": 2e3, "beta": 1e-3, "damping": 5.0,
-          "friction": 0.6, "slip_velocity": 1e-2}
+PARAMS = {
+    "eps": 2.5e-5,
+    "eps_c": 1e-3,
+    "stiffness": 2e3,
+    "beta": 1e-3,
+    "damping": 5.0,
+    "friction": 0.6,
+    "slip_velocity": 1e-2,
+}
 
 
 def _triple(cloud):
@@ -45,8 +52,10 @@ def test_conservative_wrench_is_minus_energy_gradient(rng, dim):
     assert r["energy"] > 0 and np.max(np.abs(r["wrench_a_conservative"])) > 1e-3
     nv = 3 if dim == 2 else 6
     h = 1e-7
-    for which, pose, key in (("a", pa, "wrench_a_conservative"),
-                             ("b", pb, "wrench_b_conservative")):
+    for which, pose, key in (
+        ("a", pa, "wrench_a_conservative"),
+        ("b", pb, "wrench_b_conservative"),
+    ):
         grad = np.zeros(nv)
         for j in range(nv):
             e = np.zeros(nv)
@@ -100,8 +109,7 @@ def test_dissipative_forces_never_do_positive_work(rng, dim):
             assert power <= 1e-15 * np.abs(r["force_" + part]).sum()
         # the same power computed from the wrenches and the body velocities
         pw = r["wrench_a_damping"] @ va + r["wrench_b_damping"] @ vb
-        np.testing.assert_allclose(pw, np.sum(r["force_damping"] * r["u"]), rtol=1e-10,
-                                   atol=1e-14)
+        np.testing.assert_allclose(pw, np.sum(r["force_damping"] * r["u"]), rtol=1e-10, atol=1e-14)
 
 
 @pytest.mark.parametrize("dim", [2, 3])
@@ -135,8 +143,14 @@ def test_separation_rigid_motion_invariance(rng):
         R, t = pose_frame(pose)
         Rn = Rg @ R
         w = np.sqrt(max(0.0, 1 + np.trace(Rn))) / 2
-        quat = np.array([w, (Rn[2, 1] - Rn[1, 2]) / (4 * w), (Rn[0, 2] - Rn[2, 0]) / (4 * w),
-                         (Rn[1, 0] - Rn[0, 1]) / (4 * w)])
+        quat = np.array(
+            [
+                w,
+                (Rn[2, 1] - Rn[1, 2]) / (4 * w),
+                (Rn[0, 2] - Rn[2, 0]) / (4 * w),
+                (Rn[1, 0] - Rn[0, 1]) / (4 * w),
+            ]
+        )
         return np.concatenate([Rg @ t + tg, quat])
 
     phi2, x2, G2 = separation_ref(A, move(pa), B, move(pb), PARAMS["eps"])

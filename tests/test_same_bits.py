@@ -15,7 +15,8 @@ KINDS = ("ssdf", "separation", "contact", "step", "rollout", "model")
 
 pytestmark = pytest.mark.skipif(
     FIXTURE["platform"] != same_bits.platform_tag(),
-    reason=f"digests recorded on {FIXTURE['platform']}, this is {same_bits.platform_tag()}")
+    reason=f"digests recorded on {FIXTURE['platform']}, this is {same_bits.platform_tag()}",
+)
 
 
 def test_fixture_covers_every_kind_and_isa():
@@ -23,8 +24,10 @@ def test_fixture_covers_every_kind_and_isa():
     assert len(names) >= 200
     for kind in KINDS:
         for isa in same_bits.ISAS:
-            assert any(n.startswith(kind + "/") and n.endswith("/" + isa) for n in names), \
-                (kind, isa)
+            assert any(n.startswith(kind + "/") and n.endswith("/" + isa) for n in names), (
+                kind,
+                isa,
+            )
             assert any(n.startswith(kind + "/") and n.endswith(f"/{isa}-dense") for n in names)
 
 
@@ -33,8 +36,12 @@ def test_same_bits(kind):
     got = same_bits.digests(same_bits.compute(kind + "/"))
     assert got, kind
     # every case of this kind recorded for an instruction set this CPU runs is computed
-    expected = {n for n in FIXTURE["cases"] if n.startswith(kind + "/")
-                and n.rsplit("/", 1)[1].split("-")[0] in {v[0] for v in same_bits._variants()}}
+    expected = {
+        n
+        for n in FIXTURE["cases"]
+        if n.startswith(kind + "/")
+        and n.rsplit("/", 1)[1].split("-")[0] in {v[0] for v in same_bits._variants()}
+    }
     assert set(got) == expected
     differ = sorted(n for n in got if got[n] != FIXTURE["cases"][n])
     assert not differ, f"{len(differ)} of {len(got)} cases differ, e.g. {differ[:10]}"

@@ -49,8 +49,15 @@ def _scene3():
     """floor (static), box (dynamic, actuated), ball (kinematic)."""
     s = sc.Scene(dim=3)
     s.add_body(FLOOR, kind="static", name="floor")
-    s.add_body(BOX, mass=0.2, inertia=SPD, pose=[0.0, 0.0, 0.02, *Q], actuated=True,
-               velocity=[0.1, 0, 0, 0, 0, 1.0], name="box")
+    s.add_body(
+        BOX,
+        mass=0.2,
+        inertia=SPD,
+        pose=[0.0, 0.0, 0.02, *Q],
+        actuated=True,
+        velocity=[0.1, 0, 0, 0, 0, 1.0],
+        name="box",
+    )
     s.add_body(BALL, kind="kinematic", pose=[0.1, 0.0, 0.02, 1.0, 0.0, 0.0, 0.0], name="ball")
     s.add_contact("box", "floor")
     s.add_contact("ball", "box")
@@ -66,23 +73,62 @@ def test_sizes_names_and_initial_state_2d():
     assert m.moving == ("T", "pusher", "puck")
     assert m.body_names == ("T", "pusher", "wall", "puck")
     assert (m.dim, m.dt, m.nq, m.nv, m.nx) == (2, 0.005, 9, 9, 18)
-    assert m.control_names == ("pusher.vx", "pusher.vy", "pusher.omega",
-                               "puck.fx", "puck.fy", "puck.tau")
+    assert m.control_names == (
+        "pusher.vx",
+        "pusher.vy",
+        "pusher.omega",
+        "puck.fx",
+        "puck.fy",
+        "puck.tau",
+    )
     assert m.nu == len(m.control_names) == 6
     assert m.param_names == (
-        "T.mass", "T.inertia", "puck.mass", "puck.inertia",
-        "contact(T,pusher).stiffness", "contact(T,pusher).damping", "contact(T,pusher).friction",
-        "contact(T,wall).stiffness", "contact(T,wall).damping", "contact(T,wall).friction",
-        "contact(puck,T).stiffness", "contact(puck,T).damping", "contact(puck,T).friction",
-        "T.support_friction", "puck.support_friction")
+        "T.mass",
+        "T.inertia",
+        "puck.mass",
+        "puck.inertia",
+        "contact(T,pusher).stiffness",
+        "contact(T,pusher).damping",
+        "contact(T,pusher).friction",
+        "contact(T,wall).stiffness",
+        "contact(T,wall).damping",
+        "contact(T,wall).friction",
+        "contact(puck,T).stiffness",
+        "contact(puck,T).damping",
+        "contact(puck,T).friction",
+        "T.support_friction",
+        "puck.support_friction",
+    )
     assert m.np == len(m.param_names) == 15
     x = m.initial_state()
     # positions of the moving bodies in order, then their velocities; the T's and the
     # disk's clouds are centred on their centroids (the T's to rounding, ~1e-18 m), so the
     # poses are those given
-    np.testing.assert_allclose(x, [0.0, 0.0, 0.2, 0.0, -0.1, 0.0, 0.1, 0.1, 0.0,
-                                   0.01, 0.0, 0.1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-                               rtol=0, atol=1e-16)
+    np.testing.assert_allclose(
+        x,
+        [
+            0.0,
+            0.0,
+            0.2,
+            0.0,
+            -0.1,
+            0.0,
+            0.1,
+            0.1,
+            0.0,
+            0.01,
+            0.0,
+            0.1,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+        ],
+        rtol=0,
+        atol=1e-16,
+    )
     assert x.dtype == np.float64
     x[0] = 5.0  # a copy
     assert abs(m.initial_state()[0]) < 1e-16
@@ -95,17 +141,48 @@ def test_sizes_names_and_initial_state_3d():
     m = _scene3().build(0.002)
     assert m.moving == ("box", "ball")
     assert (m.nq, m.nv, m.nx, m.nu) == (14, 12, 26, 12)
-    assert m.control_names == ("box.fx", "box.fy", "box.fz", "box.tx", "box.ty", "box.tz",
-                               "ball.vx", "ball.vy", "ball.vz", "ball.wx", "ball.wy", "ball.wz")
+    assert m.control_names == (
+        "box.fx",
+        "box.fy",
+        "box.fz",
+        "box.tx",
+        "box.ty",
+        "box.tz",
+        "ball.vx",
+        "ball.vy",
+        "ball.vz",
+        "ball.wx",
+        "ball.wy",
+        "ball.wz",
+    )
     assert m.param_names == (
-        "box.mass", "box.Ixx", "box.Iyy", "box.Izz", "box.Ixy", "box.Ixz", "box.Iyz",
-        "contact(box,floor).stiffness", "contact(box,floor).damping",
-        "contact(box,floor).friction", "contact(ball,box).stiffness",
-        "contact(ball,box).damping", "contact(ball,box).friction")
+        "box.mass",
+        "box.Ixx",
+        "box.Iyy",
+        "box.Izz",
+        "box.Ixy",
+        "box.Ixz",
+        "box.Iyz",
+        "contact(box,floor).stiffness",
+        "contact(box,floor).damping",
+        "contact(box,floor).friction",
+        "contact(ball,box).stiffness",
+        "contact(ball,box).damping",
+        "contact(ball,box).friction",
+    )
     assert m.np == len(m.param_names)
-    np.testing.assert_array_equal(m.initial_state(), np.concatenate(
-        [[0.0, 0.0, 0.02], Q, [0.1, 0.0, 0.02, 1.0, 0.0, 0.0, 0.0],
-         [0.1, 0, 0, 0, 0, 1.0], np.zeros(6)]))
+    np.testing.assert_array_equal(
+        m.initial_state(),
+        np.concatenate(
+            [
+                [0.0, 0.0, 0.02],
+                Q,
+                [0.1, 0.0, 0.02, 1.0, 0.0, 0.0, 0.0],
+                [0.1, 0, 0, 0, 0, 1.0],
+                np.zeros(6),
+            ]
+        ),
+    )
     r = m.step(m.initial_state(), np.zeros(12), order=2)
     assert r.dx_dx.shape == (24, 24) and r.d2x_dxdu.shape == (24, 24, 12)
 
@@ -119,8 +196,15 @@ def test_no_controls():
     np.testing.assert_array_equal(a.x_next, b.x_next)
     r = m.step(m.initial_state(), order=1)
     assert r.dx_du.shape == (12, 0)
-    assert m.param_names == ("ball.mass", "ball.Ixx", "ball.Iyy", "ball.Izz", "ball.Ixy",
-                             "ball.Ixz", "ball.Iyz")
+    assert m.param_names == (
+        "ball.mass",
+        "ball.Ixx",
+        "ball.Iyy",
+        "ball.Izz",
+        "ball.Ixy",
+        "ball.Ixz",
+        "ball.Iyz",
+    )
 
 
 def test_default_names_and_repr():
@@ -133,14 +217,22 @@ def test_default_names_and_repr():
     assert "contact(body0,body1).stiffness" in m.param_names
     text = repr(_scene2())
     assert text.startswith("Scene(dim=2, gravity=[0.0, 0.0], 4 bodies, 3 contacts)")
-    for line in ("  T: dynamic, ", "mass 0.1 kg, support", "  pusher: kinematic, ",
-                 "  wall: static, 1 samples", "  puck: dynamic, ",
-                 "mass 0.05 kg, actuated, support",
-                 "  contact T - pusher", "  contact T - wall", "  contact puck - T"):
+    for line in (
+        "  T: dynamic, ",
+        "mass 0.1 kg, support",
+        "  pusher: kinematic, ",
+        "  wall: static, 1 samples",
+        "  puck: dynamic, ",
+        "mass 0.05 kg, actuated, support",
+        "  contact T - pusher",
+        "  contact T - wall",
+        "  contact puck - T",
+    ):
         assert line in text, (line, text)
     mr = repr(_scene2().build(0.005))
-    assert mr == ("Model(dim=2, dt=0.005, bodies=['T', 'pusher', 'wall', 'puck'], nx=18, "
-                  "nv=9, nu=6, np=15)")
+    assert mr == (
+        "Model(dim=2, dt=0.005, bodies=['T', 'pusher', 'wall', 'puck'], nx=18, nv=9, nu=6, np=15)"
+    )
 
 
 def test_model_is_immutable_and_independent_of_the_scene():
@@ -173,8 +265,7 @@ def test_mass_properties_from_density_2d(density):
         want = cloud.mass_properties(10.0 if density is None else density)  # default 10
         s = sc.Scene(dim=2)
         s.add_body(cloud, density=density, velocity=[1.0, 0.0, 0.0], name="a")
-        s.add_body(cloud, density=density, pose=[0.3, 0.0, 0.0], velocity=[0.0, 0.0, 1.0],
-                   name="b")
+        s.add_body(cloud, density=density, pose=[0.3, 0.0, 0.0], velocity=[0.0, 0.0, 1.0], name="b")
         m = s.build(0.01)
         x = m.initial_state()
         mom = m.momentum(x)
@@ -194,24 +285,25 @@ def test_mass_properties_from_density_3d():
         s.add_body(cloud, density=density, name="a")
         m = s.build(0.01)
         x = m.initial_state()
-        x[m.nq:m.nq + 3] = [1.0, 2.0, 3.0]
-        np.testing.assert_allclose(m.momentum(x).linear, want.mass * np.array([1.0, 2.0, 3.0]),
-                                   rtol=1e-15)
+        x[m.nq : m.nq + 3] = [1.0, 2.0, 3.0]
+        np.testing.assert_allclose(
+            m.momentum(x).linear, want.mass * np.array([1.0, 2.0, 3.0]), rtol=1e-15
+        )
         # at the origin with identity orientation, L = I omega: one column per axis
         inertia = np.zeros((3, 3))
         for k in range(3):
             y = m.initial_state()
             y[m.nq + 3 + k] = 1.0
             inertia[:, k] = m.momentum(y).angular
-        np.testing.assert_allclose(inertia, want.inertia, rtol=0,
-                                   atol=1e-14 * np.abs(want.inertia).max())
+        np.testing.assert_allclose(
+            inertia, want.inertia, rtol=0, atol=1e-14 * np.abs(want.inertia).max()
+        )
 
 
 def test_mass_given_inertia_scaled_and_explicit_inertia():
     s = sc.Scene(dim=3, gravity=[0.0, 0.0, 0.0])
     s.add_body(BOX, mass=0.5, name="a")  # inertia: the geometry's, scaled to 0.5 kg
-    s.add_body(BOX, mass=0.5, inertia=[1e-4, 2e-4, 3e-4], pose=[1, 0, 0, 1, 0, 0, 0],
-               name="b")
+    s.add_body(BOX, mass=0.5, inertia=[1e-4, 2e-4, 3e-4], pose=[1, 0, 0, 1, 0, 0, 0], name="b")
     s.add_body(BOX, mass=0.5, inertia=SPD, pose=[2, 0, 0, 1, 0, 0, 0], name="c")
     m = s.build(0.01)
     props = BOX.mass_properties(1.0)
@@ -239,8 +331,10 @@ def test_halfspace_dynamic_body_needs_mass_and_inertia():
         s.add_body(FLOOR, inertia=SPD, name="slab")
     with pytest.raises(ValueError, match="halfspace cloud is unbounded"):
         s.add_body(FLOOR, density=1000.0, inertia=SPD, name="slab")
-    assert s.add_body(FLOOR, mass=1.0, inertia=SPD, pose=[0, 0, 0.1, 1, 0, 0, 0],
-                      name="slab") == "slab"
+    assert (
+        s.add_body(FLOOR, mass=1.0, inertia=SPD, pose=[0, 0, 0.1, 1, 0, 0, 0], name="slab")
+        == "slab"
+    )
     m = s.build(0.01)
     # the body frame of a half-space is its cloud frame (no centre of mass to move to)
     np.testing.assert_array_equal(m.initial_state()[:7], [0, 0, 0.1, 1, 0, 0, 0])
@@ -270,11 +364,9 @@ def test_body_frame_is_the_centre_of_mass_2d():
     # spinning about the centre of mass: no linear momentum, L = I_com omega
     props = cloud.mass_properties(1.0)
     assert np.all(m.momentum(x).linear == 0.0)
-    assert m.momentum(x).angular == pytest.approx(2.0 * props.inertia * 0.1 / props.mass,
-                                                  rel=1e-14)
+    assert m.momentum(x).angular == pytest.approx(2.0 * props.inertia * 0.1 / props.mass, rel=1e-14)
     # the contact geometry is the cloud at its given pose
-    ref = sc.contact(cloud, pose, [0.0, 0.0, 0.0], DISK, [0.1, -0.03, 0.0], [0.0, 0.0, 0.0],
-                     params)
+    ref = sc.contact(cloud, pose, [0.0, 0.0, 0.0], DISK, [0.1, -0.03, 0.0], [0.0, 0.0, 0.0], params)
     assert ref.energy > 1e-4
     assert m.energy(x).contact == pytest.approx(ref.energy, rel=1e-12)
 
@@ -320,8 +412,10 @@ def test_support_footprint_is_taken_relative_to_the_centre_of_mass(explicit):
     s = sc.Scene(dim=2)
     s.add_body(cloud, mass=0.1, pose=[0.0, 0.0, 0.4], velocity=[0.3, -0.2, 0.0], name="a")
     if explicit:  # a grid over the rectangle, in the cloud frame
-        g = np.stack(np.meshgrid(np.linspace(0.002, 0.038, 10), np.linspace(0.002, 0.018, 5),
-                                 indexing="ij"), axis=-1).reshape(-1, 2)
+        g = np.stack(
+            np.meshgrid(np.linspace(0.002, 0.038, 10), np.linspace(0.002, 0.018, 5), indexing="ij"),
+            axis=-1,
+        ).reshape(-1, 2)
         s.add_support("a", friction=0.5, samples=g)
     else:
         s.add_support("a", friction=0.5)
@@ -329,11 +423,10 @@ def test_support_footprint_is_taken_relative_to_the_centre_of_mass(explicit):
     x = m.initial_state()
     x1 = m.step(x).x_next
     # the support friction decelerates the translation by ~ mu g h = 0.05 m/s
-    dv = x1[m.nq:m.nq + 2] - x[m.nq:m.nq + 2]
+    dv = x1[m.nq : m.nq + 2] - x[m.nq : m.nq + 2]
     assert 0.03 < np.linalg.norm(dv) < 0.05
-    v = x[m.nq:m.nq + 2]
-    np.testing.assert_allclose(dv / np.linalg.norm(dv), -v / np.linalg.norm(v), rtol=0,
-                               atol=1e-12)
+    v = x[m.nq : m.nq + 2]
+    np.testing.assert_allclose(dv / np.linalg.norm(dv), -v / np.linalg.norm(v), rtol=0, atol=1e-12)
     # no torque: omega stays 0 up to the rounding of a symmetric sum
     assert abs(x1[m.nq + 2]) < 1e-12
 
@@ -356,12 +449,12 @@ def test_retract_and_difference_are_inverse(rng, dim):
     np.testing.assert_array_equal(m.retract(x, np.zeros(2 * m.nv)), x)
     d = rng.normal(size=2 * m.nv)
     y = m.retract(x, d)
-    np.testing.assert_array_equal(y[m.nq:], x[m.nq:] + d[m.nv:])  # velocities add
+    np.testing.assert_array_equal(y[m.nq :], x[m.nq :] + d[m.nv :])  # velocities add
     if dim == 3:  # the quaternions stay unit
         for j in range(2):
-            assert abs(np.linalg.norm(y[7 * j + 3:7 * j + 7]) - 1.0) < 4 * U
+            assert abs(np.linalg.norm(y[7 * j + 3 : 7 * j + 7]) - 1.0) < 4 * U
     else:  # 2D poses add too
-        np.testing.assert_array_equal(y[:m.nq], x[:m.nq] + d[:m.nv])
+        np.testing.assert_array_equal(y[: m.nq], x[: m.nq] + d[: m.nv])
 
 
 # --------------------------------------------------------------------------------------------
@@ -374,10 +467,16 @@ def test_retract_and_difference_are_inverse(rng, dim):
         ({"dim": 1}, ValueError, r"dim must be in 2\.\.3, got 1"),
         ({"dim": 2.0}, TypeError, "dim must be an integer"),
         ({"dim": "3"}, TypeError, "dim must be an integer"),
-        ({"dim": 3, "gravity": [0.0, -9.81]}, ValueError,
-         r"gravity must have shape \(3,\), got \(2,\)"),
-        ({"dim": 2, "gravity": [0.0, 0.0, -9.81]}, ValueError,
-         r"gravity must have shape \(2,\), got \(3,\)"),
+        (
+            {"dim": 3, "gravity": [0.0, -9.81]},
+            ValueError,
+            r"gravity must have shape \(3,\), got \(2,\)",
+        ),
+        (
+            {"dim": 2, "gravity": [0.0, 0.0, -9.81]},
+            ValueError,
+            r"gravity must have shape \(2,\), got \(3,\)",
+        ),
         ({"dim": 3, "gravity": [0.0, np.nan, 0.0]}, ValueError, "gravity must be finite"),
         ({"dim": 3, "gravity": [0j, 0, 0]}, TypeError, "gravity must be an array of real"),
     ],
@@ -400,13 +499,26 @@ def _add(dim, **kw):
         (2, {"cloud": np.zeros((3, 2))}, TypeError, "cloud must be a PointCloud, got ndarray"),
         (3, {"cloud": SQUARE}, ValueError, "cloud is 2D but the scene is 3D"),
         (2, {"cloud": BOX}, ValueError, "cloud is 3D but the scene is 2D"),
-        (2, {"kind": "fixed"}, ValueError, r"kind must be one of \['dynamic', 'kinematic', "
-         r"'static'\], got 'fixed'"),
+        (
+            2,
+            {"kind": "fixed"},
+            ValueError,
+            r"kind must be one of \['dynamic', 'kinematic', "
+            r"'static'\], got 'fixed'",
+        ),
         (2, {"actuated": 1}, TypeError, "actuated must be a bool, got int"),
-        (2, {"kind": "kinematic", "actuated": True}, ValueError,
-         "only dynamic bodies are actuated by force"),
-        (3, {"kind": "static", "actuated": True}, ValueError,
-         "only dynamic bodies are actuated by force"),
+        (
+            2,
+            {"kind": "kinematic", "actuated": True},
+            ValueError,
+            "only dynamic bodies are actuated by force",
+        ),
+        (
+            3,
+            {"kind": "static", "actuated": True},
+            ValueError,
+            "only dynamic bodies are actuated by force",
+        ),
         (2, {"name": ""}, TypeError, "name must be a non-empty str"),
         (2, {"name": 3}, TypeError, "name must be a non-empty str"),
         (2, {"pose": [0.0, 0.0]}, ValueError, r"pose must have shape \(3,\) for 2D"),
@@ -417,14 +529,30 @@ def _add(dim, **kw):
         (2, {"velocity": [0.0, 0.0]}, ValueError, r"velocity must have shape \(3,\), got \(2,\)"),
         (3, {"velocity": np.zeros(7)}, ValueError, r"velocity must have shape \(6,\), got \(7,\)"),
         (2, {"velocity": [0.0, np.nan, 0.0]}, ValueError, "velocity must be finite"),
-        (2, {"kind": "static", "velocity": [0.0, 0.0, 0.1]}, ValueError,
-         "a static body's velocity must be zero"),
-        (2, {"kind": "static", "mass": 1.0}, ValueError,
-         "mass, density and inertia apply to dynamic bodies only"),
-        (3, {"kind": "kinematic", "inertia": SPD}, ValueError,
-         "mass, density and inertia apply to dynamic bodies only"),
-        (2, {"kind": "kinematic", "density": 5.0}, ValueError,
-         "mass, density and inertia apply to dynamic bodies only"),
+        (
+            2,
+            {"kind": "static", "velocity": [0.0, 0.0, 0.1]},
+            ValueError,
+            "a static body's velocity must be zero",
+        ),
+        (
+            2,
+            {"kind": "static", "mass": 1.0},
+            ValueError,
+            "mass, density and inertia apply to dynamic bodies only",
+        ),
+        (
+            3,
+            {"kind": "kinematic", "inertia": SPD},
+            ValueError,
+            "mass, density and inertia apply to dynamic bodies only",
+        ),
+        (
+            2,
+            {"kind": "kinematic", "density": 5.0},
+            ValueError,
+            "mass, density and inertia apply to dynamic bodies only",
+        ),
         (2, {"mass": 1.0, "density": 5.0}, ValueError, "give mass or density, not both"),
         (2, {"mass": -1.0}, ValueError, "mass must be finite and > 0, got -1.0"),
         (2, {"mass": 0.0}, ValueError, "mass must be finite and > 0"),
@@ -436,16 +564,33 @@ def _add(dim, **kw):
         (3, {"density": np.inf}, ValueError, "density must be finite and > 0"),
         (2, {"inertia": -1.0}, ValueError, "inertia must be finite and > 0"),
         (2, {"inertia": [1.0]}, TypeError, "inertia must be a real number"),
-        (3, {"inertia": np.eye(2)}, ValueError, r"inertia must have shape \(3, 3\) or \(3,\), "
-         r"got \(2, 2\)"),
+        (
+            3,
+            {"inertia": np.eye(2)},
+            ValueError,
+            r"inertia must have shape \(3, 3\) or \(3,\), "
+            r"got \(2, 2\)",
+        ),
         (3, {"inertia": np.ones(4)}, ValueError, r"inertia must have shape \(3, 3\) or \(3,\)"),
-        (3, {"inertia": SPD + np.triu(np.full((3, 3), 1e-9), 1)}, ValueError,
-         "inertia must be finite and exactly symmetric"),
-        (3, {"inertia": np.diag([1.0, np.nan, 1.0])}, ValueError,
-         "inertia must be finite and exactly symmetric"),
+        (
+            3,
+            {"inertia": SPD + np.triu(np.full((3, 3), 1e-9), 1)},
+            ValueError,
+            "inertia must be finite and exactly symmetric",
+        ),
+        (
+            3,
+            {"inertia": np.diag([1.0, np.nan, 1.0])},
+            ValueError,
+            "inertia must be finite and exactly symmetric",
+        ),
         (3, {"inertia": [1e-5, -1e-5, 1e-5]}, ValueError, "inertia must be positive definite"),
-        (3, {"inertia": np.array([[1.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 1.0]])},
-         ValueError, "inertia must be positive definite"),
+        (
+            3,
+            {"inertia": np.array([[1.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 1.0]])},
+            ValueError,
+            "inertia must be positive definite",
+        ),
         (3, {"inertia": np.zeros((3, 3))}, ValueError, "inertia must be positive definite"),
         (3, {"inertia": "diag"}, TypeError, "inertia must be an array of real numbers"),
     ],
@@ -485,8 +630,12 @@ def _pairs_scene():
         ("d1", "d1", ValueError, r"a body cannot be in contact with itself \('d1'\)"),
         (2, "k1", ValueError, r"a body cannot be in contact with itself \('k1'\)"),
         ("s1", "s2", ValueError, "a contact between two static bodies has no effect"),
-        ("k1", "s1", ValueError, "a contact between a kinematic and a static body has no "
-         "effect: neither is pushed"),
+        (
+            "k1",
+            "s1",
+            ValueError,
+            "a contact between a kinematic and a static body has no effect: neither is pushed",
+        ),
         ("s2", "k2", ValueError, "a contact between a static and a kinematic body"),
         ("k1", "k2", ValueError, "a contact between a kinematic and a kinematic body"),
         ("d1", "d2", ValueError, "the contact between 'd1' and 'd2' already exists"),
@@ -518,10 +667,19 @@ def test_add_contact_params():
     s.add_contact(np.int64(1), np.int32(2))
     m = s.build(0.01)
     assert m.param_names[4:] == (
-        "contact(d1,d2).stiffness", "contact(d1,d2).damping", "contact(d1,d2).friction",
-        "contact(d1,k1).stiffness", "contact(d1,k1).damping", "contact(d1,k1).friction",
-        "contact(s1,d2).stiffness", "contact(s1,d2).damping", "contact(s1,d2).friction",
-        "contact(d2,k1).stiffness", "contact(d2,k1).damping", "contact(d2,k1).friction")
+        "contact(d1,d2).stiffness",
+        "contact(d1,d2).damping",
+        "contact(d1,d2).friction",
+        "contact(d1,k1).stiffness",
+        "contact(d1,k1).damping",
+        "contact(d1,k1).friction",
+        "contact(s1,d2).stiffness",
+        "contact(s1,d2).damping",
+        "contact(s1,d2).friction",
+        "contact(d2,k1).stiffness",
+        "contact(d2,k1).damping",
+        "contact(d2,k1).friction",
+    )
 
 
 def test_add_support_arguments():
@@ -531,8 +689,9 @@ def test_add_support_arguments():
     s.add_body(WALL, kind="static", name="w")
     raw = sc.PointCloud(SQUARE.points, SQUARE.normals, SQUARE.weights)  # no recorded shape
     s.add_body(raw, mass=0.1, inertia=1e-5, pose=[0.3, 0, 0], name="raw")
-    with pytest.raises(ValueError, match="support friction acts on dynamic bodies, 'k' is "
-                                         "kinematic"):
+    with pytest.raises(
+        ValueError, match="support friction acts on dynamic bodies, 'k' is kinematic"
+    ):
         s.add_support("k", friction=0.3)
     with pytest.raises(ValueError, match="'w' is static"):
         s.add_support("w", friction=0.3)
@@ -546,10 +705,15 @@ def test_add_support_arguments():
         s.add_support("d", friction=0.3, gravity=0.0)
     with pytest.raises(ValueError, match="slip_velocity must be finite and > 0"):
         s.add_support("d", friction=0.3, slip_velocity=-1.0)
-    for bad, shape in ((np.zeros((4, 3)), r"\(4, 3\)"), (np.zeros(2), r"\(2,\)"),
-                       (np.zeros((0, 2)), r"\(0, 2\)"), (np.zeros((2, 2, 2)), r"\(2, 2, 2\)")):
-        with pytest.raises(ValueError, match=r"samples must have shape \(k, 2\), k >= 1, got "
-                                             + shape):
+    for bad, shape in (
+        (np.zeros((4, 3)), r"\(4, 3\)"),
+        (np.zeros(2), r"\(2,\)"),
+        (np.zeros((0, 2)), r"\(0, 2\)"),
+        (np.zeros((2, 2, 2)), r"\(2, 2, 2\)"),
+    ):
+        with pytest.raises(
+            ValueError, match=r"samples must have shape \(k, 2\), k >= 1, got " + shape
+        ):
             s.add_support("d", friction=0.3, samples=bad)
     with pytest.raises(ValueError, match="samples must be finite"):
         s.add_support("d", friction=0.3, samples=[[0.0, np.nan]])
@@ -568,13 +732,15 @@ def test_add_support_arguments():
 
 @pytest.mark.parametrize(
     "dt, exc, match",
-    [(0.0, ValueError, "dt must be finite and > 0, got 0.0"),
-     (-0.01, ValueError, "dt must be finite and > 0"),
-     (np.nan, ValueError, "dt must be finite and > 0"),
-     (np.inf, ValueError, "dt must be finite and > 0"),
-     ("0.01", TypeError, "dt must be a real number, got str"),
-     (None, TypeError, "dt must be a real number"),
-     ([0.01], TypeError, "dt must be a real number")],
+    [
+        (0.0, ValueError, "dt must be finite and > 0, got 0.0"),
+        (-0.01, ValueError, "dt must be finite and > 0"),
+        (np.nan, ValueError, "dt must be finite and > 0"),
+        (np.inf, ValueError, "dt must be finite and > 0"),
+        ("0.01", TypeError, "dt must be a real number, got str"),
+        (None, TypeError, "dt must be a real number"),
+        ([0.01], TypeError, "dt must be a real number"),
+    ],
 )
 def test_build_dt(dt, exc, match):
     with pytest.raises(exc, match=match):
@@ -688,11 +854,15 @@ def test_quaternion_check_names_the_body_in_short_and_long_states():
     for nbody in (2, 6):  # nx = 26 and 78
         s = sc.Scene(dim=3)
         for k in range(nbody):
-            s.add_body(sc.PointCloud.box([0.1, 0.1, 0.1], 0.05), mass=1.0,
-                       pose=[0.3 * k, 0, 0, 1, 0, 0, 0], name=f"b{k}")
+            s.add_body(
+                sc.PointCloud.box([0.1, 0.1, 0.1], 0.05),
+                mass=1.0,
+                pose=[0.3 * k, 0, 0, 1, 0, 0, 0],
+                name=f"b{k}",
+            )
         m = s.build(dt=0.01)
         x = m.initial_state()
-        x[7 * (nbody - 1) + 3:7 * nbody] *= 1.0 + 5e-10
+        x[7 * (nbody - 1) + 3 : 7 * nbody] *= 1.0 + 5e-10
         assert m._as_state(x) is x
         x[7 * (nbody - 1) + 3] += 1e-6
         with pytest.raises(ValueError, match=f"the quaternion of 'b{nbody - 1}' is not unit"):

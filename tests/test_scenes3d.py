@@ -37,11 +37,13 @@ IDENTITY = [1.0, 0.0, 0.0, 0.0]
 
 def _rotation(q):
     w, x, y, z = q
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 def _simulate(model, steps, x=None):
@@ -91,8 +93,14 @@ def torus_run():
     eps = sc.ContactParams().eps
     peg_phi = np.array([sc.separation(body, x[:7], peg, PEG_POSE, eps).phi.min() for x in X])
     floor_z = np.array([x[2] + (body.points @ _rotation(x[3:7]).T)[:, 2].min() for x in X])
-    return {"X": X, "peg_phi": peg_phi, "floor_z": floor_z, "verts": verts, "faces": faces,
-            "props": torus.mass_properties(1000.0)}
+    return {
+        "X": X,
+        "peg_phi": peg_phi,
+        "floor_z": floor_z,
+        "verts": verts,
+        "faces": faces,
+        "props": torus.mass_properties(1000.0),
+    }
 
 
 def test_torus_slides_down_around_the_peg(torus_run):
@@ -133,14 +141,15 @@ def test_convex_hull_torus_does_not_thread_in_mujoco(torus_run):
     mass = f"{float(props.mass):.17g}"
     inertia = " ".join(f"{c:.17g}" for c in np.diag(np.asarray(props.inertia)))
     assert np.abs(np.asarray(props.com)).max() < 1e-12
-    pos, quat = (" ".join(f"{float(c):.17g}" for c in part)
-                 for part in (TORUS_START[:3], TORUS_START[3:]))
+    pos, quat = (
+        " ".join(f"{float(c):.17g}" for c in part) for part in (TORUS_START[:3], TORUS_START[3:])
+    )
     xml = f"""
 <mujoco>
   <option timestep="0.001"/>
   <asset>
-    <mesh name="torus" vertex="{' '.join(f'{c:.17g}' for c in verts.ravel())}"
-          face="{' '.join(str(k) for k in faces.ravel())}"/>
+    <mesh name="torus" vertex="{" ".join(f"{c:.17g}" for c in verts.ravel())}"
+          face="{" ".join(str(k) for k in faces.ravel())}"/>
   </asset>
   <worldbody>
     <geom type="plane" size="1 1 0.1"/>
@@ -238,10 +247,18 @@ def _spheres(dt, params, duration=0.07):
     ball = sc.PointCloud.sphere(0.05, 0.006)
     scene = sc.Scene(3, gravity=[0.0, 0.0, 0.0])
     gap = 0.012  # 12 mm apart: the soft contact's reach is a few mm, U(0) ~ 1e-12 J
-    scene.add_body(ball, pose=[*(OFFSET - (0.05 + gap / 2) * LINE), *IDENTITY],
-                   velocity=[*(SPEED_A * LINE), 0.0, 0.0, 0.0], name="a")
-    scene.add_body(ball, pose=[*(OFFSET + (0.05 + gap / 2) * LINE), *IDENTITY],
-                   velocity=[*(SPEED_B * LINE), 0.0, 0.0, 0.0], name="b")
+    scene.add_body(
+        ball,
+        pose=[*(OFFSET - (0.05 + gap / 2) * LINE), *IDENTITY],
+        velocity=[*(SPEED_A * LINE), 0.0, 0.0, 0.0],
+        name="a",
+    )
+    scene.add_body(
+        ball,
+        pose=[*(OFFSET + (0.05 + gap / 2) * LINE), *IDENTITY],
+        velocity=[*(SPEED_B * LINE), 0.0, 0.0, 0.0],
+        name="b",
+    )
     scene.add_contact("a", "b", params)
     model = scene.build(dt)
     X = _simulate(model, round(duration / dt))
@@ -285,12 +302,14 @@ def test_spheres_conserve_momentum_to_rounding(elastic, dt):
     r = elastic[dt]
     p0 = r["linear"][0]
     assert np.linalg.norm(p0) > 0.1
-    np.testing.assert_allclose(r["linear"], np.broadcast_to(p0, r["linear"].shape),
-                               rtol=0, atol=1e-14)
+    np.testing.assert_allclose(
+        r["linear"], np.broadcast_to(p0, r["linear"].shape), rtol=0, atol=1e-14
+    )
     # angular momentum about the origin, too
     assert np.linalg.norm(r["angular"][0]) > 1e-3
-    np.testing.assert_allclose(r["angular"], np.broadcast_to(r["angular"][0], r["angular"].shape),
-                               rtol=0, atol=1e-14)
+    np.testing.assert_allclose(
+        r["angular"], np.broadcast_to(r["angular"][0], r["angular"].shape), rtol=0, atol=1e-14
+    )
 
 
 def test_elastic_collision_returns_the_energy(elastic):
@@ -321,8 +340,9 @@ def test_damped_collision_loses_energy():
     # its start (measured: it decreases at every step) and ends 70 % lower
     assert e.max() <= e[0] * (1.0 + 1e-12)
     assert e[-1] < 0.5 * e[0]
-    np.testing.assert_allclose(r["linear"], np.broadcast_to(r["linear"][0], r["linear"].shape),
-                               rtol=0, atol=1e-14)
+    np.testing.assert_allclose(
+        r["linear"], np.broadcast_to(r["linear"][0], r["linear"].shape), rtol=0, atol=1e-14
+    )
     # they still separate along the line: relative velocity reversed
     X = r["X"]
     rel = (X[-1, 20:23] - X[-1, 14:17]) @ LINE

@@ -87,7 +87,7 @@ def test_derivatives_vs_finite_differences_on_the_manifold(rng, dim):
     na = len(a)
     np.testing.assert_allclose(r.dphi_dq[:na, :D], r.grad[:na], atol=1e-15)
     np.testing.assert_allclose(r.dphi_dq[na:, :D], -r.grad[na:], atol=1e-15)
-    np.testing.assert_allclose(r.dphi_dq[:, nv:nv + D], -r.dphi_dq[:, :D], atol=1e-15)
+    np.testing.assert_allclose(r.dphi_dq[:, nv : nv + D], -r.dphi_dq[:, :D], atol=1e-15)
 
 
 @pytest.mark.parametrize("dim", [2, 3])
@@ -98,13 +98,12 @@ def test_taylor_remainders_on_the_manifold(rng, dim):
     nv = 3 if dim == 2 else 6
     r = sc.separation(a, pa, b, pb, EPS, order=2)
     v = rng.normal(size=2 * nv)
-    v[:nv] /= np.linalg.norm(v[:nv]) * 1e3     # ~1 mm and ~1 mrad per unit t
+    v[:nv] /= np.linalg.norm(v[:nv]) * 1e3  # ~1 mm and ~1 mrad per unit t
     v[nv:] /= np.linalg.norm(v[nv:]) * 1e3
 
     def phi_at(t):
         t = float(np.asarray(t).ravel()[0])
-        return sc.separation(a, sc.retract(pa, t * v[:nv]), b, sc.retract(pb, t * v[nv:]),
-                             EPS).phi
+        return sc.separation(a, sc.retract(pa, t * v[:nv]), b, sc.retract(pb, t * v[nv:]), EPS).phi
 
     steps = np.geomspace(0.3, 3e-3, 5)
     derivs = [r.dphi_dq @ v, np.einsum("kij,i,j->k", r.d2phi_dq2, v, v)]
@@ -137,8 +136,12 @@ def test_swap_and_orders_bitwise(rng, dim):
     nv = 3 if dim == 2 else 6
     r1 = sc.separation(a, pa, b, pb, EPS, order=1)
     swapped = np.concatenate([r1.dphi_dq[:, nv:], r1.dphi_dq[:, :nv]], axis=1)
-    np.testing.assert_allclose(s.dphi_dq, np.concatenate([swapped[na:], swapped[:na]]),
-                               rtol=0, atol=1e-12 * np.abs(swapped).max())
+    np.testing.assert_allclose(
+        s.dphi_dq,
+        np.concatenate([swapped[na:], swapped[:na]]),
+        rtol=0,
+        atol=1e-12 * np.abs(swapped).max(),
+    )
 
 
 def test_rigid_motion_of_both_bodies_leaves_phi_unchanged(rng):
@@ -168,8 +171,13 @@ def test_rigid_motion_of_both_bodies_leaves_phi_unchanged(rng):
     ],
 )
 def test_bad_input(kw, exc, match):
-    args = {"cloud_a": sc.PointCloud.disk(0.02, 0.005), "pose_a": [0, 0, 0],
-            "cloud_b": sc.PointCloud.disk(0.02, 0.005), "pose_b": [0.03, 0, 0], "eps": EPS}
+    args = {
+        "cloud_a": sc.PointCloud.disk(0.02, 0.005),
+        "pose_a": [0, 0, 0],
+        "cloud_b": sc.PointCloud.disk(0.02, 0.005),
+        "pose_b": [0.03, 0, 0],
+        "eps": EPS,
+    }
     args.update(kw)
     with pytest.raises(exc, match=match):
         sc.separation(**args)

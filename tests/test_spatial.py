@@ -31,8 +31,9 @@ def test_retract_3d_is_right_perturbation(rng):
         out = sc.retract(pose, d)
         np.testing.assert_allclose(out[:3], pose[:3] + d[:3], rtol=0, atol=1e-15)
         R0 = quat_to_matrix(pose[3:])
-        np.testing.assert_allclose(quat_to_matrix(out[3:]), R0 @ _rodrigues(d[3:]),
-                                   rtol=0, atol=1e-14)
+        np.testing.assert_allclose(
+            quat_to_matrix(out[3:]), R0 @ _rodrigues(d[3:]), rtol=0, atol=1e-14
+        )
         assert abs(np.linalg.norm(out[3:]) - 1) < 1e-15
 
 
@@ -83,8 +84,9 @@ def test_exp_log_branch_sweep(rng, angle):
 def test_quat_mul_matches_matrices(rng):
     a = _random_poses(rng, 10)[:, 3:]
     b = _random_poses(rng, 10)[:, 3:]
-    np.testing.assert_allclose(quat_to_matrix(quat_mul(a, b)),
-                               quat_to_matrix(a) @ quat_to_matrix(b), atol=1e-15)
+    np.testing.assert_allclose(
+        quat_to_matrix(quat_mul(a, b)), quat_to_matrix(a) @ quat_to_matrix(b), atol=1e-15
+    )
 
 
 def test_broadcasting(rng):
@@ -100,19 +102,31 @@ def test_broadcasting(rng):
 @pytest.mark.parametrize(
     "call, exc, match",
     [
-        (lambda: sc.retract([0, 0, 0, 1], [0, 0, 0]), ValueError,
-         r"pose must have shape \(\.\.\., 3\)"),
+        (
+            lambda: sc.retract([0, 0, 0, 1], [0, 0, 0]),
+            ValueError,
+            r"pose must have shape \(\.\.\., 3\)",
+        ),
         (lambda: sc.retract([0, 0, 0], [0, 0]), ValueError, r"dq must have shape \(\.\.\., 3\)"),
-        (lambda: sc.retract([0, 0, 0, 1, 0, 0, 0], [0, 0, 0]), ValueError,
-         r"dq must have shape \(\.\.\., 6\)"),
+        (
+            lambda: sc.retract([0, 0, 0, 1, 0, 0, 0], [0, 0, 0]),
+            ValueError,
+            r"dq must have shape \(\.\.\., 6\)",
+        ),
         (lambda: sc.retract([0, 0, 0, 2, 0, 0, 0], np.zeros(6)), ValueError, "unit quaternions"),
         (lambda: sc.retract([0, 0, np.nan], [0, 0, 0]), ValueError, "pose must be finite"),
         (lambda: sc.retract([0, 0, 0], [0, np.inf, 0]), ValueError, "dq must be finite"),
         (lambda: sc.retract([0, 0, 1j], [0, 0, 0]), TypeError, "pose must be an array of real"),
-        (lambda: sc.pose_difference([0, 0, 0], [0, 0, 0, 1, 0, 0, 0]), ValueError,
-         "must both be 2D or both 3D"),
-        (lambda: sc.pose_difference([0, 0, 0, 1, 0, 0, 0], [0, 0, 0]), ValueError,
-         "must both be 2D or both 3D"),
+        (
+            lambda: sc.pose_difference([0, 0, 0], [0, 0, 0, 1, 0, 0, 0]),
+            ValueError,
+            "must both be 2D or both 3D",
+        ),
+        (
+            lambda: sc.pose_difference([0, 0, 0, 1, 0, 0, 0], [0, 0, 0]),
+            ValueError,
+            "must both be 2D or both 3D",
+        ),
     ],
 )
 def test_bad_input(call, exc, match):

@@ -72,7 +72,8 @@ def term_magnitudes(cloud, x, eps):
         out[1, s : s + 256] = 1.0 + c * E(hc * pc)
         out[2, s : s + 256] = 2 * c * E(nc * pc) + c**2 * E(hc * pc**2)
         out[3, s : s + 256] = 3 * c**2 * E(nc * pc**2) + c**3 * (
-            E(hc * pc**3) + 3 * E(hc * pc) * E(pc**2))
+            E(hc * pc**3) + 3 * E(hc * pc) * E(pc**2)
+        )
     return out
 
 
@@ -128,9 +129,14 @@ def test_random_clouds_match_reference(rng, dim, eps_factor, dense):
     x = _queries(rng, cloud)
     out = sc.ssdf(cloud, x, eps, order=3, dense=dense)
     assert all(np.all(np.isfinite(a)) for a in out)
-    assert_matches(out, reference(cloud, x, eps, 3), _cond(cloud, x, eps),
-                   term_magnitudes(cloud, x, eps), what=f"dim {dim} eps {eps_factor}",
-                   eps=None if dense else eps)
+    assert_matches(
+        out,
+        reference(cloud, x, eps, 3),
+        _cond(cloud, x, eps),
+        term_magnitudes(cloud, x, eps),
+        what=f"dim {dim} eps {eps_factor}",
+        eps=None if dense else eps,
+    )
 
 
 @pytest.mark.parametrize(
@@ -151,8 +157,13 @@ def test_constructed_clouds_match_reference(rng, make, eps_factor, dense):
     eps = eps_factor * cloud.size**2
     x = _queries(rng, cloud, n_near=40, n_far=4)
     out = sc.ssdf(cloud, x, eps, order=3, dense=dense)
-    assert_matches(out, reference(cloud, x, eps, 3), _cond(cloud, x, eps),
-                   term_magnitudes(cloud, x, eps), eps=None if dense else eps)
+    assert_matches(
+        out,
+        reference(cloud, x, eps, 3),
+        _cond(cloud, x, eps),
+        term_magnitudes(cloud, x, eps),
+        eps=None if dense else eps,
+    )
 
 
 def test_value_identical_whatever_order_threads_or_batching(rng):
@@ -190,8 +201,14 @@ def test_isa_variants_agree(rng, dim):
         base = sc.ssdf(cloud, x, eps, order=3, isa="generic")
         for name in supported:
             r = sc.ssdf(cloud, x, eps, order=3, isa=name)
-            assert_matches(r, base, _cond(cloud, x, eps), term_magnitudes(cloud, x, eps),
-                           rtol=1e-14, what=f"{name} vs generic, eps {eps_factor}")
+            assert_matches(
+                r,
+                base,
+                _cond(cloud, x, eps),
+                term_magnitudes(cloud, x, eps),
+                rtol=1e-14,
+                what=f"{name} vs generic, eps {eps_factor}",
+            )
 
 
 @pytest.mark.parametrize("dim", [2, 3])
@@ -250,9 +267,13 @@ def test_large_eps_zero_set_tends_to_ellipsoid():
         A = np.stack([x * x, y * y, w * w, x * y, x * w, y * w, x, y, w], axis=1)
         coef, *_ = np.linalg.lstsq(A, np.ones(len(z)), rcond=None)
         resid = np.abs(A @ coef - 1).max()
-        Q = np.array([[coef[0], coef[3] / 2, coef[4] / 2],
-                      [coef[3] / 2, coef[1], coef[5] / 2],
-                      [coef[4] / 2, coef[5] / 2, coef[2]]])
+        Q = np.array(
+            [
+                [coef[0], coef[3] / 2, coef[4] / 2],
+                [coef[3] / 2, coef[1], coef[5] / 2],
+                [coef[4] / 2, coef[5] / 2, coef[2]],
+            ]
+        )
         return resid, np.linalg.eigvalsh(Q)
 
     resid = []
@@ -283,8 +304,9 @@ def test_coincident_samples_and_queries_on_samples(rng):
     for eps in (1e-10, 1e-4, 1.0):
         r = sc.ssdf(cloud, p, eps, order=3)
         assert all(np.all(np.isfinite(a)) for a in r)
-        assert_matches(r, reference(cloud, p, eps, 3), _cond(cloud, p, eps),
-                       term_magnitudes(cloud, p, eps))
+        assert_matches(
+            r, reference(cloud, p, eps, 3), _cond(cloud, p, eps), term_magnitudes(cloud, p, eps)
+        )
     # twice the same cloud is the same field (weights are relative)
     twice = sc.PointCloud(np.concatenate([p, p]), np.concatenate([n, n]))
     a = sc.ssdf(cloud, p + 0.003, 1e-4, order=1)
@@ -311,8 +333,9 @@ def test_halfspace_closed_form_for_any_finite_query(rng, dim):
     p, n = rng.normal(size=dim), rng.normal(size=dim)
     n /= np.linalg.norm(n)
     cloud = sc.PointCloud.halfspace(p, n)
-    x = np.vstack([rng.normal(size=(3, dim)), 1e200 * rng.normal(size=(2, dim)),
-                   np.full((1, dim), np.nan)])
+    x = np.vstack(
+        [rng.normal(size=(3, dim)), 1e200 * rng.normal(size=(2, dim)), np.full((1, dim), np.nan)]
+    )
     r = sc.ssdf(cloud, x, 1e-4, order=3)
     p, n = cloud.points[0], cloud.normals[0]  # as stored (normalized by the cloud)
     np.testing.assert_allclose(r.phi[:5], (x[:5] - p) @ n, rtol=1e-14, atol=1e-15)

@@ -32,13 +32,21 @@ def test_each_order_vs_fd_of_the_lower_order(rng, dim, kind, eps_factor):
     step = 1e-4 * eps / cloud.size
     r = sc.ssdf(cloud, x, eps, order=3)
     for k in (1, 2, 3):  # grad, hess, d3
+
         def lower(z, k=k):
             return sc.ssdf(cloud, z, eps, order=k - 1)[k - 1]
 
         # the box and the T are symmetric: some queries' true derivatives are exactly zero
         # and computed as rounding noise of O(1) terms, so those are normalized globally
-        check_derivatives(lower, x, r[k], step=step, rtol=1e-6, atol=1e-12,
-                          scale="item" if kind == "random" else "global")
+        check_derivatives(
+            lower,
+            x,
+            r[k],
+            step=step,
+            rtol=1e-6,
+            atol=1e-12,
+            scale="item" if kind == "random" else "global",
+        )
     # exact symmetry
     np.testing.assert_array_equal(r.hess, np.swapaxes(r.hess, -1, -2))
     for perm in ((0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0)):
@@ -92,5 +100,11 @@ def test_derivatives_continuous_through_a_sharp_feature(rng):
     r = sc.ssdf(cloud, x, eps, order=3)
     step = 1e-4 * eps / cloud.size
     for k in (1, 2, 3):
-        check_derivatives(lambda z, k=k: sc.ssdf(cloud, z, eps, order=k - 1)[k - 1], x, r[k],
-                          step=step, rtol=1e-6, atol=1e-12)
+        check_derivatives(
+            lambda z, k=k: sc.ssdf(cloud, z, eps, order=k - 1)[k - 1],
+            x,
+            r[k],
+            step=step,
+            rtol=1e-6,
+            atol=1e-12,
+        )

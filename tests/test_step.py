@@ -34,8 +34,9 @@ from softcontact.testing import taylor_remainders, taylor_slopes
 U = np.finfo(float).eps
 
 # the parameters of tests/test_contact.py: sqrt(eps) = 5 mm, eps_c = beta = 1 mm, k = 2 kN/m
-PARAMS = sc.ContactParams(eps=2.5e-5, eps_c=1e-3, stiffness=2e3, beta=1e-3, damping=5.0,
-                          friction=0.6, slip_velocity=1e-2)
+PARAMS = sc.ContactParams(
+    eps=2.5e-5, eps_c=1e-3, stiffness=2e3, beta=1e-3, damping=5.0, friction=0.6, slip_velocity=1e-2
+)
 
 T_CLOUD = sc.PointCloud.t_shape(spacing=0.008)  # 71 samples
 DISK = sc.PointCloud.disk(0.02, 0.006)  # 21
@@ -72,13 +73,20 @@ def _place(a, pa, b, pb, direction, gap):
 
 
 def _pair(p, name):
-    return dataclasses.replace(PARAMS, stiffness=p[f"{name}.stiffness"],
-                               damping=p[f"{name}.damping"], friction=p[f"{name}.friction"])
+    return dataclasses.replace(
+        PARAMS,
+        stiffness=p[f"{name}.stiffness"],
+        damping=p[f"{name}.damping"],
+        friction=p[f"{name}.friction"],
+    )
 
 
 def _pair_defaults(name):
-    return {f"{name}.stiffness": PARAMS.stiffness, f"{name}.damping": PARAMS.damping,
-            f"{name}.friction": PARAMS.friction}
+    return {
+        f"{name}.stiffness": PARAMS.stiffness,
+        f"{name}.damping": PARAMS.damping,
+        f"{name}.friction": PARAMS.friction,
+    }
 
 
 # ---- 2D -------------------------------------------------------------------------------------
@@ -87,16 +95,24 @@ POSE_T = np.array([0.01, -0.02, 0.2])
 
 @functools.cache
 def _pusher_pose(contact):
-    return _place(T_CLOUD, POSE_T, DISK, np.zeros(3), [np.sin(0.3), -np.cos(0.3)],
-                  -3e-3 if contact else 3e-2)
+    return _place(
+        T_CLOUD, POSE_T, DISK, np.zeros(3), [np.sin(0.3), -np.cos(0.3)], -3e-3 if contact else 3e-2
+    )
 
 
 def _pusher(p, contact, dt):
     s = sc.Scene(dim=2)
-    s.add_body(T_CLOUD, mass=p["T.mass"], inertia=p["T.inertia"], pose=POSE_T,
-               velocity=[0.01, -0.02, 0.3], name="T")
-    s.add_body(DISK, kind="kinematic", pose=_pusher_pose(contact), velocity=[0.0, 0.02, 0.0],
-               name="pusher")
+    s.add_body(
+        T_CLOUD,
+        mass=p["T.mass"],
+        inertia=p["T.inertia"],
+        pose=POSE_T,
+        velocity=[0.01, -0.02, 0.3],
+        name="T",
+    )
+    s.add_body(
+        DISK, kind="kinematic", pose=_pusher_pose(contact), velocity=[0.0, 0.02, 0.0], name="pusher"
+    )
     s.add_contact("T", "pusher", _pair(p, "contact(T,pusher)"))
     s.add_support("T", friction=p["T.support_friction"])
     return s.build(dt), np.array([0.005, 0.05, 0.1])
@@ -108,16 +124,30 @@ DISK_MASS = 0.05  # a 50 g puck (heavy enough not to fly off at the first touch)
 
 @functools.cache
 def _act2_pose(contact):
-    return _place(T_CLOUD, POSE_T2, DISK, np.zeros(3), _unit([0.8, 0.5]),
-                  -2e-3 if contact else 3e-2)
+    return _place(
+        T_CLOUD, POSE_T2, DISK, np.zeros(3), _unit([0.8, 0.5]), -2e-3 if contact else 3e-2
+    )
 
 
 def _act2(p, contact, dt):
     s = sc.Scene(dim=2)
-    s.add_body(T_CLOUD, mass=p["T.mass"], inertia=p["T.inertia"], pose=POSE_T2,
-               velocity=[0.02, 0.01, -0.2], actuated=True, name="T")
-    s.add_body(DISK, mass=p["disk.mass"], inertia=p["disk.inertia"], pose=_act2_pose(contact),
-               velocity=[-0.01, 0.0, 1.0], name="disk")
+    s.add_body(
+        T_CLOUD,
+        mass=p["T.mass"],
+        inertia=p["T.inertia"],
+        pose=POSE_T2,
+        velocity=[0.02, 0.01, -0.2],
+        actuated=True,
+        name="T",
+    )
+    s.add_body(
+        DISK,
+        mass=p["disk.mass"],
+        inertia=p["disk.inertia"],
+        pose=_act2_pose(contact),
+        velocity=[-0.01, 0.0, 1.0],
+        name="disk",
+    )
     s.add_contact("T", "disk", _pair(p, "contact(T,disk)"))
     s.add_support("T", friction=p["T.support_friction"])
     s.add_support("disk", friction=p["disk.support_friction"])
@@ -133,15 +163,21 @@ INERTIA_AXES = quat_to_matrix(_unit([0.9, 0.2, 0.3, -0.1]))
 def _inertia3(p, body):
     ax = ("xx", "yy", "zz", "xy", "xz", "yz")
     v = {a: p[f"{body}.I{a}"] for a in ax}
-    return np.array([[v["xx"], v["xy"], v["xz"]],
-                     [v["xy"], v["yy"], v["yz"]],
-                     [v["xz"], v["yz"], v["zz"]]])
+    return np.array(
+        [[v["xx"], v["xy"], v["xz"]], [v["xy"], v["yy"], v["yz"]], [v["xz"], v["yz"], v["zz"]]]
+    )
 
 
 def _inertia3_defaults(body, inertia):
     i = np.asarray(inertia)
-    return {f"{body}.Ixx": i[0, 0], f"{body}.Iyy": i[1, 1], f"{body}.Izz": i[2, 2],
-            f"{body}.Ixy": i[0, 1], f"{body}.Ixz": i[0, 2], f"{body}.Iyz": i[1, 2]}
+    return {
+        f"{body}.Ixx": i[0, 0],
+        f"{body}.Iyy": i[1, 1],
+        f"{body}.Izz": i[2, 2],
+        f"{body}.Ixy": i[0, 1],
+        f"{body}.Ixz": i[0, 2],
+        f"{body}.Iyz": i[1, 2],
+    }
 
 
 def _box_z(contact):
@@ -153,17 +189,30 @@ def _ball_pose(contact):
     pose_box = np.array([0.0, 0.0, _box_z(contact), *Q_BOX])
     if not contact:
         return np.array([0.01, 0.004, 0.2, 1.0, 0.0, 0.0, 0.0])
-    return _place(BOX, pose_box, BALL, np.array([0, 0, 0, 1.0, 0, 0, 0]),
-                  _unit([0.3, 0.1, 1.0]), -2e-3)
+    return _place(
+        BOX, pose_box, BALL, np.array([0, 0, 0, 1.0, 0, 0, 0]), _unit([0.3, 0.1, 1.0]), -2e-3
+    )
 
 
 def _boxball(p, contact, dt):
     s = sc.Scene(dim=3)
     s.add_body(FLOOR, kind="static", name="floor")
-    s.add_body(BOX, mass=p["box.mass"], inertia=_inertia3(p, "box"),
-               pose=[0.0, 0.0, _box_z(contact), *Q_BOX], velocity=BOX_V, name="box")
-    s.add_body(BALL, mass=p["ball.mass"], inertia=_inertia3(p, "ball"), pose=_ball_pose(contact),
-               velocity=[0.0, 0.01, -0.1, 0.5, 0.0, 0.0], name="ball")
+    s.add_body(
+        BOX,
+        mass=p["box.mass"],
+        inertia=_inertia3(p, "box"),
+        pose=[0.0, 0.0, _box_z(contact), *Q_BOX],
+        velocity=BOX_V,
+        name="box",
+    )
+    s.add_body(
+        BALL,
+        mass=p["ball.mass"],
+        inertia=_inertia3(p, "ball"),
+        pose=_ball_pose(contact),
+        velocity=[0.0, 0.01, -0.1, 0.5, 0.0, 0.0],
+        name="ball",
+    )
     s.add_contact("box", "floor", _pair(p, "contact(box,floor)"))
     s.add_contact("ball", "floor", _pair(p, "contact(ball,floor)"))
     s.add_contact("box", "ball", _pair(p, "contact(box,ball)"))
@@ -173,9 +222,15 @@ def _boxball(p, contact, dt):
 def _actbox(p, contact, dt):
     s = sc.Scene(dim=3)
     s.add_body(FLOOR, kind="static", name="floor")
-    s.add_body(BOX, mass=p["box.mass"], inertia=_inertia3(p, "box"),
-               pose=[0.0, 0.0, _box_z(contact), *Q_BOX], velocity=BOX_V, actuated=True,
-               name="box")
+    s.add_body(
+        BOX,
+        mass=p["box.mass"],
+        inertia=_inertia3(p, "box"),
+        pose=[0.0, 0.0, _box_z(contact), *Q_BOX],
+        velocity=BOX_V,
+        actuated=True,
+        name="box",
+    )
     s.add_contact("box", "floor", _pair(p, "contact(box,floor)"))
     return s.build(dt), np.array([0.1, -0.2, 0.5, 1e-3, -2e-3, 1e-3])
 
@@ -186,18 +241,51 @@ TILTED_INERTIA = INERTIA_AXES @ np.diag([2e-5, 3e-5, 4e-5]) @ INERTIA_AXES.T
 TILTED_INERTIA = 0.5 * (TILTED_INERTIA + TILTED_INERTIA.T)  # exactly symmetric
 
 SCENES = {
-    "pusher": (_pusher, 0.005, {"T.mass": 0.1, "T.inertia": T_INERTIA, "T.support_friction": 0.3,
-                                **_pair_defaults("contact(T,pusher)")}),
-    "act2": (_act2, 0.005, {"T.mass": 0.1, "T.inertia": T_INERTIA, "disk.mass": DISK_MASS,
-                            "disk.inertia": 0.5 * DISK_MASS * 0.02**2, "T.support_friction": 0.3,
-                            "disk.support_friction": 0.2, **_pair_defaults("contact(T,disk)")}),
-    "boxball": (_boxball, 0.002, {"box.mass": 0.2, **_inertia3_defaults("box", BOX_INERTIA),
-                                  "ball.mass": 0.05, **_inertia3_defaults("ball", BALL_INERTIA),
-                                  **_pair_defaults("contact(box,floor)"),
-                                  **_pair_defaults("contact(ball,floor)"),
-                                  **_pair_defaults("contact(box,ball)")}),
-    "actbox": (_actbox, 0.002, {"box.mass": 0.2, **_inertia3_defaults("box", TILTED_INERTIA),
-                                **_pair_defaults("contact(box,floor)")}),
+    "pusher": (
+        _pusher,
+        0.005,
+        {
+            "T.mass": 0.1,
+            "T.inertia": T_INERTIA,
+            "T.support_friction": 0.3,
+            **_pair_defaults("contact(T,pusher)"),
+        },
+    ),
+    "act2": (
+        _act2,
+        0.005,
+        {
+            "T.mass": 0.1,
+            "T.inertia": T_INERTIA,
+            "disk.mass": DISK_MASS,
+            "disk.inertia": 0.5 * DISK_MASS * 0.02**2,
+            "T.support_friction": 0.3,
+            "disk.support_friction": 0.2,
+            **_pair_defaults("contact(T,disk)"),
+        },
+    ),
+    "boxball": (
+        _boxball,
+        0.002,
+        {
+            "box.mass": 0.2,
+            **_inertia3_defaults("box", BOX_INERTIA),
+            "ball.mass": 0.05,
+            **_inertia3_defaults("ball", BALL_INERTIA),
+            **_pair_defaults("contact(box,floor)"),
+            **_pair_defaults("contact(ball,floor)"),
+            **_pair_defaults("contact(box,ball)"),
+        },
+    ),
+    "actbox": (
+        _actbox,
+        0.002,
+        {
+            "box.mass": 0.2,
+            **_inertia3_defaults("box", TILTED_INERTIA),
+            **_pair_defaults("contact(box,floor)"),
+        },
+    ),
 }
 
 
@@ -266,9 +354,24 @@ def _direction(model, rng):
     csize = []
     for c in model.control_names:
         comp = c.rsplit(".", 1)[1]
-        csize.append({"vx": 5e-3, "vy": 5e-3, "vz": 5e-3, "omega": 0.1, "wx": 0.1, "wy": 0.1,
-                      "wz": 0.1, "fx": 0.1, "fy": 0.1, "fz": 0.1, "tau": 1e-4, "tx": 1e-4,
-                      "ty": 1e-4, "tz": 1e-4}[comp])
+        csize.append(
+            {
+                "vx": 5e-3,
+                "vy": 5e-3,
+                "vz": 5e-3,
+                "omega": 0.1,
+                "wx": 0.1,
+                "wy": 0.1,
+                "wz": 0.1,
+                "fx": 0.1,
+                "fy": 0.1,
+                "fz": 0.1,
+                "tau": 1e-4,
+                "tx": 1e-4,
+                "ty": 1e-4,
+                "tz": 1e-4,
+            }[comp]
+        )
     return rng.normal(size=2 * nv + model.nu) * np.concatenate([size, csize])
 
 
@@ -446,8 +549,11 @@ def _body_slices(model, j):
     """Moving body j's rows: its pose and velocity rows of the tangent dx (and of f: the
     first), and its velocity in the state x."""
     nvb = 3 if model.dim == 2 else 6
-    return (slice(nvb * j, nvb * (j + 1)), slice(model.nv + nvb * j, model.nv + nvb * (j + 1)),
-            slice(model.nq + nvb * j, model.nq + nvb * (j + 1)))
+    return (
+        slice(nvb * j, nvb * (j + 1)),
+        slice(model.nv + nvb * j, model.nv + nvb * (j + 1)),
+        slice(model.nq + nvb * j, model.nq + nvb * (j + 1)),
+    )
 
 
 def _controls_of(model, body):
@@ -468,8 +574,14 @@ def _force_rounding(model, name, j, x, x_next):
         inertia = np.abs(_inertia3(defaults, body)).sum(axis=1).max()
     _, _, v = _body_slices(model, j)
     speed = np.maximum(np.abs(x[v]), np.abs(x_next[v]))
-    return 16 * U * np.concatenate([m * np.full(D, speed[:D].max()),
-                                    inertia * np.full(len(speed) - D, speed[D:].max())]) / model.dt
+    return (
+        16
+        * U
+        * np.concatenate(
+            [m * np.full(D, speed[:D].max()), inertia * np.full(len(speed) - D, speed[D:].max())]
+        )
+        / model.dt
+    )
 
 
 @pytest.mark.parametrize("name, contact", CASES, ids=CASE_IDS)
@@ -534,9 +646,12 @@ def test_rollout_equals_a_loop_of_steps_bitwise(rng, name):
     B, T = 3, 20
     U_ = _rollout_controls(model, u, rng, B, T)
     # different initial velocities per trajectory
-    x0 = np.stack([model.retract(x, np.concatenate([np.zeros(model.nv),
-                                                    0.01 * rng.normal(size=model.nv)]))
-                   for _ in range(B)])
+    x0 = np.stack(
+        [
+            model.retract(x, np.concatenate([np.zeros(model.nv), 0.01 * rng.normal(size=model.nv)]))
+            for _ in range(B)
+        ]
+    )
     r = model.rollout(x0, U_, order=1, num_threads=2)
     n = 2 * model.nv
     assert r.states.shape == (B, T + 1, model.nx)
@@ -601,13 +716,13 @@ def test_rollout_reports_a_failing_trajectory_through_its_status(rng, name):
     for field in sc.Rollout._fields[:3]:
         np.testing.assert_array_equal(getattr(r, field)[0], getattr(clean, field)[0])
     # NaN control at step `bad`: states 0..bad computed, bad + 1 on NaN
-    np.testing.assert_array_equal(r.states[1, :bad + 1], clean.states[1, :bad + 1])
-    assert np.all(np.isnan(r.states[1, bad + 1:]))
+    np.testing.assert_array_equal(r.states[1, : bad + 1], clean.states[1, : bad + 1])
+    assert np.all(np.isnan(r.states[1, bad + 1 :]))
     np.testing.assert_array_equal(r.dx_dx[1, :bad], clean.dx_dx[1, :bad])
     assert np.all(np.isnan(r.dx_dx[1, bad:])) and np.all(np.isnan(r.dx_du[1, bad:]))
     # overflow at step `bad`: state bad + 1 holds an inf, the step from it fails
     assert not np.all(np.isfinite(r.states[2, bad + 1]))
-    assert np.all(np.isnan(r.states[2, bad + 2:]))
+    assert np.all(np.isnan(r.states[2, bad + 2 :]))
     # one non-finite initial state fails alone
     x0 = np.stack([x, x, x])
     x0[0, model.nq] = np.inf
@@ -643,14 +758,25 @@ def _collision(dim, dt, params=PARAMS):
     s = sc.Scene(dim=dim, gravity=np.zeros(dim))
     if dim == 2:
         s.add_body(T_CLOUD, mass=0.1, pose=[0.0, 0.0, 0.3], velocity=[0.05, 0.1, 1.0], name="a")
-        s.add_body(DISK, mass=DISK_MASS, pose=[0.08, 0.12, 0.0], velocity=[-1.0, -0.7, 2.0],
-                   name="b")
+        s.add_body(
+            DISK, mass=DISK_MASS, pose=[0.08, 0.12, 0.0], velocity=[-1.0, -0.7, 2.0], name="b"
+        )
         duration = 0.2
     else:
-        s.add_body(BOX, mass=0.2, pose=[0.0, 0.0, 0.0, *Q_BOX],
-                   velocity=[0.2, 0.0, 0.1, 3.0, -2.0, 5.0], name="a")
-        s.add_body(BALL, mass=0.05, pose=[0.02, 0.01, 0.06, 1.0, 0.0, 0.0, 0.0],
-                   velocity=[-0.1, 0.0, -0.5, 1.0, 0.0, 2.0], name="b")
+        s.add_body(
+            BOX,
+            mass=0.2,
+            pose=[0.0, 0.0, 0.0, *Q_BOX],
+            velocity=[0.2, 0.0, 0.1, 3.0, -2.0, 5.0],
+            name="a",
+        )
+        s.add_body(
+            BALL,
+            mass=0.05,
+            pose=[0.02, 0.01, 0.06, 1.0, 0.0, 0.0, 0.0],
+            velocity=[-0.1, 0.0, -0.5, 1.0, 0.0, 2.0],
+            name="b",
+        )
         duration = 0.1
     s.add_contact("a", "b", params)
     model = s.build(dt)
@@ -675,19 +801,21 @@ def test_momentum_through_a_collision(dim):
         assert contact[0] < 1e-6 * contact.max() and contact[-1] < 1e-4 * contact.max()
         nvb = model.nv // 2
         pa = 0.1 if dim == 2 else 0.2
-        va = X[:, model.nq:model.nq + dim]
+        va = X[:, model.nq : model.nq + dim]
         assert np.abs(pa * (va[-1] - va[0])).max() > 0.2 * np.abs(P[0]).max()
         # linear momentum: the contact forces are equal and opposite, and each step adds
         # h (f - f) = 0 up to the rounding of the velocities, ~u sum m |v| per step
-        scale = sum(m * np.abs(X[:, model.nq + nvb * j:model.nq + nvb * j + dim]).max()
-                    for j, m in enumerate((pa, DISK_MASS if dim == 2 else 0.05)))
+        scale = sum(
+            m * np.abs(X[:, model.nq + nvb * j : model.nq + nvb * j + dim]).max()
+            for j, m in enumerate((pa, DISK_MASS if dim == 2 else 0.05))
+        )
         steps = len(X) - 1
         assert np.abs(P - P[0]).max() <= 4 * U * steps * scale, np.abs(P - P[0]).max()
         drift.append(np.abs(L - L[0]).max())
         if dim == 2:
             # 2D: L_{k+1} - L_k = h (sum of torques about the origin at q_k) = 0 exactly
             # (q+ = q + h v+ makes q+ x v+ = q x v+); rounding of |q| |p| + I |omega|
-            lscale = scale * np.abs(X[:, :model.nq]).max() + np.abs(X[:, model.nq:]).max()
+            lscale = scale * np.abs(X[:, : model.nq]).max() + np.abs(X[:, model.nq :]).max()
             assert drift[-1] <= 4 * U * steps * lscale, drift[-1]
     if dim == 3:
         # 3D: the explicit gyroscopic term and the rotation by exp(h w+) conserve the
@@ -700,8 +828,13 @@ def test_momentum_through_a_collision(dim):
 def _box_drop(dt):
     s = sc.Scene(dim=3)
     s.add_body(FLOOR, kind="static", name="floor")
-    s.add_body(BOX, mass=0.2, pose=[0.0, 0.0, 0.035, *Q_BOX],
-               velocity=[0.1, 0.0, 0.0, 1.0, 2.0, 0.5], name="box")
+    s.add_body(
+        BOX,
+        mass=0.2,
+        pose=[0.0, 0.0, 0.035, *Q_BOX],
+        velocity=[0.1, 0.0, 0.0, 1.0, 2.0, 0.5],
+        name="box",
+    )
     s.add_contact("box", "floor", PARAMS)
     return s.build(dt), 0.3
 
@@ -715,9 +848,11 @@ def _puck_collision(dt):
     return s.build(dt), 0.2
 
 
-@pytest.mark.parametrize("setup, dts", [(_puck_collision, (0.004, 0.002, 0.001)),
-                                        (_box_drop, (0.002, 0.001, 0.0005))],
-                         ids=["2d-collision", "3d-box-drop"])
+@pytest.mark.parametrize(
+    "setup, dts",
+    [(_puck_collision, (0.004, 0.002, 0.001)), (_box_drop, (0.002, 0.001, 0.0005))],
+    ids=["2d-collision", "3d-box-drop"],
+)
 def test_energy_never_increases_beyond_integrator_error(setup, dts):
     """With damping >= 0 and friction >= 0 the exact flow loses energy; semi-implicit Euler
     may gain some back over a step (an O(h) error).  The largest rise of the total energy
@@ -756,16 +891,23 @@ def test_free_fall(dim):
     model = s.build(dt)
     X = model.rollout(model.initial_state(), np.zeros((steps, 0))).states
     k = np.arange(steps + 1)[:, None]
-    v = X[:, model.nq:model.nq + dim]
+    v = X[:, model.nq : model.nq + dim]
     # each step adds h g: one rounding of ~u |v| per step (measured: 1e-15 relative)
     np.testing.assert_allclose(v, k * dt * g, rtol=0, atol=2 * U * steps * np.abs(v).max())
     q0 = X[0, :dim]
-    np.testing.assert_allclose(X[:, :dim], q0 + dt**2 * g * k * (k + 1) / 2, rtol=0,
-                               atol=2 * U * steps * np.abs(X[:, :dim]).max())
-    np.testing.assert_array_equal(X[:, model.nq + dim:], 0.0)  # no angular velocity
-    np.testing.assert_allclose(X[:, dim:model.nq], np.broadcast_to(X[0, dim:model.nq],
-                                                                     (steps + 1, model.nq - dim)),
-                               rtol=0, atol=4 * U)
+    np.testing.assert_allclose(
+        X[:, :dim],
+        q0 + dt**2 * g * k * (k + 1) / 2,
+        rtol=0,
+        atol=2 * U * steps * np.abs(X[:, :dim]).max(),
+    )
+    np.testing.assert_array_equal(X[:, model.nq + dim :], 0.0)  # no angular velocity
+    np.testing.assert_allclose(
+        X[:, dim : model.nq],
+        np.broadcast_to(X[0, dim : model.nq], (steps + 1, model.nq - dim)),
+        rtol=0,
+        atol=4 * U,
+    )
     assert model.energy(X[-1]).contact == 0.0
 
 
@@ -844,7 +986,7 @@ def test_2d_step_fast_path_equals_full_checks_and_keeps_messages():
     m = push_t.make(seed=1).model
     rng = np.random.default_rng(5)
     x = m.initial_state()
-    x[m.nq:] = 0.05 * rng.normal(size=m.nv)
+    x[m.nq :] = 0.05 * rng.normal(size=m.nv)
     u = 0.1 * rng.normal(size=m.nu)
     _fast_equals_full(m, x, u)
     for which, k, v in (("x", 0, np.nan), ("x", m.nq + 1, np.inf), ("u", 1, -np.inf)):
@@ -868,14 +1010,14 @@ def test_3d_step_fast_path_equals_full_checks_and_keeps_messages(name):
     (naming the argument and the body); inputs are not modified."""
     m, x, u = _setup(name)
     rng = np.random.default_rng(7)
-    x[m.nq:] += 0.05 * rng.normal(size=m.nv)
+    x[m.nq :] += 0.05 * rng.normal(size=m.nv)
     u = u + 0.01 * rng.normal(size=m.nu)
     _fast_equals_full(m, x, u)
     body = m.moving[-1]
     j = 7 * (len(m.moving) - 1) + 3  # the last moving body's qw
     for scale, ok in ((1 + 2e-9, False), (1 - 2e-9, False), (1 + 5e-10, True)):
         xb = x.copy()
-        xb[j:j + 4] *= scale
+        xb[j : j + 4] *= scale
         if ok:
             np.testing.assert_array_equal(m.step(xb, u).x_next, m.step(list(xb), list(u)).x_next)
         else:

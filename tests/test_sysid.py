@@ -21,8 +21,9 @@ P_TRUE = np.array([0.15, 0.35, 0.5])
 def build(p):
     s = sc.Scene(dim=2)
     s.add_body(T_CLOUD, mass=p[0], inertia=I_T, pose=[0.25, 0.25, 0.0], name="T")
-    s.add_body(sc.PointCloud.disk(0.015, 0.003), kind="kinematic", pose=[0.27, 0.15, 0.0],
-               name="pusher")
+    s.add_body(
+        sc.PointCloud.disk(0.015, 0.003), kind="kinematic", pose=[0.27, 0.15, 0.0], name="pusher"
+    )
     s.add_contact("T", "pusher", sc.ContactParams(friction=p[2], damping=2.0))
     s.add_support("T", friction=p[1])
     return s.build(0.01)
@@ -53,17 +54,29 @@ def test_residual_jacobian_matches_differences(data):
         h = 1e-6 * p[k]
         e = np.zeros(3)
         e[k] = h
-        fd = (trajectory_residuals(build, NAMES, p + e, x0, U, obs)[0]
-              - trajectory_residuals(build, NAMES, p - e, x0, U, obs)[0]) / (2 * h)
+        fd = (
+            trajectory_residuals(build, NAMES, p + e, x0, U, obs)[0]
+            - trajectory_residuals(build, NAMES, p - e, x0, U, obs)[0]
+        ) / (2 * h)
         # central differences: truncation ~h^2 r''' and rounding ~u |x| / h; measured 4e-8
         np.testing.assert_allclose(J[:, k], fd, rtol=0, atol=1e-6 * np.abs(J[:, k]).max())
 
 
 def test_clean_data_recovers_the_parameters(data):
     x0, U, obs = data
-    res = fit_parameters(build, NAMES, P_TRUE * np.array([1.05, 0.95, 1.05]), x0, U, obs,
-                         x_scale=P_TRUE, bounds=(1e-3, np.inf), xtol=1e-14, ftol=1e-14,
-                         gtol=1e-14)
+    res = fit_parameters(
+        build,
+        NAMES,
+        P_TRUE * np.array([1.05, 0.95, 1.05]),
+        x0,
+        U,
+        obs,
+        x_scale=P_TRUE,
+        bounds=(1e-3, np.inf),
+        xtol=1e-14,
+        ftol=1e-14,
+        gtol=1e-14,
+    )
     assert res.success
     np.testing.assert_allclose(res.x, P_TRUE, rtol=1e-6)
 
@@ -78,8 +91,16 @@ def test_one_millimetre_noise(data):
     worst = []
     for seed in range(10):
         noisy = obs + 1e-3 * np.random.default_rng(seed).normal(size=obs.shape)
-        res = fit_parameters(build, NAMES, P_TRUE * np.array([1.1, 0.9, 1.1]), x0, U, noisy,
-                             x_scale=P_TRUE, bounds=(1e-3, np.inf))
+        res = fit_parameters(
+            build,
+            NAMES,
+            P_TRUE * np.array([1.1, 0.9, 1.1]),
+            x0,
+            U,
+            noisy,
+            x_scale=P_TRUE,
+            bounds=(1e-3, np.inf),
+        )
         worst.append(np.abs(res.x / P_TRUE - 1).max())
     assert np.median(worst) < 0.02 and max(worst) < 0.15, worst
 

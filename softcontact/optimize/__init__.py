@@ -39,5 +39,13 @@ from .residuals import ApproachResidual, ControlResidual, PoseResidual
 from .sysid import fit_parameters, trajectory_residuals
 from .trajectory import TrajectoryProblem
 
-__all__ = ["TrajectoryProblem", "PoseResidual", "ControlResidual", "ApproachResidual",
-           "trajectory_residuals", "fit_parameters", "cross_entropy", "CrossEntropyResult"]
+__all__ = [
+    "TrajectoryProblem",
+    "PoseResidual",
+    "ControlResidual",
+    "ApproachResidual",
+    "trajectory_residuals",
+    "fit_parameters",
+    "cross_entropy",
+    "CrossEntropyResult",
+]

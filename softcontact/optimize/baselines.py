@@ -37,8 +37,19 @@ class CrossEntropyResult:
         return f"CrossEntropyResult(fun={self.fun:.6g}, nit={self.nit}, nfev={self.nfev})"
 
 
-def cross_entropy(batch_fun, x0, sigma0, bounds=None, samples=64, elites=8, iterations=50,
-                  smoothing=0.1, min_sigma=0.0, seed=0, callback=None):
+def cross_entropy(
+    batch_fun,
+    x0,
+    sigma0,
+    bounds=None,
+    samples=64,
+    elites=8,
+    iterations=50,
+    smoothing=0.1,
+    min_sigma=0.0,
+    seed=0,
+    callback=None,
+):
     """Minimize with the cross-entropy method (CEM), a zeroth-order sampler.
 
     Each iteration draws ``samples`` points from a diagonal Gaussian (clipped to

@@ -41,7 +41,7 @@ class _Residual:
 def _body_pose(model, x, slot):
     """A moving body's pose in the state x, and the index of its first tangent coordinate."""
     nvb, nqb = (3, 3) if model.dim == 2 else (6, 7)
-    return x[nqb * slot:nqb * (slot + 1)], nvb * slot
+    return x[nqb * slot : nqb * (slot + 1)], nvb * slot
 
 
 def _model_shape(model):
@@ -52,8 +52,9 @@ def _body_slot(model, body):
     if not isinstance(body, str):
         raise TypeError(f"body must be a body name, got {type(body).__name__}")
     if body not in model.moving:
-        raise ValueError(f"body {body!r} is not a moving body of the model "
-                         f"(moving: {list(model.moving)})")
+        raise ValueError(
+            f"body {body!r} is not a moving body of the model (moving: {list(model.moving)})"
+        )
     return model.moving.index(body)
 
 
@@ -86,8 +87,17 @@ class PoseResidual(_Residual):
         Whether the residual applies at every stage t < T and/or at the final state.
     """
 
-    def __init__(self, model, body, goal, position_weight=1.0, angle_weight=1.0, *,
-                 stages=False, terminal=True):
+    def __init__(
+        self,
+        model,
+        body,
+        goal,
+        position_weight=1.0,
+        angle_weight=1.0,
+        *,
+        stages=False,
+        terminal=True,
+    ):
         self._model_shape = _model_shape(model)
         self.slot = _body_slot(model, body)
         self.goal = _as_pose(goal, "goal", model.dim).copy()
@@ -131,11 +141,11 @@ class PoseResidual(_Residual):
         r[3:] = 2.0 * sa * v
         if J is not None:
             vx = np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
-            J[3:, c0 + 3:c0 + 6] = sa * (w * np.eye(3) + vx)
+            J[3:, c0 + 3 : c0 + 6] = sa * (w * np.eye(3) + vx)
         if H is not None:
             # d2 vec_c / dth_i dth_j = -v_c delta_ij / 4
             for cc in range(3):
-                H[3 + cc, c0 + 3:c0 + 6, c0 + 3:c0 + 6] = -0.5 * sa * v[cc] * np.eye(3)
+                H[3 + cc, c0 + 3 : c0 + 6, c0 + 3 : c0 + 6] = -0.5 * sa * v[cc] * np.eye(3)
         return r, J, H
 
 
@@ -178,16 +188,29 @@ class ApproachResidual(_Residual):
     ``eps`` (m^2) is the SSDF temperature of the target's field.
     """
 
-    def __init__(self, model, probe, target, target_cloud, weight=1.0, offset=0.0, eps=1e-4,
-                 *, stages=True, terminal=False):
+    def __init__(
+        self,
+        model,
+        probe,
+        target,
+        target_cloud,
+        weight=1.0,
+        offset=0.0,
+        eps=1e-4,
+        *,
+        stages=True,
+        terminal=False,
+    ):
         self._model_shape = _model_shape(model)
         self.probe = _body_slot(model, probe)
         self.target = _body_slot(model, target)
         if self.probe == self.target:
             raise ValueError("probe and target must be different bodies")
         if not isinstance(target_cloud, PointCloud) or target_cloud.dim != model.dim:
-            raise TypeError("target_cloud must be a PointCloud of the model's dimension: the "
-                            "target body's samples in its body frame")
+            raise TypeError(
+                "target_cloud must be a PointCloud of the model's dimension: the "
+                "target body's samples in its body frame"
+            )
         self.cloud = target_cloud
         self.w = as_positive_float(weight, "weight", allow_zero=True)
         off = as_float_array(offset, "offset")

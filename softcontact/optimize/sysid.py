@@ -37,15 +37,19 @@ def trajectory_residuals(build, names, p, x0, U, observed):
     try:
         cols = [model.param_names.index(nm) for nm in names]
     except ValueError:
-        raise ValueError(f"names must be model parameters, got {list(names)}; the model has "
-                         f"{list(model.param_names)}") from None
+        raise ValueError(
+            f"names must be model parameters, got {list(names)}; the model has "
+            f"{list(model.param_names)}"
+        ) from None
     Ua = as_float_array(U, "U")
     T = Ua.shape[0]
     obs = as_float_array(observed, "observed")
     k = _observed_coords(model)
     if obs.shape != (T, len(k)):
-        raise ValueError(f"observed must have shape ({T}, {len(k)}) (the observed coordinates "
-                         f"of x_1..x_T), got {obs.shape}")
+        raise ValueError(
+            f"observed must have shape ({T}, {len(k)}) (the observed coordinates "
+            f"of x_1..x_T), got {obs.shape}"
+        )
     x = model._as_state(x0, "x0")
     S = np.zeros((2 * model.nv, len(cols)))
     r = np.empty((T, len(k)))
@@ -96,5 +100,9 @@ def fit_parameters(build, names, p0, x0, U, observed, **least_squares_options):
             cache[key] = trajectory_residuals(build, names, p, x0, U, observed)
         return cache[key]
 
-    return least_squares(lambda p: evaluate(p)[0], np.asarray(p0, dtype=float),
-                         jac=lambda p: evaluate(p)[1], **least_squares_options)
+    return least_squares(
+        lambda p: evaluate(p)[0],
+        np.asarray(p0, dtype=float),
+        jac=lambda p: evaluate(p)[1],
+        **least_squares_options,
+    )

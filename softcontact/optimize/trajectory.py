@@ -53,8 +53,10 @@ class TrajectoryProblem:
                 raise TypeError(f"cost entries must be residuals, got {type(c).__name__}")
             built = getattr(c, "_model_shape", None)
             if built is not None and built != _model_shape(model):
-                raise ValueError(f"a {type(c).__name__} was built for another model (dim, nx, "
-                                 f"nu = {built}; this one has {_model_shape(model)})")
+                raise ValueError(
+                    f"a {type(c).__name__} was built for another model (dim, nx, "
+                    f"nu = {built}; this one has {_model_shape(model)})"
+                )
         self.cost = cost
         self.num_threads = as_int(num_threads, "num_threads", 1, 256)
         self.n = 2 * model.nv
@@ -94,8 +96,9 @@ class TrajectoryProblem:
         if order <= 1:
             ro = m.rollout(self.x0, Ua[None], order=order, num_threads=1)
             if ro.status[0] != 0:
-                raise FloatingPointError("the rollout became non-finite (status "
-                                         f"{int(ro.status[0])})")
+                raise FloatingPointError(
+                    f"the rollout became non-finite (status {int(ro.status[0])})"
+                )
             X[:] = ro.states[0]
             if order == 1:
                 A[:] = ro.dx_dx[0]
@@ -194,10 +197,14 @@ class TrajectoryProblem:
         row (bitwise: the same steps and the same cost code).  For sampling-based initial
         guesses and zeroth-order baselines; counted in ``n_steps[0]``."""
         Ub = as_float_array(U_batch, "U_batch")
-        if not ((Ub.ndim == 2 and Ub.shape[1] == self.size)
-                or (Ub.ndim == 3 and Ub.shape[1:] == (self.T, self.nu))):
-            raise ValueError(f"U_batch must have shape (B, {self.size}) or "
-                             f"(B, {self.T}, {self.nu}), got {Ub.shape}")
+        if not (
+            (Ub.ndim == 2 and Ub.shape[1] == self.size)
+            or (Ub.ndim == 3 and Ub.shape[1:] == (self.T, self.nu))
+        ):
+            raise ValueError(
+                f"U_batch must have shape (B, {self.size}) or "
+                f"(B, {self.T}, {self.nu}), got {Ub.shape}"
+            )
         B = Ub.shape[0]
         Ub = Ub.reshape(B, self.T, self.nu)
         if not np.all(np.isfinite(Ub)):
@@ -212,8 +219,11 @@ class TrajectoryProblem:
             with np.errstate(over="ignore", invalid="ignore"):
                 for t in range(self.T + 1):
                     u = Ub[b, t] if t < self.T else zeros
-                    rs = [c.evaluate(self.model, ro.states[b, t], u, 0)[0]
-                          for c in self.cost if c.active(t, self.T)]
+                    rs = [
+                        c.evaluate(self.model, ro.states[b, t], u, 0)[0]
+                        for c in self.cost
+                        if c.active(t, self.T)
+                    ]
                     r = np.concatenate(rs) if rs else np.zeros(0)
                     total += 0.5 * float(r @ r)  # as in _forward, term by term
             out[b] = total if np.isfinite(total) else np.inf
@@ -276,9 +286,9 @@ class TrajectoryProblem:
             _, J, _ = f["stages"][t]
             Jt = J[:, :n] @ S
             if t < T:
-                Jt[:, t * nu:(t + 1) * nu] += J[:, n:]
+                Jt[:, t * nu : (t + 1) * nu] += J[:, n:]
                 S = f["A"][t] @ S
-                S[:, t * nu:(t + 1) * nu] += f["B"][t]
+                S[:, t * nu : (t + 1) * nu] += f["B"][t]
             rows.append(Jt)
         return np.concatenate(rows)
 

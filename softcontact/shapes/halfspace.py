@@ -40,6 +40,4 @@ class HalfSpace(Shape):
         return Sample(p[None, :], (n / length)[None, :], None, cls(p.size))
 
     def canonical_mass_properties(self):
-        raise ValueError(
-            "a halfspace cloud is unbounded: give mass and inertia, or make it static"
-        )
+        raise ValueError("a halfspace cloud is unbounded: give mass and inertia, or make it static")

@@ -151,8 +151,16 @@ from ...cloud import PointCloud
 from ...contact import ContactParams
 from ...scene import Model, Scene
 
-__all__ = ["make", "PushT", "PARAMETERS", "DEFAULT_SEED", "WORKSPACE", "GOAL",
-           "SUCCESS_COVERAGE", "TIME_LIMIT"]
+__all__ = [
+    "make",
+    "PushT",
+    "PARAMETERS",
+    "DEFAULT_SEED",
+    "WORKSPACE",
+    "GOAL",
+    "SUCCESS_COVERAGE",
+    "TIME_LIMIT",
+]
 
 #: Seed used by ``make(seed=None)``.
 DEFAULT_SEED = 0
@@ -167,29 +175,32 @@ TIME_LIMIT = 30.0
 
 #: The overridable physical and task parameters and their defaults (SI units); see the
 #: module docstring for the reasons behind each value.
-PARAMETERS: Mapping[str, float] = types.MappingProxyType({
-    "mass": 0.15,
-    "support_friction": 0.35,
-    "support_slip_velocity": 0.02,
-    "stiffness": 2e3,
-    "damping": 8.0,
-    "friction": 0.4,
-    "wall_friction": 0.3,
-    "contact_slip_velocity": 0.05,
-    "eps": 1e-5,
-    "eps_c": 1e-3,
-    "beta": 1e-3,
-    "dt": 0.005,
-    "u_max": 0.5,
-    "spacing": 0.003,
-    "pusher_spacing": 0.003,
-    "pusher_radius": 0.015,
-    "clearance": 0.005,
-    "margin": 0.01,
-})
+PARAMETERS: Mapping[str, float] = types.MappingProxyType(
+    {
+        "mass": 0.15,
+        "support_friction": 0.35,
+        "support_slip_velocity": 0.02,
+        "stiffness": 2e3,
+        "damping": 8.0,
+        "friction": 0.4,
+        "wall_friction": 0.3,
+        "contact_slip_velocity": 0.05,
+        "eps": 1e-5,
+        "eps_c": 1e-3,
+        "beta": 1e-3,
+        "dt": 0.005,
+        "u_max": 0.5,
+        "spacing": 0.003,
+        "pusher_spacing": 0.003,
+        "pusher_radius": 0.015,
+        "clearance": 0.005,
+        "margin": 0.01,
+    }
+)
 # parameters that may be 0
-_ZERO_OK = frozenset({"support_friction", "damping", "friction", "wall_friction",
-                      "clearance", "margin"})
+_ZERO_OK = frozenset(
+    {"support_friction", "damping", "friction", "wall_friction", "clearance", "margin"}
+)
 
 _T_RANGE = (0.1, 0.4)
 _WALL_OFFSET = 1.0  # wall sample points lie this far outside the workspace, on the line
@@ -318,8 +329,11 @@ class PushT:
     def success(self, x):
         """``coverage(t_pose(x)) >= success_coverage``: bool, or a bool array for (..., 12)."""
         c = self.coverage(self.t_pose(x))
-        return bool(c >= self.success_coverage) if np.ndim(c) == 0 else \
-            np.asarray(c) >= self.success_coverage
+        return (
+            bool(c >= self.success_coverage)
+            if np.ndim(c) == 0
+            else np.asarray(c) >= self.success_coverage
+        )
 
     def project_controls(self, U) -> np.ndarray:
         """Controls ``U`` (..., 3) made admissible: ``(vx, vy)`` scaled onto the disk
@@ -341,9 +355,11 @@ class PushT:
         return _sample_state(self.vertices, self.params, seed)
 
     def __repr__(self) -> str:
-        return (f"PushT(seed={self.seed}, dt={self.dt:g}, u_max={self.u_max:g}, "
-                f"T pose={np.round(self.x0[:3], 4).tolist()}, "
-                f"pusher={np.round(self.x0[3:5], 4).tolist()})")
+        return (
+            f"PushT(seed={self.seed}, dt={self.dt:g}, u_max={self.u_max:g}, "
+            f"T pose={np.round(self.x0[:3], 4).tolist()}, "
+            f"pusher={np.round(self.x0[3:5], 4).tolist()})"
+        )
 
 
 def _place(v: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -387,25 +403,33 @@ def _sample_state(vertices, params, seed) -> np.ndarray:
         if poly.distance(shapely.Point(p)) >= r + params["clearance"]:
             break
     else:  # pragma: no cover - needs a pusher nearly as large as the workspace
-        raise ValueError("could not place the pusher clear of the T: pusher_radius, margin "
-                         "or clearance too large")
+        raise ValueError(
+            "could not place the pusher clear of the T: pusher_radius, margin "
+            "or clearance too large"
+        )
     return np.array([t[0], t[1], theta, p[0], p[1], 0.0, 0, 0, 0, 0, 0, 0], dtype=float)
 
 
 def _check_params(overrides) -> dict[str, float]:
     unknown = sorted(set(overrides) - set(PARAMETERS))
     if unknown:
-        raise TypeError(f"make() got unknown parameter(s) {', '.join(map(repr, unknown))}; "
-                        f"known: {', '.join(PARAMETERS)}")
+        raise TypeError(
+            f"make() got unknown parameter(s) {', '.join(map(repr, unknown))}; "
+            f"known: {', '.join(PARAMETERS)}"
+        )
     p = dict(PARAMETERS)
     for k, v in overrides.items():
         p[k] = as_positive_float(v, k, allow_zero=k in _ZERO_OK)
     if p["pusher_radius"] + p["margin"] >= WORKSPACE / 2:
-        raise ValueError(f"pusher_radius + margin must be < {WORKSPACE / 2} (half the "
-                         f"workspace), got {p['pusher_radius'] + p['margin']!r}")
+        raise ValueError(
+            f"pusher_radius + margin must be < {WORKSPACE / 2} (half the "
+            f"workspace), got {p['pusher_radius'] + p['margin']!r}"
+        )
     if p["spacing"] > 0.03 or p["pusher_spacing"] > p["pusher_radius"]:
-        raise ValueError("spacing must be <= 0.03 m and pusher_spacing <= pusher_radius "
-                         f"(got {p['spacing']!r}, {p['pusher_spacing']!r})")
+        raise ValueError(
+            "spacing must be <= 0.03 m and pusher_spacing <= pusher_radius "
+            f"(got {p['spacing']!r}, {p['pusher_spacing']!r})"
+        )
     return p
 
 
@@ -464,21 +488,36 @@ def make(seed=None, **overrides) -> PushT:
     }
     for name, (point, normal) in walls.items():
         scene.add_body(PointCloud.halfspace(point, normal), kind="static", name=name)
-    common = {"eps": p["eps"], "eps_c": p["eps_c"], "beta": p["beta"],
-              "stiffness": p["stiffness"], "damping": p["damping"],
-              "slip_velocity": p["contact_slip_velocity"]}
+    common = {
+        "eps": p["eps"],
+        "eps_c": p["eps_c"],
+        "beta": p["beta"],
+        "stiffness": p["stiffness"],
+        "damping": p["damping"],
+        "slip_velocity": p["contact_slip_velocity"],
+    }
     scene.add_contact("T", "pusher", ContactParams(friction=p["friction"], **common))
     wall_params = ContactParams(friction=p["wall_friction"], **common)
     for name in walls:
         scene.add_contact("T", name, wall_params)
-    scene.add_support("T", friction=p["support_friction"],
-                      slip_velocity=p["support_slip_velocity"])
+    scene.add_support("T", friction=p["support_friction"], slip_velocity=p["support_slip_velocity"])
     model = scene.build(p["dt"])
     if not np.allclose(model.initial_state(), x0, rtol=0.0, atol=1e-15):  # pragma: no cover
         raise AssertionError("the model's initial state differs from the sampled one")
 
     goal = _readonly(GOAL)
-    task = PushT(model=model, x0=_readonly(x0), goal=goal, dt=model.dt, u_max=p["u_max"],
-                 cloud=cloud, pusher_cloud=pusher_cloud, pusher_radius=r, vertices=vertices,
-                 params=types.MappingProxyType(p), seed=seed, wall_names=tuple(walls))
+    task = PushT(
+        model=model,
+        x0=_readonly(x0),
+        goal=goal,
+        dt=model.dt,
+        u_max=p["u_max"],
+        cloud=cloud,
+        pusher_cloud=pusher_cloud,
+        pusher_radius=r,
+        vertices=vertices,
+        params=types.MappingProxyType(p),
+        seed=seed,
+        wall_names=tuple(walls),
+    )
     return task

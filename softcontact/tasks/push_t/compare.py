@@ -52,9 +52,13 @@ class FixedProblem:
     def __init__(self, seed, horizon=400, block=20, num_threads=2) -> None:
         self.seed = as_int(seed, "seed", 0)
         self.task = push_t.make(seed=self.seed)
-        ctl = Controller(self.task, horizon=as_int(horizon, "horizon", 1),
-                         block=as_int(block, "block", 1), replan=block,
-                         num_threads=num_threads)
+        ctl = Controller(
+            self.task,
+            horizon=as_int(horizon, "horizon", 1),
+            block=as_int(block, "block", 1),
+            replan=block,
+            num_threads=num_threads,
+        )
         x0 = np.array(self.task.x0, dtype=float)
         sel = Controller(self.task, num_threads=num_threads).select(x0)
         if sel is None:  # pragma: no cover - every seed has a feasible push
@@ -90,8 +94,8 @@ class FixedProblem:
     def hessp(self, w, p) -> np.ndarray:
         w = np.asarray(w, dtype=float)
         t = np.tanh(w)
-        d = self.scale * (1 - t * t)            # dz/dw
-        dd = -2.0 * t * d                       # d2z/dw2
+        d = self.scale * (1 - t * t)  # dz/dw
+        dd = -2.0 * t * d  # d2z/dw2
         U = self._U(w)
         q = (d * np.asarray(p, dtype=float)).reshape(self.K, 2)
         Hq = self._block_sum(self.problem.hessp(U, self.ctl.controls(q).reshape(-1)))
@@ -142,9 +146,17 @@ def _run(method, fp, budget):
 
     w0 = np.zeros(fp.n)
     if method == "CEM":
-        cross_entropy(fp.batch_fun, w0, 1.0, samples=budget["cem_samples"],
-                      elites=budget["cem_elites"], iterations=budget["cem_iterations"],
-                      smoothing=0.1, seed=fp.seed, callback=lambda r: record(r.fun))
+        cross_entropy(
+            fp.batch_fun,
+            w0,
+            1.0,
+            samples=budget["cem_samples"],
+            elites=budget["cem_elites"],
+            iterations=budget["cem_iterations"],
+            smoothing=0.1,
+            seed=fp.seed,
+            callback=lambda r: record(r.fun),
+        )
         return trace
     from scipy.optimize import minimize  # type: ignore[import-untyped]
 
@@ -155,11 +167,22 @@ def _run(method, fp, budget):
 
     record(fp.fun(w0))
     if method == "L-BFGS":
-        minimize(fun, w0, jac=fp.jac, method="L-BFGS-B",
-                 options={"maxiter": budget["lbfgs_iterations"], "gtol": 1e-12, "ftol": 0})
+        minimize(
+            fun,
+            w0,
+            jac=fp.jac,
+            method="L-BFGS-B",
+            options={"maxiter": budget["lbfgs_iterations"], "gtol": 1e-12, "ftol": 0},
+        )
     else:
-        minimize(fun, w0, jac=fp.jac, hessp=fp.hessp, method="trust-krylov",
-                 options={"maxiter": budget["newton_iterations"], "gtol": 1e-10})
+        minimize(
+            fun,
+            w0,
+            jac=fp.jac,
+            hessp=fp.hessp,
+            method="trust-krylov",
+            options={"maxiter": budget["newton_iterations"], "gtol": 1e-10},
+        )
     return trace
 
 
@@ -182,28 +205,39 @@ class Comparison:
                     continue
                 t = tr[m]
                 hit = t.reach(target) if target is not None else None
-                out.append({
-                    "seed": seed, "method": m, "final": t.best[-1], "wall": t.wall[-1],
-                    "steps": t.steps[-1],
-                    "wall_to_cem": None if hit is None else hit[0],
-                    "steps_to_cem": None if hit is None else hit[1],
-                    "speedup": None if hit is None or cem is None else cem.wall[-1] / hit[0],
-                    "initial": t.best[0],
-                })
+                out.append(
+                    {
+                        "seed": seed,
+                        "method": m,
+                        "final": t.best[-1],
+                        "wall": t.wall[-1],
+                        "steps": t.steps[-1],
+                        "wall_to_cem": None if hit is None else hit[0],
+                        "steps_to_cem": None if hit is None else hit[1],
+                        "speedup": None if hit is None or cem is None else cem.wall[-1] / hit[0],
+                        "initial": t.best[0],
+                    }
+                )
         return out
 
     def table(self) -> str:
         """The comparison as a markdown table."""
-        lines = ["| seed | method | initial cost | final cost | wall [s] | steps | "
-                 "wall to CEM's final [s] | steps to CEM's final | CEM wall / this |",
-                 "|---|---|---|---|---|---|---|---|---|"]
+        lines = [
+            "| seed | method | initial cost | final cost | wall [s] | steps | "
+            "wall to CEM's final [s] | steps to CEM's final | CEM wall / this |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
         for r in self.rows():
+
             def f(v, fmt):
                 return "not reached" if v is None else format(v, fmt)
-            lines.append(f"| {r['seed']} | {r['method']} | {r['initial']:.4g} | "
-                         f"{r['final']:.4g} | {r['wall']:.2f} | {r['steps']} | "
-                         f"{f(r['wall_to_cem'], '.3f')} | {f(r['steps_to_cem'], 'd')} | "
-                         f"{f(r['speedup'], '.1f')} |")
+
+            lines.append(
+                f"| {r['seed']} | {r['method']} | {r['initial']:.4g} | "
+                f"{r['final']:.4g} | {r['wall']:.2f} | {r['steps']} | "
+                f"{f(r['wall_to_cem'], '.3f')} | {f(r['steps_to_cem'], 'd')} | "
+                f"{f(r['speedup'], '.1f')} |"
+            )
         return "\n".join(lines)
 
     def plot(self, path=None):
@@ -216,8 +250,7 @@ class Comparison:
         import matplotlib.pyplot as plt
 
         seeds = sorted({t.seed for t in self.traces})
-        fig, axes = plt.subplots(len(seeds), 2, figsize=(10, 3.2 * len(seeds)),
-                                 squeeze=False)
+        fig, axes = plt.subplots(len(seeds), 2, figsize=(10, 3.2 * len(seeds)), squeeze=False)
         colors = {"CEM": "tab:gray", "L-BFGS": "tab:blue", "trust-Newton": "tab:red"}
         for i, seed in enumerate(seeds):
             for t in self.traces:
@@ -240,19 +273,31 @@ class Comparison:
         return fig
 
 
-def compare(seeds=(0, 1, 2), horizon=400, block=20, cem_samples=64, cem_elites=8,
-            cem_iterations=30, lbfgs_iterations=60, newton_iterations=20, methods=METHODS,
-            num_threads=2, callback=None) -> Comparison:
+def compare(
+    seeds=(0, 1, 2),
+    horizon=400,
+    block=20,
+    cem_samples=64,
+    cem_elites=8,
+    cem_iterations=30,
+    lbfgs_iterations=60,
+    newton_iterations=20,
+    methods=METHODS,
+    num_threads=2,
+    callback=None,
+) -> Comparison:
     """Run ``methods`` on :class:`FixedProblem` ``(seed, horizon, block)`` for each seed,
     interleaved problem by problem in one process.  ``callback(trace)`` after each run."""
     bad = [m for m in methods if m not in METHODS]
     if bad:
         raise ValueError(f"methods must be among {METHODS}, got {bad}")
-    budget = {"cem_samples": as_int(cem_samples, "cem_samples", 2),
-              "cem_elites": as_int(cem_elites, "cem_elites", 1, cem_samples),
-              "cem_iterations": as_int(cem_iterations, "cem_iterations", 1),
-              "lbfgs_iterations": as_int(lbfgs_iterations, "lbfgs_iterations", 1),
-              "newton_iterations": as_int(newton_iterations, "newton_iterations", 1)}
+    budget = {
+        "cem_samples": as_int(cem_samples, "cem_samples", 2),
+        "cem_elites": as_int(cem_elites, "cem_elites", 1, cem_samples),
+        "cem_iterations": as_int(cem_iterations, "cem_iterations", 1),
+        "lbfgs_iterations": as_int(lbfgs_iterations, "lbfgs_iterations", 1),
+        "newton_iterations": as_int(newton_iterations, "newton_iterations", 1),
+    }
     traces = []
     for seed in seeds:
         for m in methods:

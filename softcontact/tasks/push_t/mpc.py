@@ -56,24 +56,24 @@ __all__ = ["Controller", "Episode", "Evaluation", "run_episode", "evaluate", "DE
 
 #: Default settings of :class:`Controller`.
 DEFAULTS: dict[str, Any] = {
-    "horizon": 100,        # steps (0.5 s at dt = 5 ms)
-    "block": 10,           # steps per control block
-    "replan": 20,          # steps executed per tick
-    "iterations": 10,      # L-BFGS-B iterations per tick
-    "position_weight": 200.0,   # wp, 1/m^2
-    "angle_weight": 1.0,        # wa
+    "horizon": 100,  # steps (0.5 s at dt = 5 ms)
+    "block": 10,  # steps per control block
+    "replan": 20,  # steps executed per tick
+    "iterations": 10,  # L-BFGS-B iterations per tick
+    "position_weight": 200.0,  # wp, 1/m^2
+    "angle_weight": 1.0,  # wa
     "stage": 0.3,
     "effort": 1e-3,
-    "standoff": 0.004,     # m
+    "standoff": 0.004,  # m
     "push_distances": (0.004, 0.01, 0.03, 0.06, 0.1),  # m
     "select_every": 5,
     "switch": 0.8,
-    "move_speed": 0.35,    # m/s
+    "move_speed": 0.35,  # m/s
     "num_threads": 2,
 }
-_STALL = 0.97       # a solve that keeps J above this fraction of the previous one: stalled
+_STALL = 0.97  # a solve that keeps J above this fraction of the previous one: stalled
 _STALL_SWITCH = 0.98
-_REACHED = 0.003    # m: a push whose standoff point is this close needs no move
+_REACHED = 0.003  # m: a push whose standoff point is this close needs no move
 
 
 class Controller:
@@ -97,12 +97,14 @@ class Controller:
 
     def __init__(self, task, **settings) -> None:
         if not isinstance(task, push_t.PushT):
-            raise TypeError(f"task must be a push_t.PushT (from push_t.make), got "
-                            f"{type(task).__name__}")
+            raise TypeError(
+                f"task must be a push_t.PushT (from push_t.make), got {type(task).__name__}"
+            )
         unknown = sorted(set(settings) - set(DEFAULTS))
         if unknown:
-            raise TypeError(f"unknown setting(s) {', '.join(map(repr, unknown))}; known: "
-                            f"{', '.join(DEFAULTS)}")
+            raise TypeError(
+                f"unknown setting(s) {', '.join(map(repr, unknown))}; known: {', '.join(DEFAULTS)}"
+            )
         s = {**DEFAULTS, **settings}
         self.task = task
         self.model = task.model
@@ -110,8 +112,10 @@ class Controller:
         self.block = as_int(s["block"], "block", 1)
         self.replan = as_int(s["replan"], "replan", 1)
         if self.horizon % self.block or self.replan % self.block or self.replan > self.horizon:
-            raise ValueError(f"block ({self.block}) must divide horizon ({self.horizon}) and "
-                             f"replan ({self.replan}), and replan must be <= horizon")
+            raise ValueError(
+                f"block ({self.block}) must divide horizon ({self.horizon}) and "
+                f"replan ({self.replan}), and replan must be <= horizon"
+            )
         self.iterations = as_int(s["iterations"], "iterations", 1)
         self.wp = as_positive_float(s["position_weight"], "position_weight")
         self.wa = as_positive_float(s["angle_weight"], "angle_weight", allow_zero=True)
@@ -120,8 +124,10 @@ class Controller:
         self.standoff = as_positive_float(s["standoff"], "standoff", allow_zero=True)
         d = np.asarray(s["push_distances"], dtype=float)
         if d.ndim != 1 or d.size == 0 or not np.all(np.isfinite(d)) or np.any(d <= 0):
-            raise ValueError(f"push_distances must be a non-empty sequence of finite "
-                             f"lengths > 0, got {s['push_distances']!r}")
+            raise ValueError(
+                f"push_distances must be a non-empty sequence of finite "
+                f"lengths > 0, got {s['push_distances']!r}"
+            )
         self.push_distances = tuple(float(v) for v in d)
         self.select_every = as_int(s["select_every"], "select_every", 1)
         self.switch = as_positive_float(s["switch"], "switch")
@@ -129,8 +135,7 @@ class Controller:
             raise ValueError(f"switch must be in (0, 1], got {self.switch!r}")
         self.move_speed = as_positive_float(s["move_speed"], "move_speed")
         if self.move_speed > task.u_max:
-            raise ValueError(f"move_speed must be <= u_max ({task.u_max}), got "
-                             f"{self.move_speed!r}")
+            raise ValueError(f"move_speed must be <= u_max ({task.u_max}), got {self.move_speed!r}")
         self.num_threads = as_int(s["num_threads"], "num_threads", 1, 256)
         self.settings = {k: getattr(self, _ATTR.get(k, k)) for k in DEFAULTS}
         self.u_box = task.u_max / math.sqrt(2.0)
@@ -138,17 +143,24 @@ class Controller:
         m = self.model
         self.cost = [
             PoseResidual(m, task.t_name, task.goal, self.wp, self.wa),
-            PoseResidual(m, task.t_name, task.goal, self.wp * self.stage / self.horizon,
-                         self.wa * self.stage / self.horizon, stages=True, terminal=False),
+            PoseResidual(
+                m,
+                task.t_name,
+                task.goal,
+                self.wp * self.stage / self.horizon,
+                self.wa * self.stage / self.horizon,
+                stages=True,
+                terminal=False,
+            ),
             ControlResidual(m, self.effort),
         ]
         self.reset()
 
     def reset(self) -> None:
         """Forget the current plan (call before a new episode)."""
-        self.plan: np.ndarray | None = None   # (K, 2) block velocities
+        self.plan: np.ndarray | None = None  # (K, 2) block velocities
         self.path: list[np.ndarray] = []
-        self.history: list[float] = []        # objective after each solve since a switch
+        self.history: list[float] = []  # objective after each solve since a switch
         self.ticks = 0
         self.solve_times: list[float] = []
         self.n_solves = self.n_selections = self.n_moves = 0
@@ -175,8 +187,11 @@ class Controller:
         dp2 = np.sum((X[..., :2] - g[:2]) ** 2, axis=-1)
         ang = 1.0 - np.cos(X[..., 2] - g[2])
         per = 0.5 * self.wp * dp2 + self.wa * ang
-        return (per[:, -1] + (self.stage / self.horizon) * per[:, :-1].sum(axis=1)
-                + 0.5 * self.effort * np.sum(U * U, axis=(1, 2)))
+        return (
+            per[:, -1]
+            + (self.stage / self.horizon) * per[:, :-1].sum(axis=1)
+            + 0.5 * self.effort * np.sum(U * U, axis=(1, 2))
+        )
 
     def _solve(self, x, z0):
         from scipy.optimize import minimize  # type: ignore[import-untyped]
@@ -189,9 +204,14 @@ class Controller:
             g = g.reshape(self.horizon, 3)[:, :2].reshape(K, self.block, 2).sum(axis=1)
             return v, g.reshape(-1)
 
-        res = minimize(fg, np.asarray(z0, dtype=float).reshape(-1), jac=True,
-                       method="L-BFGS-B", bounds=[(-self.u_box, self.u_box)] * (2 * K),
-                       options={"maxiter": self.iterations})
+        res = minimize(
+            fg,
+            np.asarray(z0, dtype=float).reshape(-1),
+            jac=True,
+            method="L-BFGS-B",
+            bounds=[(-self.u_box, self.u_box)] * (2 * K),
+            options={"maxiter": self.iterations},
+        )
         self.n_solves += 1
         return res.x.reshape(K, 2), float(res.fun)
 
@@ -212,12 +232,15 @@ class Controller:
             a, b = V[i], V[(i + 1) % len(V)]
             e = b - a
             L = float(np.hypot(*e))
-            n = np.array([e[1], -e[0]]) / L       # outward (counter-clockwise outline)
+            n = np.array([e[1], -e[0]]) / L  # outward (counter-clockwise outline)
             fr = (0.2, 0.5, 0.8) if L > 0.06 else ((0.3, 0.7) if L > 0.035 else (0.5,))
             for f in fr:
                 s = a + f * e + n * (self.radius + self.standoff)
-                if (lo <= s[0] <= hi and lo <= s[1] <= hi
-                        and poly.distance(shapely.Point(s)) >= self.radius + 0.002):
+                if (
+                    lo <= s[0] <= hi
+                    and lo <= s[1] <= hi
+                    and poly.distance(shapely.Point(s)) >= self.radius + 0.002
+                ):
                     out.append((s, -n))
         return out
 
@@ -275,14 +298,18 @@ class Controller:
             if not ccw:
                 da -= 2 * math.pi
             n = max(2, int(abs(da) / (math.pi / 12)) + 1)
-            pts = [np.clip(c + R * np.array([math.cos(a0 + da * i / n),
-                                             math.sin(a0 + da * i / n)]), lo, hi)
-                   for i in range(n + 1)] + [np.asarray(s, dtype=float)]
+            pts = [
+                np.clip(
+                    c + R * np.array([math.cos(a0 + da * i / n), math.sin(a0 + da * i / n)]), lo, hi
+                )
+                for i in range(n + 1)
+            ] + [np.asarray(s, dtype=float)]
             # the first leg starts where the pusher is (clear of the T, maybe close to it)
             good = all(ok(pts[i], pts[i + 1]) for i in range(len(pts) - 1))
             good = good and (ok(p, pts[0]) or poly.distance(shapely.Point(p)) >= self.radius)
             length = float(np.hypot(*(pts[0] - p))) + sum(
-                float(np.hypot(*(pts[i + 1] - pts[i]))) for i in range(len(pts) - 1))
+                float(np.hypot(*(pts[i + 1] - pts[i]))) for i in range(len(pts) - 1)
+            )
             if good and (best is None or length < best[0]):
                 best = (length, pts)
         return None if best is None else best[1]
@@ -319,8 +346,7 @@ class Controller:
         stalled = len(self.history) >= 2 and self.history[-1] > _STALL * self.history[-2]
         if self.plan is None or self.ticks % self.select_every == 0 or stalled:
             sel = self.select(x)
-            current = (self.problem(x).fun(self.controls(z0)) if z0 is not None
-                       else math.inf)
+            current = self.problem(x).fun(self.controls(z0)) if z0 is not None else math.inf
             factor = _STALL_SWITCH if stalled else self.switch
             if sel is not None and sel[0] < factor * current:
                 _, s, z0 = sel
@@ -340,7 +366,7 @@ class Controller:
         self.history.append(J)
         self.ticks += 1
         self.solve_times.append(time.perf_counter() - t0)
-        return self.controls(self.plan)[:self.replan], "push"
+        return self.controls(self.plan)[: self.replan], "push"
 
 
 _ATTR = {"position_weight": "wp", "angle_weight": "wa", "iterations": "iterations"}
@@ -380,9 +406,11 @@ class Episode:
     solve_times: np.ndarray
 
     def __repr__(self) -> str:
-        return (f"Episode(seed={self.seed}, success={self.success}, time={self.time:.2f} s, "
-                f"coverage={self.coverage:.3f}, wall={self.wall:.1f} s, "
-                f"solves={self.solve_times.size})")
+        return (
+            f"Episode(seed={self.seed}, success={self.success}, time={self.time:.2f} s, "
+            f"coverage={self.coverage:.3f}, wall={self.wall:.1f} s, "
+            f"solves={self.solve_times.size})"
+        )
 
 
 def run_episode(task, controller=None, time_limit=None, callback=None, **settings) -> Episode:
@@ -400,8 +428,7 @@ def run_episode(task, controller=None, time_limit=None, callback=None, **setting
         raise TypeError("give either a controller or settings, not both")
     if not isinstance(ctl, Controller):
         raise TypeError(f"controller must be a Controller, got {type(ctl).__name__}")
-    limit = task.time_limit if time_limit is None else \
-        as_positive_float(time_limit, "time_limit")
+    limit = task.time_limit if time_limit is None else as_positive_float(time_limit, "time_limit")
     n_max = int(round(limit / task.dt))
     m = task.model
     x = np.array(task.x0, dtype=float)
@@ -413,7 +440,7 @@ def run_episode(task, controller=None, time_limit=None, callback=None, **setting
     t0 = time.perf_counter()
     while not success and len(U) < n_max:
         Uk, phase = ctl.act(x)
-        Uk = task.project_controls(Uk)[:n_max - len(U)]
+        Uk = task.project_controls(Uk)[: n_max - len(U)]
         ro = m.rollout(x, Uk[None], order=0, num_threads=1)
         if int(ro.status[0]) != 0:  # pragma: no cover - the task's dt keeps it stable
             raise FloatingPointError(f"the simulation became non-finite (seed {task.seed})")
@@ -429,11 +456,17 @@ def run_episode(task, controller=None, time_limit=None, callback=None, **setting
         success = bool(hit.size)
         if callback is not None and callback(len(U) * task.dt, x, cov, phase):
             break
-    return Episode(seed=task.seed, success=bool(success), time=len(U) * task.dt,
-                   coverage=float(cov), wall=time.perf_counter() - t0,
-                   states=np.array(X), controls=np.array(U).reshape(-1, 3),
-                   phases=np.array(P, dtype="<U4"),
-                   solve_times=np.array(ctl.solve_times))
+    return Episode(
+        seed=task.seed,
+        success=bool(success),
+        time=len(U) * task.dt,
+        coverage=float(cov),
+        wall=time.perf_counter() - t0,
+        states=np.array(X),
+        controls=np.array(U).reshape(-1, 3),
+        phases=np.array(P, dtype="<U4"),
+        solve_times=np.array(ctl.solve_times),
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -467,16 +500,23 @@ class Evaluation:
             "(median, p95) | wall per episode [s] (median) |",
             "|---|---|---|---|---|",
             f"| {len(eps)} | {len(ok)}/{len(eps)} ({100 * self.success_rate:.0f} %) | "
-            + (f"{np.median([e.time for e in ok]):.2f}, {max(e.time for e in ok):.2f}"
-               if ok else "-")
+            + (
+                f"{np.median([e.time for e in ok]):.2f}, {max(e.time for e in ok):.2f}"
+                if ok
+                else "-"
+            )
             + f" | {np.median(st):.3f}, {np.percentile(st, 95):.3f} | "
-            f"{np.median([e.wall for e in eps]):.1f} |" if eps else "| 0 | - | - | - | - |",
+            f"{np.median([e.wall for e in eps]):.1f} |"
+            if eps
+            else "| 0 | - | - | - | - |",
         ]
         fails = self.failures
         if fails:
             lines.append("")
-            lines.append("Failures: " + ", ".join(
-                f"seed {e.seed} (coverage {e.coverage:.3f})" for e in fails))
+            lines.append(
+                "Failures: "
+                + ", ".join(f"seed {e.seed} (coverage {e.coverage:.3f})" for e in fails)
+            )
         return "\n".join(lines)
 
 

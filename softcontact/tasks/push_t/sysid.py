@@ -101,28 +101,42 @@ from ...optimize import trajectory_residuals
 from ...optimize.sysid import _observed_values
 from .. import push_t
 
-__all__ = ["PARAMETERS", "MODEL_NAMES", "HIDDEN", "BOUNDS", "ANGLE_SCALE", "DURATION",
-           "SysidResult", "initial_state", "excitation", "experiment"]
+__all__ = [
+    "PARAMETERS",
+    "MODEL_NAMES",
+    "HIDDEN",
+    "BOUNDS",
+    "ANGLE_SCALE",
+    "DURATION",
+    "SysidResult",
+    "initial_state",
+    "excitation",
+    "experiment",
+]
 
 #: The identified parameters (overrides of :func:`push_t.make`), in this order.
 PARAMETERS = ("mass", "support_friction", "friction")
 #: Their names in ``model.param_names``.
-MODEL_NAMES: Mapping[str, str] = types.MappingProxyType({
-    "mass": "T.mass",
-    "support_friction": "T.support_friction",
-    "friction": "contact(T,pusher).friction",
-})
+MODEL_NAMES: Mapping[str, str] = types.MappingProxyType(
+    {
+        "mass": "T.mass",
+        "support_friction": "T.support_friction",
+        "friction": "contact(T,pusher).friction",
+    }
+)
 #: Default hidden (true) values of :func:`experiment`; the default guess is the task's
 #: :data:`push_t.PARAMETERS` (0.15, 0.35, 0.4: -17 %, +17 %, -11 %).
-HIDDEN: Mapping[str, float] = types.MappingProxyType({
-    "mass": 0.18, "support_friction": 0.30, "friction": 0.45})
+HIDDEN: Mapping[str, float] = types.MappingProxyType(
+    {"mass": 0.18, "support_friction": 0.30, "friction": 0.45}
+)
 #: Bounds of the fit (and of ``hidden`` and ``guess``).  The support friction's upper
 #: bound is the stability limit of the explicit step (``dt mu_s g / v_s < 1``, 0.41 at
 #: the task's dt and slip velocity, see :mod:`push_t`); the others keep the contacts
 #: within the step's limits (every corner of the box rolls out without chatter; a pusher
 #: friction of 1.5 chatters in phase 3).
-BOUNDS: Mapping[str, tuple[float, float]] = types.MappingProxyType({
-    "mass": (0.1, 0.5), "support_friction": (0.05, 0.4), "friction": (0.05, 1.0)})
+BOUNDS: Mapping[str, tuple[float, float]] = types.MappingProxyType(
+    {"mass": (0.1, 0.5), "support_friction": (0.05, 0.4), "friction": (0.05, 1.0)}
+)
 #: Length (m) that converts the T's angle to a position: angle noise is
 #: ``noise / ANGLE_SCALE`` rad and the angle residual is multiplied by it.
 ANGLE_SCALE = 0.05
@@ -132,24 +146,24 @@ ANGLE_SCALE = 0.05
 # centre line at angle 0 (bar up), the pusher centred 4 mm below the stem's tip.  Pusher
 # positions (m) at the segment ends are in the comments, for the default geometry.
 _SEGMENTS = (
-    (0.06, (0.0, 0.1), (0.0, 0.1)),      # 1. approach to contact          y 0.176
-    (0.30, (0.0, 0.1), (0.0, 0.5)),      #    ramp the push up to 0.5 m/s  y 0.266
-    (0.25, (0.0, 0.0), (0.0, 0.0)),      #    release: the T coasts ~4 cm
-    (0.56, (0.0, 0.15), (0.0, 0.15)),    # 2. close in slowly, push gently y 0.350
-    (0.03, (0.0, 0.5), (0.0, 0.5)),      #    kick                         y 0.365
-    (0.04, (0.0, -0.5), (0.0, -0.5)),    #    back off                     y 0.345
-    (0.30, (0.0, 0.0), (0.0, 0.0)),      #    the T bounces off the top wall, rests
-    (0.16, (0.5, 0.0), (0.5, 0.0)),      # 3. around the T                 x 0.336
-    (0.28, (0.0, 0.5), (0.0, 0.5)),      #    beside the bar's right end   y 0.485
+    (0.06, (0.0, 0.1), (0.0, 0.1)),  # 1. approach to contact          y 0.176
+    (0.30, (0.0, 0.1), (0.0, 0.5)),  #    ramp the push up to 0.5 m/s  y 0.266
+    (0.25, (0.0, 0.0), (0.0, 0.0)),  #    release: the T coasts ~4 cm
+    (0.56, (0.0, 0.15), (0.0, 0.15)),  # 2. close in slowly, push gently y 0.350
+    (0.03, (0.0, 0.5), (0.0, 0.5)),  #    kick                         y 0.365
+    (0.04, (0.0, -0.5), (0.0, -0.5)),  #    back off                     y 0.345
+    (0.30, (0.0, 0.0), (0.0, 0.0)),  #    the T bounces off the top wall, rests
+    (0.16, (0.5, 0.0), (0.5, 0.0)),  # 3. around the T                 x 0.336
+    (0.28, (0.0, 0.5), (0.0, 0.5)),  #    beside the bar's right end   y 0.485
     (0.40, (-0.15, -0.1), (-0.15, -0.1)),  #  slide along the bar's end face
-    (0.20, (0.0, 0.0), (0.0, 0.0)),      #    rest
+    (0.20, (0.0, 0.0), (0.0, 0.0)),  #    rest
 )
 #: Duration (s) of the full excitation.
 DURATION = float(sum(s[0] for s in _SEGMENTS))
-_RELEASE_END = 2     # index of the last segment of phase 1
-_KICK_END = 6        # ... and of phase 2
+_RELEASE_END = 2  # index of the last segment of phase 1
+_KICK_END = 6  # ... and of phase 2
 _PUSHER_GAP = 0.004  # initial gap between the pusher and the stem's tip, m
-_PUSHER_Y0 = 0.17    # initial height of the pusher's centre, m
+_PUSHER_Y0 = 0.17  # initial height of the pusher's centre, m
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -199,11 +213,15 @@ class SysidResult:
 
     def table(self) -> str:
         """A markdown table: parameter | true | initial guess | estimate | relative error."""
-        rows = ["| parameter | true | initial guess | estimate | relative error |",
-                "|---|---:|---:|---:|---:|"]
+        rows = [
+            "| parameter | true | initial guess | estimate | relative error |",
+            "|---|---:|---:|---:|---:|",
+        ]
         for k, name in enumerate(self.names):
-            rows.append(f"| {name} | {self.true[k]:.6g} | {self.initial[k]:.6g} | "
-                        f"{self.estimate[k]:.6g} | {100 * self.relative_error[k]:.3g} % |")
+            rows.append(
+                f"| {name} | {self.true[k]:.6g} | {self.initial[k]:.6g} | "
+                f"{self.estimate[k]:.6g} | {100 * self.relative_error[k]:.3g} % |"
+            )
         return "\n".join(rows)
 
 
@@ -215,8 +233,9 @@ def _readonly(a) -> np.ndarray:
 
 def _as_task(task) -> push_t.PushT:
     if not isinstance(task, push_t.PushT):
-        raise TypeError(f"task must be a push_t.PushT (from push_t.make), got "
-                        f"{type(task).__name__}")
+        raise TypeError(
+            f"task must be a push_t.PushT (from push_t.make), got {type(task).__name__}"
+        )
     return task
 
 
@@ -292,22 +311,26 @@ def _as_params(value, name, default) -> np.ndarray:
     elif isinstance(value, Mapping):
         unknown = sorted(set(value) - set(PARAMETERS))
         if unknown:
-            raise ValueError(f"{name} has unknown parameter(s) {unknown}; known: "
-                             f"{list(PARAMETERS)}")
-        p = np.array([as_positive_float(value.get(k, default[k]), f"{name}[{k!r}]")
-                      for k in PARAMETERS], dtype=float)
+            raise ValueError(
+                f"{name} has unknown parameter(s) {unknown}; known: {list(PARAMETERS)}"
+            )
+        p = np.array(
+            [as_positive_float(value.get(k, default[k]), f"{name}[{k!r}]") for k in PARAMETERS],
+            dtype=float,
+        )
     else:
         p = as_float_array(value, name)
         if p.shape != (len(PARAMETERS),):
-            raise ValueError(f"{name} must have shape ({len(PARAMETERS)},) (values of "
-                             f"{', '.join(PARAMETERS)}) or be a mapping, got "
-                             f"{shape_str(p.shape)}")
+            raise ValueError(
+                f"{name} must have shape ({len(PARAMETERS)},) (values of "
+                f"{', '.join(PARAMETERS)}) or be a mapping, got "
+                f"{shape_str(p.shape)}"
+            )
         p = p.astype(float)
     for k, key in enumerate(PARAMETERS):
         lo, hi = BOUNDS[key]
         if not (np.isfinite(p[k]) and lo <= p[k] <= hi):
-            raise ValueError(f"{name}: {key} must be within [{lo}, {hi}] (BOUNDS), got "
-                             f"{p[k]!r}")
+            raise ValueError(f"{name}: {key} must be within [{lo}, {hi}] (BOUNDS), got {p[k]!r}")
     return p
 
 
@@ -341,8 +364,14 @@ class _Problem:
         if key != self._key:
             p4 = np.array([p[0], self.c * p[0], p[1], p[2]])
             # the model built from p4[[0, 2, 3]] has inertia c * mass = p4[1]
-            r, J4 = trajectory_residuals(lambda q: self.build(q[[0, 2, 3]]), self._NAMES4,
-                                         p4, self.x0, self.U[:n], self.obs6[:n])
+            r, J4 = trajectory_residuals(
+                lambda q: self.build(q[[0, 2, 3]]),
+                self._NAMES4,
+                p4,
+                self.x0,
+                self.U[:n],
+                self.obs6[:n],
+            )
             r = r.reshape(n, 6)[:, :3] * self.w
             J4 = J4.reshape(n, 6, 4)[:, :3] * self.w[:, None]
             J = np.stack([J4[..., 0] + self.c * J4[..., 1], J4[..., 2], J4[..., 3]], axis=-1)
@@ -370,15 +399,24 @@ def _fit_stage(prob, p, n, free, bounds, max_nfev):
         z[free] = q
         return z
 
-    fit = least_squares(lambda q: prob.evaluate(full(q), n)[0], p[free],
-                        jac=lambda q: prob.evaluate(full(q), n)[1][:, free],
-                        bounds=(bounds[0, free], bounds[1, free]), x_scale=p[free],
-                        method="trf", xtol=1e-12, ftol=1e-12, gtol=1e-12, max_nfev=max_nfev)
+    fit = least_squares(
+        lambda q: prob.evaluate(full(q), n)[0],
+        p[free],
+        jac=lambda q: prob.evaluate(full(q), n)[1][:, free],
+        bounds=(bounds[0, free], bounds[1, free]),
+        x_scale=p[free],
+        method="trf",
+        xtol=1e-12,
+        ftol=1e-12,
+        gtol=1e-12,
+        max_nfev=max_nfev,
+    )
     return full(fit.x), fit
 
 
-def experiment(seed=0, noise=1e-3, hidden=None, guess=None, duration=None, max_nfev=None,
-               verbose=False) -> SysidResult:
+def experiment(
+    seed=0, noise=1e-3, hidden=None, guess=None, duration=None, max_nfev=None, verbose=False
+) -> SysidResult:
     """Identify the T's mass, support friction and pusher friction from a noisy push.
 
     Simulates :func:`excitation` from :func:`initial_state` with the ``hidden``
@@ -441,8 +479,9 @@ def experiment(seed=0, noise=1e-3, hidden=None, guess=None, duration=None, max_n
     X = np.asarray(ro.states).reshape(-1, truth.nx)
     clean = _observed_values(truth, X[1:])[:, :3]
     rng = np.random.default_rng(seed)
-    observed = clean + rng.normal(size=clean.shape) * (noise * np.array([1.0, 1.0,
-                                                                         1.0 / ANGLE_SCALE]))
+    observed = clean + rng.normal(size=clean.shape) * (
+        noise * np.array([1.0, 1.0, 1.0 / ANGLE_SCALE])
+    )
 
     prob = _Problem(x0, U, observed)
     bounds = np.array([BOUNDS[k] for k in PARAMETERS]).T
@@ -454,16 +493,27 @@ def experiment(seed=0, noise=1e-3, hidden=None, guess=None, duration=None, max_n
         nfev += int(fit.nfev)
         cost = float(fit.cost)
         if verbose:
-            print(f"steps 1..{n}, fitting {', '.join(PARAMETERS[k] for k in free)}: "
-                  f"{fit.nfev} evaluations, cost {cost:.4g}, estimate "
-                  f"{np.array2string(p, precision=6)}")
+            print(
+                f"steps 1..{n}, fitting {', '.join(PARAMETERS[k] for k in free)}: "
+                f"{fit.nfev} evaluations, cost {cost:.4g}, estimate "
+                f"{np.array2string(p, precision=6)}"
+            )
     wall = time.perf_counter() - t0
     est = p
     Xf = np.asarray(_Problem.build(est).rollout(x0, U).states).reshape(-1, truth.nx)
     fitted = _observed_values(truth, Xf[1:])[:, :3]
     return SysidResult(
-        names=PARAMETERS, true=_readonly(true), initial=_readonly(p0),
-        estimate=_readonly(est), relative_error=_readonly(np.abs(est - true) / true),
-        noise=noise, cost=cost, nfev=nfev, wall=wall,
-        x0=_readonly(x0), U=_readonly(U), observed=_readonly(observed),
-        fitted=_readonly(fitted))
+        names=PARAMETERS,
+        true=_readonly(true),
+        initial=_readonly(p0),
+        estimate=_readonly(est),
+        relative_error=_readonly(np.abs(est - true) / true),
+        noise=noise,
+        cost=cost,
+        nfev=nfev,
+        wall=wall,
+        x0=_readonly(x0),
+        U=_readonly(U),
+        observed=_readonly(observed),
+        fitted=_readonly(fitted),
+    )

@@ -17,8 +17,11 @@ def _setup(ax, task):
 
     W = task.workspace
     ax.add_patch(mpatches.Rectangle((0, 0), W, W, fill=False, lw=2, color="k"))
-    ax.add_patch(mpatches.Polygon(task.t_outline(task.goal), closed=True, color="tab:green",
-                                  alpha=0.25, label="goal"))
+    ax.add_patch(
+        mpatches.Polygon(
+            task.t_outline(task.goal), closed=True, color="tab:green", alpha=0.25, label="goal"
+        )
+    )
     ax.set_xlim(-0.01, W + 0.01)
     ax.set_ylim(-0.01, W + 0.01)
     ax.set_aspect("equal")
@@ -46,17 +49,22 @@ def plot_trajectory(task, X, path=None, title=None, snapshots=6, ax=None):
     idx = np.unique(np.linspace(0, len(X) - 1, max(2, snapshots)).round().astype(int))
     for j, k in enumerate(idx):
         a = 0.12 + 0.5 * j / max(1, len(idx) - 1)
-        ax.add_patch(mpatches.Polygon(task.t_outline(X[k, :3]), closed=True, fill=False,
-                                      color="tab:blue", alpha=a, lw=1))
-    ax.add_patch(mpatches.Polygon(task.t_outline(X[-1, :3]), closed=True, color="tab:blue",
-                                  alpha=0.6, label="T (final)"))
+        ax.add_patch(
+            mpatches.Polygon(
+                task.t_outline(X[k, :3]), closed=True, fill=False, color="tab:blue", alpha=a, lw=1
+            )
+        )
+    ax.add_patch(
+        mpatches.Polygon(
+            task.t_outline(X[-1, :3]), closed=True, color="tab:blue", alpha=0.6, label="T (final)"
+        )
+    )
     t = np.arange(len(X)) * task.dt
     sc = ax.scatter(X[:, 3], X[:, 4], c=t, s=2, cmap="plasma", label="pusher path")
     ax.add_patch(mpatches.Circle(X[-1, 3:5], task.pusher_radius, color="tab:orange"))
     ax.plot(X[:, 0], X[:, 1], "-", color="tab:blue", lw=0.8, alpha=0.7)
     cov = task.coverage(X[-1, :3])
-    ax.set_title(title or f"push-T seed {task.seed}: coverage {cov:.3f} at "
-                          f"t = {t[-1]:.2f} s")
+    ax.set_title(title or f"push-T seed {task.seed}: coverage {cov:.3f} at t = {t[-1]:.2f} s")
     ax.legend(loc="upper left", fontsize=8)
     if fig is not None:
         fig.colorbar(sc, ax=ax, shrink=0.75, label="time [s]")
@@ -98,7 +106,7 @@ def animate(task, X, path, fps=20, max_frames=200):
     def frame(k):
         tee.set_xy(task.t_outline(X[k, :3]))
         disk.center = (X[k, 3], X[k, 4])
-        trail.set_data(X[:k + 1, 3], X[:k + 1, 4])
+        trail.set_data(X[: k + 1, 3], X[: k + 1, 4])
         title.set_text(f"t = {k * task.dt:.2f} s   coverage {task.coverage(X[k, :3]):.3f}")
         return tee, disk, trail, title
 
