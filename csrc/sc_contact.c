@@ -401,8 +401,11 @@ static int keep_samples(const sc__contact *S, const sc_contact_params *prm, cons
     for (k = 0; k < S->n; k++) {
         w->mark[k] = (phi[k] - phimin) / S->eps_c <= Tc;
         if (w->mark[k]) {
+            int j;
             w->kept[na] = k;
-            memcpy(w->yc + na * D, w->y + k * D, sizeof(double) * (size_t)D);
+            for (j = 0; j < D; j++) {
+                w->yc[na * D + j] = w->y[k * D + j];
+            }
             nA += k < S->I;
             na++;
         }

@@ -131,17 +131,23 @@ SC_VFN void sums_value(const int D, const int means, vd w, const vd *X, const vd
     }
 }
 
-/* pass 3's sums (centred moments) */
+/* pass 3's sums (centred moments): pointers to the caller's local arrays (each array on
+   its own, so that the compiler keeps the ones an order uses in registers; MOMENTS
+   declares them) */
 typedef struct {
-    vd hp[3];      /* sum w H P_a */
-    vd np[3][3];   /* sum w N_a P_b */
-    vd hpp[6];     /* sum w H P_a P_b (a <= b) */
-    vd pp[6];      /* sum w P_a P_b (a <= b) */
-    vd npp[3][6];  /* sum w N_a P_b P_c (b <= c) */
-    vd hppp[3][6]; /* sum w H P_a P_b P_c (a <= b <= c), at [a][SYM2(b, c)] */
+    vd *hp;        /* [3] sum w H P_a */
+    vd (*np)[3];   /* [3][3] sum w N_a P_b */
+    vd *hpp;       /* [6] sum w H P_a P_b (a <= b) */
+    vd *pp;        /* [6] sum w P_a P_b (a <= b) */
+    vd (*npp)[6];  /* [3][6] sum w N_a P_b P_c (b <= c) */
+    vd (*hppp)[6]; /* [3][6] sum w H P_a P_b P_c (a <= b <= c), at [a][SYM2(b, c)] */
 } moments;
 
-SC_VFN void moments_zero(moments *S)
+#define MOMENTS(S)                                                                                 \
+    vd S##_hp[3], S##_np[3][3], S##_hpp[6], S##_pp[6], S##_npp[3][6], S##_hppp[3][6];              \
+    const moments S = {S##_hp, S##_np, S##_hpp, S##_pp, S##_npp, S##_hppp}
+
+SC_VFN void moments_zero(const moments *S)
 {
     const vd Z = vset1(0.0);
     int a, b;
@@ -166,7 +172,7 @@ SC_VFN void moments_zero(moments *S)
    sequence at every order (bitwise equal outputs). */
 SC_VFN void moments_add(const int D, const int order, const int low, const int high, vd w,
                         const vd *P, const vd *N, vd M, const vd *X, const vd *PB, const vd *NB,
-                        vd HSV, vd DPHI, moments *S)
+                        vd HSV, vd DPHI, const moments *S)
 {
     vd Pc[3], Nc[3], wP[3], wHP[3], wH;
     int a, b;
@@ -316,6 +322,34 @@ SC_VFN void store_derivatives(const int D, const int order, const vd *G, const v
 
 /* ---- the sample-lane form: one query, VW samples at a time ---- */
 
+/* pass 1 over one block: d_i (near or far form) stored at wk and, when prune, s_i at ws;
+   the running maximum of s_i per lane (vmx) and its position (vidx; cur the lanes'
+   positions) */
+SC_VFN void pass1_block(const blk_arrays *A, const int D, const int far, const int prune,
+                        ptrdiff_t bs, const vd *X, const vd *Y, vd NIE, vd STEP, double *wk,
+                        double *ws, vd *vmx, vd *vidx, vd *cur)
+{
+    ptrdiff_t i;
+    for (i = 0; i < bs; i += VW) {
+        vd d, s;
+        if (far) {
+            const vd Q[3] = {vload(A->Q[0] + i), vload(A->Q[1] + i), vload(A->Q[2] + i)};
+            d = dist2_far(D, Y, Q, vload(A->QQ + i));
+        } else {
+            const vd P[3] = {vload(A->P[0] + i), vload(A->P[1] + i), vload(A->P[2] + i)};
+            d = dist2_near(D, X, P);
+        }
+        s = vfma(d, NIE, vload(A->LA + i));
+        vstore(wk + i, d);
+        if (prune) {
+            vstore(ws + i, s);
+        }
+        *vidx = vselect_gt(s, *vmx, *cur, *vidx);
+        *vmx = vmax(*vmx, s);
+        *cur = vadd(*cur, STEP);
+    }
+}
+
 /* The first sample of largest s_i = log a_i - d_i / eps over the blocks (the lowest
    position on ties; lanes hold the first maximum of their own): its position, and s*.
    Pass 1: d_i is stored in work, and s_i after them when pruning (prune).  For a far query
@@ -333,7 +367,7 @@ SC_VFN double pass1_samples(const sc__blocks *B, const int D, const int prune, d
     const vd Y[3] = {vset1(-2.0 * y0), vset1(-2.0 * y1), vset1(-2.0 * y2)};
     vd vmx = vset1(-INFINITY), vidx = vset1(0.0), cur;
     double lane[VW], bm[VW], bi[VW], smax;
-    ptrdiff_t bb, i;
+    ptrdiff_t bb;
     int k;
     for (k = 0; k < VW; k++) {
         lane[k] = (double)k;
@@ -343,23 +377,15 @@ SC_VFN double pass1_samples(const sc__blocks *B, const int D, const int prune, d
     for (bb = 0; bb < B->n; bb++) {
         const blk_arrays A = block_arrays(B, D, bb);
         double *wk = work + bb * bs;
-        for (i = 0; i < bs; i += VW) {
-            vd d, s;
-            if (far) {
-                const vd Q[3] = {vload(A.Q[0] + i), vload(A.Q[1] + i), vload(A.Q[2] + i)};
-                d = dist2_far(D, Y, Q, vload(A.QQ + i));
-            } else {
-                const vd P[3] = {vload(A.P[0] + i), vload(A.P[1] + i), vload(A.P[2] + i)};
-                d = dist2_near(D, X, P);
-            }
-            s = vfma(d, NIE, vload(A.LA + i));
-            vstore(wk + i, d);
-            if (prune) {
-                vstore(wk + sofs + i, s);
-            }
-            vidx = vselect_gt(s, vmx, cur, vidx);
-            vmx = vmax(vmx, s);
-            cur = vadd(cur, STEP);
+        /* the form and the storing of s_i constant in each copy of the loop */
+        if (far && prune) {
+            pass1_block(&A, D, 1, 1, bs, X, Y, NIE, STEP, wk, wk + sofs, &vmx, &vidx, &cur);
+        } else if (far) {
+            pass1_block(&A, D, 1, 0, bs, X, Y, NIE, STEP, wk, wk + sofs, &vmx, &vidx, &cur);
+        } else if (prune) {
+            pass1_block(&A, D, 0, 1, bs, X, Y, NIE, STEP, wk, wk + sofs, &vmx, &vidx, &cur);
+        } else {
+            pass1_block(&A, D, 0, 0, bs, X, Y, NIE, STEP, wk, wk + sofs, &vmx, &vidx, &cur);
         }
     }
     vstore(bm, vmx);
@@ -507,7 +533,7 @@ SC_VFN double value_pass(const sc__blocks *B, const int D, const int means, doub
  * the same. */
 SC_VFN void sweep_samples(const sc__blocks *B, const int D, const int order, const int low,
                           const int high, const double *work, ptrdiff_t nev, const vd *X,
-                          const vd *PB, const vd *NB, vd HSV, vd DPHI, moments *S)
+                          const vd *PB, const vd *NB, vd HSV, vd DPHI, const moments *S)
 {
     ptrdiff_t i, bb, e;
     int u;
@@ -553,7 +579,8 @@ SC_VFN void deriv_pass(const sc__blocks *B, const int D, const int order, double
 {
     const vd X[3] = {vset1(xq[0]), vset1(xq[1]), vset1(D == 3 ? xq[2] : 0.0)};
     vd PB[3], NB[3], G[3], H[9], T[27];
-    moments S, R;
+    MOMENTS(S);
+    MOMENTS(R);
     int a, b;
     for (a = 0; a < 3; a++) {
         PB[a] = vset1(a < D ? pbar[a] : 0.0);
@@ -779,7 +806,8 @@ SC_VFN int pass2_queries(const blk_arrays *A, const int D, const int means, doub
 /* pass 3 per lane over the kept groups (sweep_samples' arithmetic) */
 SC_VFN void sweep_queries(const blk_arrays *A, const int D, const int order, const int low,
                           const int high, const double *work, const ptrdiff_t *kept, int nkept,
-                          const vd *X, const vd *PB, const vd *NB, vd HSV, vd DPHI, moments *S)
+                          const vd *X, const vd *PB, const vd *NB, vd HSV, vd DPHI,
+                          const moments *S)
 {
     ptrdiff_t i;
     int gi;
@@ -813,7 +841,7 @@ SC_VFN void lanes_chunk(const sc__blocks *B, const int D, const int order, doubl
     ptrdiff_t kept[SC_TREE_MIN / SC_PAD], live[SC_TREE_MIN / SC_PAD];
     lane_queries q;
     star_t st;
-    moments S;
+    MOMENTS(S);
     int nlive, nkept, a;
 
     lane_setup(B, D, ie, xq, &q);
