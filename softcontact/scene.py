@@ -592,9 +592,17 @@ class Model:
             a = as_float_array(x, name)
             if a.shape != (self.nx,):
                 raise ValueError(f"{name} must have shape ({self.nx},), got {shape_str(a.shape)}")
-        if not _all_finite(a):
-            raise ValueError(f"{name} must be finite (NaN or inf found)")
-        bad = first_non_unit(a[: self.nq].reshape(-1, 7)[:, 3:]) if self.dim == 3 else None
+        if a.size <= 64:
+            # Python floats: on a state's few entries, ~10x faster than NumPy's ufuncs
+            v = a.tolist()
+            if not all(map(math.isfinite, v)):
+                raise ValueError(f"{name} must be finite (NaN or inf found)")
+            q = [v[j + 3 : j + 7] for j in range(0, self.nq, 7)] if self.dim == 3 else None
+        else:
+            if not bool(np.isfinite(a).all()):
+                raise ValueError(f"{name} must be finite (NaN or inf found)")
+            q = a[: self.nq].reshape(-1, 7)[:, 3:] if self.dim == 3 else None
+        bad = first_non_unit(q) if q is not None else None
         if bad is not None:
             raise ValueError(
                 f"{name}: the quaternion of {self.moving[bad[0]]!r} is not unit "
