@@ -869,6 +869,36 @@ def test_quaternion_check_names_the_body_in_short_and_long_states():
             m.step(x)
 
 
+def test_python_and_c_quaternion_checks_agree_at_the_tolerance(model3):
+    """The Python layer's quaternion test (list and array forms of first_non_unit) and the
+    C core's state check draw the line at the same norms, just either side of UNIT_TOL:
+    the fast step path leaves the check to C, the keyword path checks in Python first."""
+    from softcontact._validate import UNIT_TOL, first_non_unit
+
+    m = model3
+    x0 = m.initial_state()
+    q0 = x0[3:7] / np.linalg.norm(x0[3:7])
+    verdicts = []
+    for rel in (0.5, 0.99, 0.999999, 1.000001, 1.01, 2.0):
+        for sign in (1.0, -1.0):
+            x = x0.copy()
+            x[3:7] = q0 * (1.0 + sign * rel * UNIT_TOL)
+            as_list = first_non_unit([x[3:7].tolist()])
+            as_array = first_non_unit(x[3:7])
+            assert as_list == as_array
+            results = []
+            for kw in ({}, {"dense": True}):
+                try:
+                    m.step(x, np.zeros(m.nu), **kw)
+                    results.append(True)
+                except ValueError as exc:
+                    assert "is not unit" in str(exc)
+                    results.append(False)
+            assert results[0] == results[1] == (as_list is None)
+            verdicts.append(as_list is None)
+    assert any(verdicts) and not all(verdicts)  # both sides of the line were reached
+
+
 def test_state_check_accepts_huge_finite_values(model2):
     """The finite test of states and controls accepts huge finite values (no overflow in
     a fast path) and finds one non-finite entry, in short and in long vectors."""
