@@ -35,7 +35,7 @@ def run(repeats=5, quick=False, out=sys.stdout):
     rng = np.random.default_rng(0)
     n_samples = n_queries = 1024 if quick else 4096
     n_numpy = 128 if quick else 256  # numpy is timed on a subset of queries (pairs/s is per pair)
-    cores = sc._validate.available_cores()
+    cores = sc._core.available_cores()
     info = sc.build_info()
     isas = list(info["isa_supported"])
     rows = []

@@ -360,3 +360,28 @@ def test_runner_jax_columns_with_a_stub_model():
     )
     res = run.measure(run.jax_cases(bs, 2, 3, (jax, bad)), rounds=1)
     assert res["jx1"].error == "NotImplementedError: no walls" and not res["jx1"].times
+
+
+@pytest.mark.parametrize(
+    "script, args, header",
+    [
+        ("bench_ssdf.py", ["--quick"], "SSDF pairs/s"),
+        ("bench_pruning.py", ["--quick"], "dense / pruned"),
+        ("bench_contact.py", ["--repeats", "1"], "o2/o0"),
+        ("bench_step.py", ["--repeats", "1"], "two/one"),
+    ],
+)
+def test_kernel_benchmarks_run(tmp_path, script, args, header):
+    """Each per-kernel benchmark runs to the end on its smallest settings and prints its
+    table (they import the package's internals, which this keeps honest)."""
+    out = subprocess.run(
+        [sys.executable, str(BENCH / script), *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=subprocess_env(),
+    )
+    assert out.returncode == 0, out.stderr
+    assert header in out.stdout
+    assert "|---|" in out.stdout
