@@ -41,7 +41,7 @@ static const sc_model *get_model(PyObject *obj, sc_model_sizes *s)
 
 /* model_new's arguments as arrays (owned references) */
 typedef struct {
-    int dim;
+    int dim, integrator;
     double dt;
     PyObject *clouds, *supports; /* borrowed tuples, one entry per body */
     PyArrayObject *g, *kinds, *act, *mass, *inr, *pose, *counts, *pairs, *pp;
@@ -203,7 +203,7 @@ static model_box *build_model(const model_args *a)
     box->data = (double *)(box->pairs + nps);
     box->m.dim = a->dim;
     box->m.dt = a->dt;
-    box->m.integrator = SC_INTEGRATOR_EULER;
+    box->m.integrator = a->integrator;
     box->m.nbody = (int)a->nb;
     box->m.npair = (int)a->np_;
     box->m.bodies = box->bodies;
@@ -239,7 +239,8 @@ static model_box *build_model(const model_args *a)
 
 PyDoc_STRVAR(model_new_doc,
              "model_new(dim, dt, gravity, kinds, actuated, masses, inertias, poses, clouds, "
-             "counts, supports, pairs, pair_params) -> capsule");
+             "counts, supports, pairs, pair_params, integrator=0) -> capsule\n\n"
+             "integrator: 0 semi-implicit Euler, 1 linearly implicit (sc_model.h)");
 
 static PyObject *py_model_new(PyObject *Py_UNUSED(self), PyObject *args)
 {
@@ -247,8 +248,13 @@ static PyObject *py_model_new(PyObject *Py_UNUSED(self), PyObject *args)
     PyObject *o[9], *cap = NULL;
     model_box *box = NULL;
     memset(&a, 0, sizeof a);
-    if (!PyArg_ParseTuple(args, "idOOOOOOOOOOO:model_new", &a.dim, &a.dt, &o[0], &o[1], &o[2],
-                          &o[3], &o[4], &o[5], &a.clouds, &o[6], &a.supports, &o[7], &o[8])) {
+    if (!PyArg_ParseTuple(args, "idOOOOOOOOOOO|i:model_new", &a.dim, &a.dt, &o[0], &o[1], &o[2],
+                          &o[3], &o[4], &o[5], &a.clouds, &o[6], &a.supports, &o[7], &o[8],
+                          &a.integrator)) {
+        return NULL;
+    }
+    if (a.integrator != SC_INTEGRATOR_EULER && a.integrator != SC_INTEGRATOR_IMPLICIT) {
+        PyErr_SetString(PyExc_ValueError, "integrator must be 0 (euler) or 1 (implicit)");
         return NULL;
     }
     if (parse_model(&a, o) && (box = build_model(&a)) != NULL) {

@@ -5,27 +5,6 @@
 
 #include "sc_model_internal.h"
 
-/* the generalized force (nv) that changes dynamic body b's velocities from v0 to vn in one
-   step: M (vn - v0) / h */
-static void body_force(const sc_model *m, const sc_body *b, const double *vn, const double *v0,
-                       double *fb)
-{
-    const int D = m->dim;
-    int k;
-    for (k = 0; k < D; k++) {
-        fb[k] = b->mass * (vn[k] - v0[k]) / m->dt;
-    }
-    if (D == 2) {
-        fb[2] = b->inertia[0] * (vn[2] - v0[2]) / m->dt;
-        return;
-    }
-    for (k = 0; k < 3; k++) {
-        fb[3 + k] = (b->inertia[3 * k] * (vn[3] - v0[3]) + b->inertia[3 * k + 1] * (vn[4] - v0[4]) +
-                     b->inertia[3 * k + 2] * (vn[5] - v0[5])) /
-                    m->dt;
-    }
-}
-
 int sc_inverse_dynamics(const sc_model *m, const double *x, const double *x_next,
                         const sc_options *opt, double *work, double *u, double *f)
 {
@@ -34,7 +13,9 @@ int sc_inverse_dynamics(const sc_model *m, const double *x, const double *x_next
     sc_step_out so = {NULL};
     sc_options o;
     const int D = m ? m->dim : 2, nv = SC_NV(D);
-    int st, i, k;
+    sc__step_ws wi;
+    double *A;
+    int st, i, k, c, nd, ra;
     if (sc_model_check(m, &s) != SC_OK || x_next == NULL || work == NULL) {
         return SC_EINVAL;
     }
@@ -43,17 +24,27 @@ int sc_inverse_dynamics(const sc_model *m, const double *x, const double *x_next
         return st;
     }
     sc__step_ws_layout(m, &s, 0, 0, o.nthreads, work, &w);
-    for (k = 0; k < s.nu; k++) {
-        w.utmp[k] = 0.0;
+    nd = sc__n_dynamic_velocities(m);
+    /* the step's matrix, in the room the step's scratch keeps for it */
+    sc__step_ws_layout(m, &s, 0, 0, o.nthreads, work + sc__step_ws_head(&s), &wi);
+    A = wi.amat;
+    /* the uncontrolled step: no actuation, the kinematic bodies at x_next's velocities */
+    for (i = 0; i < m->nbody; i++) {
+        const int j = sc__move_index(m, i), uo = sc__ctrl_offset(m, i);
+        for (k = 0; uo >= 0 && k < nv; k++) {
+            w.utmp[uo + k] =
+                m->bodies[i].kind == SC_BODY_KINEMATIC ? x_next[s.nq + j * nv + k] : 0.0;
+        }
     }
-    /* the uncontrolled step, in the scratch past the head that holds its state and
-       control */
+    /* in the scratch past the head that holds its state and control */
     so.x_next = w.xtmp;
-    st = sc_step(m, x, w.utmp, 0, 0, &o, work + sc__step_ws_head(&s), &so);
+    st = sc__step_with_matrix(m, x, w.utmp, 0, 0, &o, work + sc__step_ws_head(&s), &so, A);
     if (st != SC_OK) {
         return st;
     }
-    for (i = 0; i < m->nbody; i++) {
+    /* f = A (v+ - v0+) / h over the dynamic bodies' velocities (A = M for semi-implicit
+       Euler, M - h D_dd for the implicit step) */
+    for (i = 0, ra = 0; i < m->nbody; i++) {
         const sc_body *b = m->bodies + i;
         const int j = sc__move_index(m, i), uo = sc__ctrl_offset(m, i);
         double fb[6] = {0, 0, 0, 0, 0, 0};
@@ -61,7 +52,23 @@ int sc_inverse_dynamics(const sc_model *m, const double *x, const double *x_next
             continue;
         }
         if (b->kind == SC_BODY_DYNAMIC) {
-            body_force(m, b, x_next + s.nq + j * nv, w.xtmp + s.nq + j * nv, fb);
+            for (k = 0; k < nv; k++, ra++) {
+                int i2, rb = 0;
+                double acc = 0.0;
+                for (i2 = 0; i2 < m->nbody; i2++) {
+                    const int j2 = sc__move_index(m, i2);
+                    if (m->bodies[i2].kind != SC_BODY_DYNAMIC) {
+                        continue;
+                    }
+                    for (c = 0; c < nv; c++, rb++) {
+                        const double dv = x_next[s.nq + j2 * nv + c] - w.xtmp[s.nq + j2 * nv + c];
+                        if (A[ra * nd + rb] != 0.0) {
+                            acc += A[ra * nd + rb] * dv;
+                        }
+                    }
+                }
+                fb[k] = acc / m->dt;
+            }
         }
         for (k = 0; k < nv; k++) {
             if (f) {

@@ -74,7 +74,8 @@ int sc_model_check(const sc_model *m, sc_model_sizes *sz)
     int i, k, D;
     sc_model_sizes s = {0, 0, 0, 0, 0};
     if (m == NULL || (m->dim != 2 && m->dim != 3) || m->nbody < 1 ||
-        m->nbody > SC_MODEL_MAX_BODIES || m->npair < 0 || m->integrator != SC_INTEGRATOR_EULER ||
+        m->nbody > SC_MODEL_MAX_BODIES || m->npair < 0 ||
+        (m->integrator != SC_INTEGRATOR_EULER && m->integrator != SC_INTEGRATOR_IMPLICIT) ||
         m->bodies == NULL || (m->npair > 0 && m->pairs == NULL) || !(m->dt > 0.0) ||
         !isfinite(m->dt)) {
         return SC_EINVAL;

@@ -13,8 +13,12 @@
  * mass and inertia (2D: I; 3D: Ixx, Iyy, Izz, Ixy, Ixz, Iyz), each contact pair's
  * (stiffness, damping, friction), each supported body's support friction.
  *
- * Step (h = dt):  v+ = v + h M^-1 (Q(q, v, u) - gyro),  q+ = q (+) h v+  (dynamic);
- *                 v+ = u,  q+ = q (+) h u  (kinematic).
+ * Step (h = dt), by the model's integrator:
+ *   euler     v+ = v + h M^-1 (Q(q, v, u) - gyro),  q+ = q (+) h v+  (dynamic);
+ *   implicit  (M - h D_dd) (v+ - v) = h (Q(q, v, u) - gyro + D_dk (u_k - v_k)), the same q+,
+ *             with D = dQ/dv the exact Jacobian of the generalized forces with respect to
+ *             the velocities (dynamic columns d, kinematic columns k): Q linearized at v+;
+ *   both      v+ = u,  q+ = q (+) h u  (kinematic).
  * Q: gravity m g, actuation, the contact wrenches of every pair (sc_contact), and the
  * planar support friction of docs/method.md section 6.  Derivatives are those of the map
  * (dx, du) -> x+(x (+) dx, u + du) (+)^-1 x+(x, u), in the tangent coordinates of x and x+.
@@ -28,7 +32,9 @@ enum sc_body_kind { SC_BODY_DYNAMIC = 0, SC_BODY_KINEMATIC = 1, SC_BODY_STATIC =
 
 /* Time integrators of sc_step (sc_step.h), one function each. */
 enum sc_integrator {
-    SC_INTEGRATOR_EULER = 0 /* semi-implicit Euler: v+ = v + h a(q, v, u), q+ = q (+) h v+ */
+    SC_INTEGRATOR_EULER = 0,   /* semi-implicit Euler: v+ = v + h a(q, v, u), q+ = q (+) h v+ */
+    SC_INTEGRATOR_IMPLICIT = 1 /* linearly implicit in the velocity-dependent forces:
+                                  (M - h dQ/dv) (v+ - v) = h (Q - gyro), q+ = q (+) h v+ */
 };
 
 /* Bodies per model.  The step's jets are dense in (dx, du): order-2 memory and time grow

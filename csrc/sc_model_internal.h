@@ -47,7 +47,19 @@ int sc__pair_contact(const sc_model *m, const sc_model_sizes *s, const double *x
  * contact model's scratch, one pair's wrench and derivatives, the jet arena. */
 typedef struct sc__step_ws {
     double *xtmp, *utmp, *cwork, *pairbuf, *arena;
+    double *lin;  /* the implicit step's matrix (nd x nd, LU) and right sides ((1 + n) x nd) */
+    int *piv;     /* its row pivots (nd) */
+    double *amat; /* order 0: room for the step's matrix (sc__step_with_matrix; nd x nd) */
 } sc__step_ws;
+
+/* the velocity coordinates of the dynamic bodies (nv per dynamic body) */
+int sc__n_dynamic_velocities(const sc_model *m);
+
+/* sc_step, and with amat non-NULL also the matrix the step solves with, A = M - h D_dd
+ * (nd x nd, row-major, the dynamic bodies' velocity coordinates in body order; M for the
+ * semi-implicit Euler step), order 0 only then */
+int sc__step_with_matrix(const sc_model *m, const double *x, const double *u, int order, int params,
+                         const sc_options *opt, double *work, const sc_step_out *out, double *amat);
 
 void sc__step_ws_layout(const sc_model *m, const sc_model_sizes *s, int order, int params,
                         int nthreads, double *work, sc__step_ws *w);

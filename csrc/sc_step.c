@@ -14,6 +14,13 @@
  *     rotations Exp(dth+) = Exp(-h w+) Exp(dth) Exp(h w+(dx, du)), and, because that
  *     product is the identity at 0, dth+ = 2 vec(product) to second order (the quaternion
  *     logarithm is 2 v / w (1 + O(|v|^2)) with w = 1 + O(|v|^2)).
+ *
+ * The linearly implicit step (step_implicit) evaluates the forces with jets one order
+ * higher than asked for, so that D = dQ/dv (and, at order 1, its derivatives d2Q/dv dz)
+ * are entries of the force jets; then solves (M - h D_dd) dv = h r, r = Q + actuation -
+ * gyro + D_dk (u_k - v_k), by LU with partial pivoting on the values and, at order 1,
+ * differentiates the solve exactly: (M - h D_dd) d(dv)/dz = h (dr/dz + dD_dd/dz dv).
+ * The positions stage is the semi-implicit Euler step's.
  */
 #include <math.h>
 #include <string.h>
@@ -55,7 +62,11 @@ static ptrdiff_t step_layout(const sc_model *m, const sc_model_sizes *s, int ord
                              int nthreads, double *base, sc__step_ws *w)
 {
     const ptrdiff_t d = sizeof(double);
-    const ptrdiff_t len0 = order >= 2 ? SC_JET_LEN(2 * s->nv + s->nu) : 1 + 2 * s->nv + s->nu;
+    /* the implicit step's forces carry one order more than its outputs */
+    const int jord = order + (m->integrator == SC_INTEGRATOR_IMPLICIT && order < 2);
+    const ptrdiff_t nd = sc__n_dynamic_velocities(m);
+    const ptrdiff_t ndi = m->integrator == SC_INTEGRATOR_IMPLICIT ? nd : 0;
+    const ptrdiff_t len0 = jord >= 2 ? SC_JET_LEN(2 * s->nv + s->nu) : 1 + 2 * s->nv + s->nu;
     const ptrdiff_t len1 = params ? 1 + 2 * s->nv + s->nu + s->np : 0;
     ptrdiff_t off = 0;
     w->xtmp = sc__take(base, &off, s->nq + 2 * s->nv + 8, d);
@@ -63,7 +74,19 @@ static ptrdiff_t step_layout(const sc_model *m, const sc_model_sizes *s, int ord
     w->cwork = sc__take(base, &off, contact_work(m, nthreads), d);
     w->pairbuf = sc__take(base, &off, PAIRBUF, d);
     w->arena = sc__take(base, &off, (n_jets(s) + 1) * (len0 > len1 ? len0 : len1), d);
+    w->lin = sc__take(base, &off, ndi * ndi + ndi * (1 + 2 * s->nv + s->nu), d);
+    w->piv = sc__take(base, &off, ndi, sizeof(int));
+    w->amat = sc__take(base, &off, order == 0 && !params ? nd * nd : 0, d);
     return off;
+}
+
+int sc__n_dynamic_velocities(const sc_model *m)
+{
+    int i, nd = 0;
+    for (i = 0; i < m->nbody; i++) {
+        nd += m->bodies[i].kind == SC_BODY_DYNAMIC ? SC_NV(m->dim) : 0;
+    }
+    return nd;
 }
 
 ptrdiff_t sc__step_ws_head(const sc_model_sizes *s)
@@ -680,6 +703,288 @@ static void write_derivatives(const pass_t *P, int pass, int order, const sc_ste
     }
 }
 
+/* ---- the linearly implicit step ---- */
+
+/* LU factorization with partial pivoting of the n x n matrix A (row-major, in place);
+   SC_ENONFINITE when a pivot is zero or not finite */
+static int lu_factor(double *A, int n, int *piv)
+{
+    int i, j, k;
+    for (k = 0; k < n; k++) {
+        int p = k;
+        for (i = k + 1; i < n; i++) {
+            if (fabs(A[i * n + k]) > fabs(A[p * n + k])) {
+                p = i;
+            }
+        }
+        piv[k] = p;
+        if (!(A[p * n + k] != 0.0) || !isfinite(A[p * n + k])) {
+            return SC_ENONFINITE;
+        }
+        if (p != k) {
+            for (j = 0; j < n; j++) {
+                const double t = A[k * n + j];
+                A[k * n + j] = A[p * n + j];
+                A[p * n + j] = t;
+            }
+        }
+        for (i = k + 1; i < n; i++) {
+            const double l = A[i * n + k] / A[k * n + k];
+            A[i * n + k] = l;
+            for (j = k + 1; j < n; j++) {
+                A[i * n + j] -= l * A[k * n + j];
+            }
+        }
+    }
+    return SC_OK;
+}
+
+/* b := A^-1 b with A's factors from lu_factor */
+static void lu_solve(const double *A, int n, const int *piv, double *b)
+{
+    int i, j;
+    for (i = 0; i < n; i++) {
+        const double t = b[piv[i]];
+        b[piv[i]] = b[i];
+        b[i] = t;
+    }
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < i; j++) {
+            b[i] -= A[i * n + j] * b[j];
+        }
+    }
+    for (i = n - 1; i >= 0; i--) {
+        for (j = i + 1; j < n; j++) {
+            b[i] -= A[i * n + j] * b[j];
+        }
+        b[i] /= A[i * n + i];
+    }
+}
+
+/* M (mass, then inertia) entry (r, c) of a dynamic body's velocity coordinates */
+static double mass_entry(const sc_body *b, int D, int r, int c)
+{
+    if (r < D || c < D) {
+        return r == c ? b->mass : 0.0;
+    }
+    return D == 2 ? b->inertia[0] : b->inertia[3 * (r - 3) + (c - 3)];
+}
+
+/* The right side r of dynamic body i (nv jets of the lower order clo, into vp[i]): its
+   forces Q (the higher-order jets' leading entries), actuation, minus the 3D gyroscopic
+   term w x I w, plus D_ik (u_k - v_k) for every kinematic body k; chi the forces' jets */
+static void implicit_rhs(pass_t *P, const sc_jet_ctx *chi, const sc_jet_ctx *clo, const double *x,
+                         const double *u, int i)
+{
+    const sc_model *m = P->m;
+    const sc_body *b = m->bodies + i;
+    const int D = P->D, nv = P->nv1, nvt = P->nvt, n = P->n;
+    const int j = sc__move_index(m, i), uo = sc__ctrl_offset(m, i);
+    double pose[7], vel[6], **Q = P->Q[i], **r = P->vp[i], *t, *d;
+    int k, kb, c2, l, base = P->jets.used;
+    sc__body_state(m, &P->s, x, i, pose, vel);
+    t = sc_jet_alloc(&P->jets);
+    d = sc_jet_alloc(&P->jets);
+    for (k = 0; k < nv; k++) {
+        sc_jet_lin(clo, n, r[k], 1.0, Q[k], 0.0, NULL);
+        if (uo >= 0) {
+            sc_jet_var(clo, n, t, u[uo + k], P->ubase + uo + k);
+            sc_jet_axpy(clo, n, r[k], 1.0, t);
+        }
+    }
+    if (D == 3) {
+        double *wj[3], *Iw[3];
+        int r2;
+        for (k = 0; k < 3; k++) {
+            wj[k] = sc_jet_alloc(&P->jets);
+            Iw[k] = sc_jet_alloc(&P->jets);
+            sc_jet_var(clo, n, wj[k], vel[3 + k], nvt + j * nv + 3 + k);
+        }
+        for (r2 = 0; r2 < 3; r2++) {
+            sc_jet_lin(clo, n, Iw[r2], b->inertia[3 * r2], wj[0], b->inertia[3 * r2 + 1], wj[1]);
+            sc_jet_axpy(clo, n, Iw[r2], b->inertia[3 * r2 + 2], wj[2]);
+        }
+        for (k = 0; k < 3; k++) {
+            const int i1 = (k + 1) % 3, i2 = (k + 2) % 3;
+            sc_jet_madd(clo, n, r[3 + k], -1.0, wj[i1], Iw[i2]);
+            sc_jet_madd(clo, n, r[3 + k], 1.0, wj[i2], Iw[i1]);
+        }
+    }
+    /* the kinematic bodies' velocity changes, known: D_ik (u_k - v_k) */
+    for (kb = 0; kb < m->nbody; kb++) {
+        const sc_body *bk = m->bodies + kb;
+        const int jk = sc__move_index(m, kb), uk = sc__ctrl_offset(m, kb);
+        double pk[7], vk[6];
+        if (bk->kind != SC_BODY_KINEMATIC) {
+            continue;
+        }
+        sc__body_state(m, &P->s, x, kb, pk, vk);
+        for (c2 = 0; c2 < nv; c2++) {
+            const int var = nvt + jk * nv + c2;
+            /* d = u_k - v_k */
+            sc_jet_var(clo, n, d, u[uk + c2], P->ubase + uk + c2);
+            sc_jet_var(clo, n, t, vk[c2], var);
+            sc_jet_lin(clo, n, d, 1.0, d, -1.0, t);
+            for (k = 0; k < nv; k++) {
+                /* t = D_ik: dQ_k / dv_var with its derivatives */
+                t[0] = Q[k][1 + var];
+                for (l = 0; clo->order >= 1 && l < n; l++) {
+                    t[1 + l] = Q[k][sc_jet_hidx(chi, var, l)];
+                }
+                sc_jet_madd(clo, n, r[k], 1.0, t, d);
+            }
+        }
+    }
+    P->jets.used = base;
+}
+
+/* The velocity stage of the implicit step: r into vp (implicit_rhs), A = M - h D_dd
+   factored, dv = h A^-1 r and, at order 1, its derivatives; then vp := v + dv
+   (kinematic bodies: vp = u).  amat (NULL or nd x nd) receives A before the factorization. */
+static int implicit_velocities(pass_t *P, const sc_jet_ctx *chi, const sc_jet_ctx *clo,
+                               const double *x, const double *u, const sc__step_ws *w, double *amat)
+{
+    const sc_model *m = P->m;
+    const int D = P->D, nv = P->nv1, nvt = P->nvt, n = P->n;
+    const int nd = sc__n_dynamic_velocities(m);
+    const double h = m->dt;
+    double *A = w->lin, *rhs = A + nd * nd;
+    int i, i2, k, c2, l, ra, rb, st;
+    for (i = 0; i < m->nbody; i++) {
+        if (m->bodies[i].kind == SC_BODY_DYNAMIC) {
+            implicit_rhs(P, chi, clo, x, u, i);
+        }
+    }
+    /* A and the values' right side, row (i, k) and column (i2, c2) over dynamic bodies */
+    for (i = 0, ra = 0; i < m->nbody; i++) {
+        const sc_body *b = m->bodies + i;
+        if (b->kind != SC_BODY_DYNAMIC) {
+            continue;
+        }
+        for (k = 0; k < nv; k++, ra++) {
+            for (i2 = 0, rb = 0; i2 < m->nbody; i2++) {
+                const int j2 = sc__move_index(m, i2);
+                if (m->bodies[i2].kind != SC_BODY_DYNAMIC) {
+                    continue;
+                }
+                for (c2 = 0; c2 < nv; c2++, rb++) {
+                    const double M = i2 == i ? mass_entry(b, D, k, c2) : 0.0;
+                    A[ra * nd + rb] = M - h * P->Q[i][k][1 + nvt + j2 * nv + c2];
+                }
+            }
+            rhs[ra] = h * P->vp[i][k][0];
+        }
+    }
+    if (amat) {
+        memcpy(amat, A, sizeof(double) * (size_t)(nd * nd));
+    }
+    if ((st = lu_factor(A, nd, w->piv)) != SC_OK) {
+        return st;
+    }
+    lu_solve(A, nd, w->piv, rhs);
+    /* order 1: the right side of variable l, h (dr/dz_l + sum_b dD_ab/dz_l dv_b) */
+    for (l = 0; clo->order >= 1 && l < n; l++) {
+        double *rl = rhs + nd * (1 + l);
+        for (i = 0, ra = 0; i < m->nbody; i++) {
+            if (m->bodies[i].kind != SC_BODY_DYNAMIC) {
+                continue;
+            }
+            for (k = 0; k < nv; k++, ra++) {
+                double acc = P->vp[i][k][1 + l];
+                for (i2 = 0, rb = 0; i2 < m->nbody; i2++) {
+                    const int j2 = sc__move_index(m, i2);
+                    if (m->bodies[i2].kind != SC_BODY_DYNAMIC) {
+                        continue;
+                    }
+                    for (c2 = 0; c2 < nv; c2++, rb++) {
+                        acc += P->Q[i][k][sc_jet_hidx(chi, nvt + j2 * nv + c2, l)] * rhs[rb];
+                    }
+                }
+                rl[ra] = h * acc;
+            }
+        }
+        lu_solve(A, nd, w->piv, rl);
+    }
+    /* v+ = v + dv (dynamic), u (kinematic) */
+    for (i = 0, ra = 0; i < m->nbody; i++) {
+        const sc_body *b = m->bodies + i;
+        const int j = sc__move_index(m, i), uo = sc__ctrl_offset(m, i);
+        double pose[7], vel[6];
+        if (j < 0) {
+            continue;
+        }
+        sc__body_state(m, &P->s, x, i, pose, vel);
+        for (k = 0; k < nv; k++) {
+            double *vp = P->vp[i][k];
+            if (b->kind == SC_BODY_KINEMATIC) {
+                sc_jet_var(clo, n, vp, u[uo + k], P->ubase + uo + k);
+                continue;
+            }
+            sc_jet_var(clo, n, vp, vel[k], nvt + j * nv + k);
+            vp[0] += rhs[ra];
+            for (l = 0; clo->order >= 1 && l < n; l++) {
+                vp[1 + l] += rhs[nd * (1 + l) + ra];
+            }
+            ra++;
+        }
+    }
+    return SC_OK;
+}
+
+/* The implicit step's pass: forces as jets of order clo->order + 1 (P's context), the
+   velocity stage, then the positions with jets of the output's order */
+static int implicit_pass(pass_t *P, const double *x, const double *u, const sc_options *opt,
+                         const sc__step_ws *w, double *x_next, double *amat)
+{
+    const sc_model *m = P->m;
+    const sc_jet_ctx chi = P->c;
+    sc_jet_ctx clo;
+    int i, k, st;
+    sc_jet_ctx_init(&clo, P->n, chi.order - 1);
+    for (i = 0; i < m->nbody; i++) {
+        if (m->bodies[i].kind == SC_BODY_STATIC) {
+            continue;
+        }
+        for (k = 0; k < P->nv1; k++) {
+            P->Q[i][k] = sc_jet_alloc(&P->jets);
+            P->vp[i][k] = sc_jet_alloc(&P->jets);
+            sc_jet_const(&chi, P->n, P->Q[i][k], 0.0);
+        }
+    }
+    add_gravity(P);
+    if ((st = add_contacts(P, x, opt, w->cwork, w->pairbuf)) != SC_OK) {
+        return st;
+    }
+    add_support(P, x);
+    if ((st = implicit_velocities(P, &chi, &clo, x, u, w, amat)) != SC_OK) {
+        return st;
+    }
+    P->c = clo;
+    for (i = 0; i < m->nbody; i++) {
+        if (m->bodies[i].kind != SC_BODY_STATIC) {
+            body_position(P, x, i, x_next);
+        }
+    }
+    return P->jets.overflow ? SC_ENOMEM : SC_OK;
+}
+
+/* Linearly implicit step, order 0 or 1, no parameter derivatives */
+static int step_implicit(const sc_model *m, const sc_model_sizes *s, const double *x,
+                         const double *u, int order, const sc_options *opt, const sc__step_ws *w,
+                         const sc_step_out *out, double *amat)
+{
+    double *Qs[SC_MODEL_MAX_BODIES][6], *vps[SC_MODEL_MAX_BODIES][6];
+    double *x_next = out->x_next ? out->x_next : w->xtmp;
+    pass_t P;
+    int st;
+    pass_init(&P, m, s, order + 1, 0, w->arena, Qs, vps);
+    if ((st = implicit_pass(&P, x, u, opt, w, x_next, amat)) != SC_OK) {
+        return st;
+    }
+    write_derivatives(&P, 1, order, out);
+    return SC_OK;
+}
+
 /* Semi-implicit Euler: pass 0, first-order jets in (dx, du, dp), when parameters are asked
    for; pass 1, jets of the requested order in (dx, du), unless pass 0 covered it. */
 static int step_euler(const sc_model *m, const sc_model_sizes *s, const double *x, const double *u,
@@ -706,11 +1011,19 @@ static int step_euler(const sc_model *m, const sc_model_sizes *s, const double *
 int sc_step(const sc_model *m, const double *x, const double *u, int order, int params,
             const sc_options *opt, double *work, const sc_step_out *out)
 {
+    return sc__step_with_matrix(m, x, u, order, params, opt, work, out, NULL);
+}
+
+int sc__step_with_matrix(const sc_model *m, const double *x, const double *u, int order, int params,
+                         const sc_options *opt, double *work, const sc_step_out *out, double *amat)
+{
     sc_model_sizes s;
     sc__step_ws w;
     sc_options o;
     int st;
-    if (sc_model_check(m, &s) != SC_OK || order < 0 || order > 2 || work == NULL || out == NULL) {
+    if (sc_model_check(m, &s) != SC_OK || order < 0 || order > 2 || work == NULL || out == NULL ||
+        (m->integrator == SC_INTEGRATOR_IMPLICIT && (order > 1 || params)) ||
+        (amat && (order > 0 || params))) {
         return SC_EINVAL;
     }
     if ((st = sc__state_check(m, &s, x, u, s.nu)) != SC_OK ||
@@ -719,7 +1032,25 @@ int sc_step(const sc_model *m, const double *x, const double *u, int order, int 
     }
     sc__step_ws_layout(m, &s, order, params, o.nthreads, work, &w);
     switch (m->integrator) {
+    case SC_INTEGRATOR_IMPLICIT: return step_implicit(m, &s, x, u, order, &o, &w, out, amat);
     case SC_INTEGRATOR_EULER:
-    default: return step_euler(m, &s, x, u, order, params, &o, &w, out);
+    default:
+        if (amat) {
+            const int nd = sc__n_dynamic_velocities(m), nv = SC_NV(m->dim);
+            int i, k, c2, ra = 0;
+            memset(amat, 0, sizeof(double) * (size_t)(nd * nd));
+            for (i = 0; i < m->nbody; i++) {
+                if (m->bodies[i].kind != SC_BODY_DYNAMIC) {
+                    continue;
+                }
+                for (k = 0; k < nv; k++) {
+                    for (c2 = 0; c2 < nv; c2++) {
+                        amat[(ra + k) * nd + ra + c2] = mass_entry(m->bodies + i, m->dim, k, c2);
+                    }
+                }
+                ra += nv;
+            }
+        }
+        return step_euler(m, &s, x, u, order, params, &o, &w, out);
     }
 }

@@ -35,14 +35,15 @@ SC_API ptrdiff_t sc_step_workspace_size(const sc_model *m, int order, int params
  *   x        const double*       nq + nv state (quaternions of unit norm within
  *                                SC_UNIT_TOL, normalized here)
  *   u        const double*       nu controls (may be NULL when nu == 0)
- *   order    int                 0, 1 or 2
- *   params   int                 1: also dx_dp (first order)
+ *   order    int                 0, 1 or 2 (SC_INTEGRATOR_IMPLICIT: 0 or 1)
+ *   params   int                 1: also dx_dp (first order; SC_INTEGRATOR_EULER only)
  *   opt      const sc_options*   the SSDF evaluations' options; NULL: SC_OPTIONS_DEFAULT
  *                                (results do not depend on the threads)
  *   work     double*             sc_step_workspace_size(m, order, params, nthreads) doubles
  * Returned:
  *   out      const sc_step_out*  where to write
- * Returned (function value): SC_OK; SC_EINVAL; SC_ENONFINITE for a non-finite x or u;
+ * Returned (function value): SC_OK; SC_EINVAL; SC_ENONFINITE for a non-finite x or u (or
+ *   an implicit step whose matrix M - h dQ/dv is singular);
  *   SC_ENOTUNIT for a quaternion not of unit norm; any status of sc_contact.
  */
 SC_API int sc_step(const sc_model *m, const double *x, const double *u, int order, int params,

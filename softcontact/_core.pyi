@@ -99,6 +99,7 @@ def model_new(
     supports: tuple[object, ...],
     pairs: npt.ArrayLike,
     pair_params: npt.ArrayLike,
+    integrator: int = ...,
     /,
 ) -> object: ...
 def model_sizes(model: object, /) -> tuple[int, int, int, int, int]: ...

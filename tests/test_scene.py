@@ -231,7 +231,8 @@ def test_default_names_and_repr():
         assert line in text, (line, text)
     mr = repr(_scene2().build(0.005))
     assert mr == (
-        "Model(dim=2, dt=0.005, bodies=['T', 'pusher', 'wall', 'puck'], nx=18, nv=9, nu=6, np=15)"
+        "Model(dim=2, dt=0.005, integrator='euler', bodies=['T', 'pusher', 'wall', 'puck'], "
+        "nx=18, nv=9, nu=6, np=15)"
     )
 
 

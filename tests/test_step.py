@@ -100,7 +100,7 @@ def _pusher_pose(contact):
     )
 
 
-def _pusher(p, contact, dt):
+def _pusher(p, contact, dt, integrator="euler"):
     s = sc.Scene(dim=2)
     s.add_body(
         T_CLOUD,
@@ -115,7 +115,7 @@ def _pusher(p, contact, dt):
     )
     s.add_contact("T", "pusher", _pair(p, "contact(T,pusher)"))
     s.add_support("T", friction=p["T.support_friction"])
-    return s.build(dt), np.array([0.005, 0.05, 0.1])
+    return s.build(dt, integrator), np.array([0.005, 0.05, 0.1])
 
 
 POSE_T2 = np.array([0.0, 0.0, -0.4])
@@ -129,7 +129,7 @@ def _act2_pose(contact):
     )
 
 
-def _act2(p, contact, dt):
+def _act2(p, contact, dt, integrator="euler"):
     s = sc.Scene(dim=2)
     s.add_body(
         T_CLOUD,
@@ -151,7 +151,7 @@ def _act2(p, contact, dt):
     s.add_contact("T", "disk", _pair(p, "contact(T,disk)"))
     s.add_support("T", friction=p["T.support_friction"])
     s.add_support("disk", friction=p["disk.support_friction"])
-    return s.build(dt), np.array([0.2, -0.1, 0.01])
+    return s.build(dt, integrator), np.array([0.2, -0.1, 0.01])
 
 
 # ---- 3D -------------------------------------------------------------------------------------
@@ -194,7 +194,7 @@ def _ball_pose(contact):
     )
 
 
-def _boxball(p, contact, dt):
+def _boxball(p, contact, dt, integrator="euler"):
     s = sc.Scene(dim=3)
     s.add_body(FLOOR, kind="static", name="floor")
     s.add_body(
@@ -216,10 +216,10 @@ def _boxball(p, contact, dt):
     s.add_contact("box", "floor", _pair(p, "contact(box,floor)"))
     s.add_contact("ball", "floor", _pair(p, "contact(ball,floor)"))
     s.add_contact("box", "ball", _pair(p, "contact(box,ball)"))
-    return s.build(dt), np.zeros(0)
+    return s.build(dt, integrator), np.zeros(0)
 
 
-def _actbox(p, contact, dt):
+def _actbox(p, contact, dt, integrator="euler"):
     s = sc.Scene(dim=3)
     s.add_body(FLOOR, kind="static", name="floor")
     s.add_body(
@@ -232,7 +232,7 @@ def _actbox(p, contact, dt):
         name="box",
     )
     s.add_contact("box", "floor", _pair(p, "contact(box,floor)"))
-    return s.build(dt), np.array([0.1, -0.2, 0.5, 1e-3, -2e-3, 1e-3])
+    return s.build(dt, integrator), np.array([0.1, -0.2, 0.5, 1e-3, -2e-3, 1e-3])
 
 
 BOX_INERTIA = BOX.mass_properties(1.0).inertia * 0.2 / BOX.mass_properties(1.0).mass
@@ -289,14 +289,15 @@ SCENES = {
 }
 
 
-def _setup(name, contact=True, dt=None, **changes):
-    """(model, x, u) of a scene; ``changes`` override parameters by their param_names."""
+def _setup(name, contact=True, dt=None, integrator="euler", **changes):
+    """(model, x, u) of a scene built with ``integrator``; ``changes`` override parameters
+    by their param_names."""
     build, dt0, defaults = SCENES[name]
     p = dict(defaults)
     for k, v in changes.items():
         assert k in p, k
         p[k] = v
-    model, u = build(p, contact, dt0 if dt is None else dt)
+    model, u = build(p, contact, dt0 if dt is None else dt, integrator)
     return model, model.initial_state(), u
 
 

@@ -1185,7 +1185,7 @@ static void test_model(void)
     m.dt = 0.0;
     CHECK(sc_model_check(&m, NULL) == SC_EINVAL, "dt 0");
     m.dt = h;
-    m.integrator = SC_INTEGRATOR_EULER + 1;
+    m.integrator = SC_INTEGRATOR_IMPLICIT + 1;
     CHECK(sc_model_check(&m, NULL) == SC_EINVAL, "unknown integrator");
     work = (double *)malloc((size_t)sc_step_workspace_size(&m, 0, 0, 1) * sizeof(double));
     if (work != NULL) {
@@ -1196,6 +1196,38 @@ static void test_model(void)
     }
     m.integrator = -1;
     CHECK(sc_model_check(&m, NULL) == SC_EINVAL, "negative integrator");
+    /* the implicit step in free flight (no velocity-dependent force): the Euler step's
+       values and first derivatives to rounding; no order 2, no parameter derivatives */
+    m.integrator = SC_INTEGRATOR_IMPLICIT;
+    work = (double *)malloc((size_t)sc_step_workspace_size(&m, 1, 0, 1) * sizeof(double));
+    if (work != NULL) {
+        double xi[12], Ai[144], Bi[72];
+        sc_step_out so = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+        so.x_next = xi, so.dx_dx = Ai, so.dx_du = Bi;
+        st = sc_step(&m, x, u, 1, 0, NULL, work, &so);
+        ok = st == SC_OK;
+        for (k = 0; k < 12; k++) {
+            ok &= fabs(xi[k] - xn[k]) <= 1e-15 * (1.0 + fabs(xn[k]));
+        }
+        for (k = 0; k < 144; k++) {
+            ok &= fabs(Ai[k] - A[k]) <= 1e-15;
+        }
+        for (k = 0; k < 72; k++) {
+            ok &= fabs(Bi[k] - B[k]) <= 1e-15;
+        }
+        CHECK(ok, "implicit step in free flight: status %d", st);
+        st = sc_inverse_dynamics(&m, x, xi, NULL, work, uid, f);
+        ok = st == SC_OK;
+        for (k = 0; k < 6; k++) {
+            ok &= fabs(uid[k] - u[k]) < 1e-12;
+        }
+        CHECK(ok, "implicit: inverse dynamics recovers u");
+        so.dx_dx = so.dx_du = NULL;
+        CHECK(sc_step(&m, x, u, 2, 0, NULL, work, &so) == SC_EINVAL &&
+                  sc_step(&m, x, u, 0, 1, NULL, work, &so) == SC_EINVAL,
+              "implicit: no order 2, no parameter derivatives");
+        free(work);
+    }
     m.integrator = SC_INTEGRATOR_EULER;
     CHECK(sc_model_check(&m, NULL) == SC_OK, "Euler integrator");
     bodies[0].mass = -1.0;
