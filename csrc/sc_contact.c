@@ -198,21 +198,19 @@ static double likely_marked(const sc__contact *S, ptrdiff_t n, const double *y, 
     return cnt / (double)n;
 }
 
-/* A lower bound of the soft minimum of a pair of a half-space K (one sample) and a cloud
- * O, before any sample is posed: O's samples see K's exact plane distance, at least that
- * of O's bounding sphere's centre minus its radius or, when that alone would not reach
- * `cut`, the smallest of their own plane distances (one dot product per sample, no pose
- * written); K's sample sees phi_O, one query (value only, into sw); and
- * m >= min_k Phi_k - eps_c ln n. */
-static int halfspace_bound(const sc__contact *S, int K, const sc_contact_params *prm, ptrdiff_t n,
-                           const sc_options *opt, double cut, double *sw, double *m_lb)
+/* A lower bound of the soft minimum of a pair of a half-space K (one sample, which takes
+ * no part) and a cloud O, before any sample is posed: O's samples see K's exact plane
+ * distance, at least that of O's bounding sphere's centre minus its radius or, when that
+ * alone would not reach `cut`, the smallest of their own plane distances (one dot product
+ * per sample, no pose written; sw holds them); and m >= min_k Phi_k - eps_c ln n. */
+static void halfspace_bound(const sc__contact *S, int K, const sc_contact_params *prm, ptrdiff_t n,
+                            double cut, double *sw, double *m_lb)
 {
     const int D = S->D, O = 1 - K;
     const sc_packed_cloud *ck = S->cl[K], *co = S->cl[O];
     const double *hdr = co->data + (3 * D + 3) * co->npad, lnn = prm->eps_c * log((double)n);
-    const sc_options one = {opt->isa, opt->dense, 1}; /* one query: one thread */
-    double cw[3], xk[3], nk[3], y[3] = {0.0, 0.0, 0.0}, dist = 0.0, phik = 0.0, lb = 0.0;
-    int a, j, st, refined = 0;
+    double cw[3], xk[3], nk[3], dist = 0.0;
+    int a, j;
     for (a = 0; a < D; a++) {
         cw[a] = S->t[O][a];
         xk[a] = S->t[K][a];
@@ -227,7 +225,6 @@ static int halfspace_bound(const sc__contact *S, int K, const sc_contact_params 
         dist += nk[a] * (cw[a] - xk[a]);
     }
     dist -= hdr[D];
-    /* O's side first; K's sample (one SSDF query) only when O's side allows a skip */
     if (dist - lnn <= cut) {
         /* the sphere is not enough (a long body, a T, along a wall): the samples' own plane
            distances, less a rounding margin far above the posing's (u |x| per sample) */
@@ -251,16 +248,15 @@ static int halfspace_bound(const sc__contact *S, int K, const sc_contact_params 
                 d += nb[2] * c->data[2 * c->npad + k];
             }
             if (d <= cut) {
-                /* m <= min d <= cut: no skip (a body in contact); no query needed */
+                /* m <= min d <= cut: no skip (a body in contact) */
                 *m_lb = -INFINITY;
-                return SC_OK;
+                return;
             }
             dk[k] = d;
             dmin = d < dmin ? d : dmin;
         }
         /* m >= min(Phi) - eps_c ln sum_k e^(-(Phi_k - min Phi) / eps_c), the sum over O's
-           samples and K's (when Phi_K >= dmin; else the bound below): samples beyond
-           10 eps_c count e^-10 each, K's sample 1 */
+           samples: those beyond 10 eps_c count e^-10 each */
         for (k = 0; k < c->n; k++) {
             const double z = (dk[k] - dmin) / prm->eps_c;
             if (z < 10.0) {
@@ -269,29 +265,12 @@ static int halfspace_bound(const sc__contact *S, int K, const sc_contact_params 
                 nfar++;
             }
         }
-        sum = (sum + (double)nfar * 4.6e-5 + 1.0) * (1.0 + 1e-12);
+        sum = (sum + (double)nfar * 4.6e-5) * (1.0 + 1e-12);
         dmin -= 1e-12 * scale;
-        lb = dmin - prm->eps_c * log(sum);
-        if (lb <= cut) {
-            *m_lb = lb; /* no skip, whatever K's sample */
-            return SC_OK;
-        }
-        refined = 1;
-        dist = dmin; /* (the query below overwrites sw, done with dk) */
+        *m_lb = dmin - prm->eps_c * log(sum);
+        return;
     }
-    /* K's sample in O's frame, y = R_O^T (x_K - t_O) */
-    for (a = 0; a < D; a++) {
-        for (j = 0; j < D; j++) {
-            y[a] += S->R[O][j * D + a] * (xk[j] - S->t[O][j]);
-        }
-    }
-    st = sc_ssdf(co, prm->eps, 1, y, &one, sw, &phik, NULL, NULL, NULL);
-    if (refined && phik >= dist) {
-        *m_lb = lb;
-        return st;
-    }
-    *m_lb = (phik < dist ? phik : dist) - lnn;
-    return st;
+    *m_lb = dist - lnn;
 }
 
 /* ---- the driver ---- */
@@ -332,6 +311,9 @@ static void pair_setup(sc__contact *S, const sc_contact_body *A, const sc_contac
     S->cl[1] = B->cloud;
     S->I = A->cloud->n;
     S->n = A->cloud->n + B->cloud->n;
+    /* a half-space against a cloud: its one sample does not take part (docs/method.md
+       section 5), so that where its anchor point lies changes no force */
+    S->excl = S->I == 1 && S->n > 2 ? 0 : S->n - S->I == 1 && S->I > 1 ? S->n - 1 : -1;
     S->eps_c = prm->eps_c;
     S->vs2 = prm->slip_velocity * prm->slip_velocity;
     for (X = 0; X < 2; X++) {
@@ -368,19 +350,21 @@ static int pass1(const sc__contact *S, const sc_contact_params *prm, const sc_op
 }
 
 /* The soft minimum m = -eps_c log sum exp(-Phi_k / eps_c) and the distribution pi (shifted
-   by the largest exponent); *phimin the smallest Phi */
-static double soft_minimum(ptrdiff_t n, double eps_c, const double *phi, double *pi, double *phimin)
+   by the largest exponent) over every sample but `excl` (a half-space's own sample, or -1:
+   none; its pi is 0); *phimin the smallest Phi among them */
+static double soft_minimum(ptrdiff_t n, double eps_c, const double *phi, ptrdiff_t excl, double *pi,
+                           double *phimin)
 {
-    double zmax, sum = 0.0, pmin = phi[0];
+    double zmax, sum = 0.0, pmin = INFINITY;
     ptrdiff_t k;
-    for (k = 1; k < n; k++) {
-        if (phi[k] < pmin) {
+    for (k = 0; k < n; k++) {
+        if (k != excl && !(phi[k] >= pmin)) {
             pmin = phi[k];
         }
     }
     zmax = -pmin / eps_c;
     for (k = 0; k < n; k++) {
-        pi[k] = exp(-phi[k] / eps_c - zmax);
+        pi[k] = k == excl ? 0.0 : exp(-phi[k] / eps_c - zmax);
         sum += pi[k];
     }
     for (k = 0; k < n; k++) {
@@ -399,7 +383,7 @@ static int keep_samples(const sc__contact *S, const sc_contact_params *prm, cons
     ptrdiff_t k, na = 0, nA = 0;
     int st;
     for (k = 0; k < S->n; k++) {
-        w->mark[k] = (phi[k] - phimin) / S->eps_c <= Tc;
+        w->mark[k] = k != S->excl && (phi[k] - phimin) / S->eps_c <= Tc;
         if (w->mark[k]) {
             int j;
             w->kept[na] = k;
@@ -500,10 +484,7 @@ int sc__contact_with(int variant_isa, const sc_contact_body *a, const sc_contact
     /* a half-space pair beyond the contact range is skipped before its samples are posed */
     if (!o.dense && wrench_only && (S.I == 1) != (S.n - S.I == 1)) {
         double m_lb;
-        st = halfspace_bound(&S, S.I == 1 ? 0 : 1, prm, S.n, &o, prm->beta * Tp, w.ssdf, &m_lb);
-        if (st != SC_OK) {
-            return st;
-        }
+        halfspace_bound(&S, S.I == 1 ? 0 : 1, prm, S.n, prm->beta * Tp, w.ssdf, &m_lb);
         if (m_lb > prm->beta * Tp) {
             zero_wrench(S.nv, order, out->wrench, out->jac, out->hess, out->dw_dprm);
             return SC_OK;
@@ -516,9 +497,12 @@ int sc__contact_with(int variant_isa, const sc_contact_body *a, const sc_contact
     if ((st = pass1(&S, prm, &o, &w, all, phi)) != SC_OK) {
         return st;
     }
-    S.m = soft_minimum(S.n, S.eps_c, phi, pi, &S.phimin);
+    S.m = soft_minimum(S.n, S.eps_c, phi, S.excl, pi, &S.phimin);
     if (o.dense) {
         memset(w.mark, 1, (size_t)S.n);
+        if (S.excl >= 0) {
+            w.mark[S.excl] = 0;
+        }
     } else {
         if (S.m > prm->beta * Tp) {
             far_pair(&S, prm, out);

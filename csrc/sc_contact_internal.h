@@ -35,6 +35,8 @@ typedef struct sc__contact {
     int order, need_fric;
     const sc_packed_cloud *cl[2];
     ptrdiff_t I, n;                   /* A's samples; all samples (A's then B's) */
+    ptrdiff_t excl;                   /* a half-space's own sample, left out of the soft
+                                         minimum and the forces (pi 0), or -1 */
     double R[2][9], t[2][3], v[2][6]; /* each body's frame and velocity */
     double eps_c, vs2;                /* soft-minimum temperature; v_s^2 */
     double m, phimin;                 /* the soft minimum (depth) and the smallest Phi */

@@ -1367,9 +1367,10 @@ static double *samples_pass(contact_t *S, acc_t *Z, double *forces)
     ptrdiff_t k;
     int base;
     if (order >= 1) {
-        ptrdiff_t kr = 0;
-        for (k = 1; k < n; k++) {
-            kr = S->phi[k] < S->phi[kr] ? k : kr;
+        /* the reference sample: the smallest Phi among those taking part */
+        ptrdiff_t kr = S->excl == 0 ? 1 : 0;
+        for (k = kr + 1; k < n; k++) {
+            kr = k != S->excl && S->phi[k] < S->phi[kr] ? k : kr;
         }
         PhiR = sc_jet_alloc(&S->jets);
         reference_phi(S, Z, kr, PhiR);

@@ -277,7 +277,10 @@ class Contact(NamedTuple):
     depth : float
         Soft minimum ``m`` of the separation field (m): negative when penetrating.
     distribution : (I + J,) ndarray
-        Separation distribution ``pi = softmax(-Phi / eps_c)``, sums to 1.
+        Separation distribution ``pi = softmax(-Phi / eps_c)``, sums to 1.  A half-space
+        (a one-sample cloud) against a cloud of several samples is an exact plane: its own
+        sample takes no part (``pi`` 0, no force; its ``phi`` is still reported), so where
+        its anchor point lies changes nothing.
     forces : (I + J, D) ndarray
         World force on each sample's owner (the other body gets the opposite, at the
         same point): normal, damping and friction parts together.

@@ -209,6 +209,11 @@ def _pair_wrenches(ca, cb, prm, own_a, pose_a, vel_a, pose_b, vel_b, D):
     Phi = jnp.concatenate([phi_a, phi_b])
     G = jnp.concatenate([g_a @ Rb.T, g_b @ Ra.T])
     X = jnp.concatenate([xa, xb])
+    # a half-space (one sample) against a cloud: its own sample takes no part
+    na, nb = xa.shape[0], xb.shape[0]
+    keep = slice(0, na) if nb == 1 and na > 1 else slice(1, None) if na == 1 and nb > 1 else None
+    if keep is not None:
+        Phi, G, X, own_a = Phi[keep], G[keep], X[keep], own_a[keep]
     m = -eps_c * jax.scipy.special.logsumexp(-Phi / eps_c)
     pi = jax.nn.softmax(-Phi / eps_c)
     z = -m / beta

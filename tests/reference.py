@@ -376,6 +376,11 @@ def contact_ref(
     n_a = len(cloud_a[0])
     own_a = np.arange(len(phi)) < n_a
     z = -phi / eps_c
+    # a half-space (one sample) against a cloud: its own sample takes no part
+    if n_a == 1 and len(phi) > 2:
+        z[0] = -np.inf
+    elif len(phi) - n_a == 1 and n_a > 1:
+        z[-1] = -np.inf
     zmax = z.max()
     with np.errstate(under="ignore"):
         e = np.exp(z - zmax)

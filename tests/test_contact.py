@@ -694,3 +694,39 @@ def test_contact_params_defaults_frozen_and_replace():
     n = sc.ContactParams(eps=np.float32(2.5e-5), stiffness=np.int64(100), beta=np.array(2e-3))
     assert all(type(getattr(n, f)) is float for f in FIELDS)
     assert n.stiffness == 100.0 and n.beta == 2e-3
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_a_half_space_is_an_exact_plane_wherever_its_anchor(dim):
+    """A half-space's own sample takes no part: a body's wrench against a floor is the same
+    (to the rounding of the plane distance) for anchors 0, 0.3 m and 50 m away along the
+    plane, with pi 0 and no force at the anchor; a frictionless body feels no lateral
+    force at all."""
+    if dim == 2:
+        body = sc.PointCloud.disk(0.03, 0.005)
+        pose, vel = [0.01, 0.028, 0.2], [0.05, -0.02, 1.0]
+        anchors = ([0.0, 0.0], [0.3, 0.0], [-50.0, 0.0], [0.012, 0.0])
+    else:
+        body = sc.PointCloud.sphere(0.03, 0.008)
+        pose, vel = [0.01, 0.02, 0.028, 1, 0, 0, 0], [0.05, -0.02, 0.1, 1.0, 0.0, 0.5]
+        anchors = ([0, 0, 0], [0.3, -0.2, 0], [-50.0, 20.0, 0], [0.012, 0.021, 0])
+    params = dataclasses.replace(PARAMS, friction=0.0)
+    ref = None
+    for anchor in anchors:
+        floor = sc.PointCloud.halfspace(anchor, [0.0] * (dim - 1) + [1.0])
+        zero = [0.0] * (3 if dim == 2 else 7)
+        if dim == 3:
+            zero[3] = 1.0
+        c = sc.contact(body, pose, vel, floor, zero, [0.0] * (3 * dim - 3), params, order=1)
+        assert c.distribution[-1] == 0.0 and np.all(c.forces[-1] == 0.0)
+        assert c.depth < 0.0 and c.wrench_a[dim - 1] > 0.1
+        # frictionless against a plane: every force along its normal, exactly
+        np.testing.assert_array_equal(c.wrench_a[: dim - 1], 0.0)
+        if ref is None:
+            ref = c
+            continue
+        scale = np.abs(ref.wrench_a).max()
+        np.testing.assert_allclose(c.wrench_a, ref.wrench_a, rtol=0, atol=1e-9 * scale)
+        np.testing.assert_allclose(
+            c.jacobian, ref.jacobian, rtol=0, atol=1e-9 * np.abs(ref.jacobian).max()
+        )
