@@ -38,7 +38,8 @@ int sc_contact_params_check(const sc_contact_params *prm)
 typedef struct {
     double *y, *g, *h, *t3;    /* per sample: other-body coordinates, the SSDF's derivatives */
     double *phi, *pi;          /* when the caller does not ask for them */
-    double *dphi, *pf;         /* order 2: dPhi (2 nv); the friction forces' values (D) */
+    double *dphi, *pf, *pd;    /* order 2: dPhi (2 nv); the friction and damping forces'
+                                  values (D) */
     unsigned char *mark;       /* the kept samples */
     ptrdiff_t *kept;           /* their indices */
     double *yc, *gc, *hc, *tc; /* their coordinates and SSDF derivatives, compact */
@@ -60,6 +61,7 @@ static ptrdiff_t workspace(const sc_packed_cloud *a, const sc_packed_cloud *b, i
     w->pi = sc__take(base, &off, n, d);
     w->dphi = sc__take(base, &off, n * 2 * SC_NV(3), d);
     w->pf = sc__take(base, &off, n * D, d);
+    w->pd = sc__take(base, &off, n * D, d);
     w->mark = sc__take(base, &off, n, sizeof(unsigned char));
     w->kept = sc__take(base, &off, n, sizeof(ptrdiff_t));
     w->yc = sc__take(base, &off, n * D, d);
@@ -296,7 +298,7 @@ static int body_check(const sc_contact_body *x, int D)
 /* the pair's frames, velocities and jet variables: the moving bodies' poses, then their
    velocities (a frozen body has none) */
 static void pair_setup(sc__contact *S, const sc_contact_body *A, const sc_contact_body *B,
-                       const sc_contact_params *prm, int order, int need_fric)
+                       const sc_contact_params *prm, int order, int vel)
 {
     const sc_contact_body *bodies[2] = {A, B};
     const int D = A->cloud->dim, nv = SC_NV(D), fa = A->frozen != 0, fb = B->frozen != 0;
@@ -306,7 +308,7 @@ static void pair_setup(sc__contact *S, const sc_contact_body *A, const sc_contac
     S->D = D;
     S->nv = nv;
     S->order = order;
-    S->need_fric = need_fric;
+    S->vel = vel;
     S->cl[0] = A->cloud;
     S->cl[1] = B->cloud;
     S->I = A->cloud->n;
@@ -470,7 +472,9 @@ int sc__contact_with(int variant_isa, const sc_contact_body *a, const sc_contact
         (st = sc_options_resolve(opt, &o)) != SC_OK) {
         return st;
     }
-    pair_setup(&S, a, b, prm, order, prm->friction > 0.0 || out->dw_dprm != NULL);
+    pair_setup(&S, a, b, prm, order,
+               (prm->friction > 0.0 || out->dw_dprm != NULL ? SC_CONTACT_FRIC : 0) |
+                   (prm->damping > 0.0 || out->dw_dprm != NULL ? SC_CONTACT_DAMP : 0));
     workspace(a->cloud, b->cloud, o.nthreads, work, &w);
     phi = out->phi ? out->phi : w.phi;
     pi = out->pi ? out->pi : w.pi;
@@ -534,6 +538,7 @@ int sc__contact_with(int variant_isa, const sc_contact_body *a, const sc_contact
     S.mark = w.mark;
     S.dphi = w.dphi;
     S.pf = w.pf;
+    S.pd = w.pd;
     sc_jet_arena_init(&S.jets, w.arena, S.c.len, SC_CONTACT_NJETS);
     return variant(variant_isa)(&S, prm, out);
 }

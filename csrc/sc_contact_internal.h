@@ -18,7 +18,7 @@
  * minimum, its reference sample's Phi, A, B, their accumulators with the moments, the
  * per-owner kinematics with L, N, Q and y0) + 8 D + 6 per sample = 194 at most. */
 #define SC_CONTACT_MAXV 24
-#define SC_CONTACT_NJETS 216
+#define SC_CONTACT_NJETS 256
 #define SC_CONTACT_JLEN SC_JET_LEN(SC_CONTACT_MAXV)
 
 /* World positions x_w (may be NULL) and other-body coordinates y of every sample, A's then
@@ -30,9 +30,14 @@ void sc__pose_samples(const sc_packed_cloud *a, const double *Ra, const double *
 /* A pair of bodies in contact while the model is evaluated: what the driver (sc_contact.c:
  * frames, the SSDF at every sample, the soft minimum, the samples kept) hands to the
  * jets of the compiled variant (sc_contact_kernel.h). */
+/* the velocity-dependent terms of a pass (sc__contact.vel) */
+#define SC_CONTACT_FRIC 1 /* friction */
+#define SC_CONTACT_DAMP 2 /* damping */
+
 typedef struct sc__contact {
     int D, nv;
-    int order, need_fric;
+    int order, vel; /* SC_CONTACT_FRIC | SC_CONTACT_DAMP: which velocity
+                       terms the pass computes (none: 0) */
     const sc_packed_cloud *cl[2];
     ptrdiff_t I, n;                   /* A's samples; all samples (A's then B's) */
     ptrdiff_t excl;                   /* a half-space's own sample, left out of the soft
@@ -45,7 +50,7 @@ typedef struct sc__contact {
        (mark); the order-2 pass's dPhi (2 nv) and the friction forces' values (D) */
     const double *y, *g, *h, *t3, *phi, *pi;
     const unsigned char *mark;
-    double *dphi, *pf;
+    double *dphi, *pf, *pd; /* ... and the damping forces' values (D) */
     /* the jets (sc_jet.h): their context in the variables of the moving bodies' poses and
        velocities (nq pose-only, ns in all), each body's first pose / velocity variable
        (SC_JET_NOVAR: frozen), the arena */

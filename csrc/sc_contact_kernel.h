@@ -18,15 +18,15 @@
  *     (the diagonal-plus-rank-one Hessian of the soft minimum applied, never formed);
  *   A = sum_k wrench(pi_k G_k at x_k)   (= dm/dq as a jet: the unit normal wrench),
  *   B = sum_k wrench(pi_k t_k / sqrt(|t_k|^2 + v_s^2) at x_k),  t_k = u_k - (nu_k.u_k) nu_k,
- *   mdot = A . v,  alpha = lambda(m) - c s_b(-m) mdot,
- *   wrench = alpha A - mu lambda(m) B,
+ *   C = sum_k wrench(pi_k (nu_k.u_k) nu_k at x_k)  (each sample's normal velocity),
+ *   wrench = lambda(m) A - c s_b(-m) C - mu lambda(m) B,
  * where wrench(f at x) puts f on the owner and -f on the other body: 2D (f, r x f),
  * 3D (f, R(dth)^T (r x f)) = (f, p x (Exp(-dth_O) R_O^T f)) for the owner and
  * -(f, y x (Exp(-dth_K) R_K^T f)) for the other body.
  *
  * Cost: the SSDF evaluations (O(I J), threaded) dominate; the closed-form part is O(I + J)
- * with configuration-only jets in 2 nv variables and velocity-dependent ones (friction
- * only) in 4 nv.  It runs on one thread, in sample order, so results do not depend on
+ * with configuration-only jets in 2 nv variables and velocity-dependent ones (damping
+ * and friction) in 4 nv.  It runs on one thread, in sample order, so results do not depend on
  * the number of threads.
  */
 #include <math.h>
@@ -382,12 +382,15 @@ typedef struct {
     double *mj;         /* the soft minimum's jet (pose variables) */
     double *A[12];      /* sum wrench(pi G): pose-only jets */
     double *B[12];      /* sum wrench(pi t / |t|_s): full jets */
-    wacc_t wa, wb;      /* their accumulators (forces and moments in K's frame during
+    double *C[12];      /* sum wrench(pi (nu . u) nu): full jets */
+    wacc_t wa, wb, wc;  /* their accumulators (forces and moments in K's frame during
                            the sample pass, see wacc_t) */
     double *d[2][3];    /* d_O = t_O + dt_O - t_K - dt_K, per owner (full, linear) */
     double *Om[2][3];   /* w_O - w_K, world angular velocities (full; 2D: [0]) */
-    double *cv[2][3];   /* M_K^T (v_O - v_K - w_K x d_O), in K's frame (full; friction) */
-    double *N[2][3][3]; /* 3D: M_K^T (Om_O x) L_O, u_K = cv_O + N_O p (full; friction) */
+    double *cv[2][3];   /* M_K^T (v_O - v_K - w_K x d_O), in K's frame (full; velocity
+                           terms) */
+    double *N[2][3][3]; /* 3D: M_K^T (Om_O x) L_O, u_K = cv_O + N_O p (full; velocity
+                           terms) */
 } acc_t;
 
 /* nu = g / sqrt(|g|^2 + tiny) on numbers: the values of the jets' friction direction (the
@@ -405,14 +408,34 @@ SC_JET_KERNEL void unit_value(int D, const double *g, double *nu)
     }
 }
 
+/* one velocity term's sample force X (D numbers, K's frame) on the sums w and its value
+   (world) on out (NULL: none) */
+SC_JET_KERNEL void velocity_sums(int inl, const contact_t *S, const sc_jet_ctx *c, const int D,
+                                 const int ns, ptrdiff_t k, wacc_t *w, const double *p,
+                                 double *const *X, double *const *rO, double *out)
+{
+    const int O = k < S->I ? 0 : 1, K = 1 - O;
+    double val[3];
+    int a;
+    if (out) {
+        for (a = 0; a < D; a++) {
+            val[a] = X[a][0];
+        }
+        mat_value(D, S->R[K], 0, val, out + k * D);
+    }
+    wacc_add(inl, c, D, ns, w, X, O, p, rO);
+}
+
 /* A sample's outputs and sums, the last step of every per-sample pass: its force pi_k G_k
- * (world) on forces, with friction the value of F (world) on pf, and the wrench sums of
- * piG (A's) and F (B's).  piG, F and rO are numbers (jets, or values in a context of
- * order 0) in the pass's variables; rO only read in 2D. */
+ * (world) on forces, the values of F and Fd (world) on pf and pd, and the wrench sums of
+ * piG (A's), F (B's) and Fd (C's), as far as vel asks for them.  piG, F, Fd and rO are
+ * numbers (jets, or values in a context of order 0) in the pass's variables; rO only read
+ * in 2D. */
 SC_JET_KERNEL void sample_sums(int inl, const contact_t *S, acc_t *Z, const sc_jet_ctx *c,
                                const int D, const int nq, const int ns, ptrdiff_t k,
                                const double *p, double *const *piG, double *const *F,
-                               double *const *rO, int need_fric, double *pf, double *forces)
+                               double *const *Fd, double *const *rO, int vel, double *pf,
+                               double *pd, double *forces)
 {
     const int O = k < S->I ? 0 : 1, K = 1 - O;
     double val[3];
@@ -421,21 +444,16 @@ SC_JET_KERNEL void sample_sums(int inl, const contact_t *S, acc_t *Z, const sc_j
         mat_value(D, S->R[K], 0, S->g + k * D, val);
         for (a = 0; a < D; a++) {
             forces[k * D + a] = S->pi[k] * val[a];
+            pf[k * D + a] = 0.0;
+            pd[k * D + a] = 0.0;
         }
     }
     wacc_add(inl, c, D, nq, &Z->wa, piG, O, p, rO);
-    if (need_fric) {
-        for (a = 0; a < D; a++) {
-            val[a] = F[a][0];
-        }
-        if (forces) {
-            mat_value(D, S->R[K], 0, val, pf + k * D);
-        }
-        wacc_add(inl, c, D, ns, &Z->wb, F, O, p, rO);
-    } else if (forces) {
-        for (a = 0; a < D; a++) {
-            pf[k * D + a] = 0.0;
-        }
+    if (vel & SC_CONTACT_DAMP) {
+        velocity_sums(inl, S, c, D, ns, k, &Z->wc, p, Fd, rO, forces ? pd : NULL);
+    }
+    if (vel & SC_CONTACT_FRIC) {
+        velocity_sums(inl, S, c, D, ns, k, &Z->wb, p, F, rO, forces ? pf : NULL);
     }
 }
 
@@ -500,14 +518,14 @@ SC_JET_KERNEL void inv_norm_values(int D, double *out, double *const *v, double 
 /* The pass at order 0: every marked sample's forces, values only; D a constant in each
    copy (below), the helpers inlined. */
 SC_JET_KERNEL void pass_values(contact_t *S, acc_t *Z, const int D, const unsigned char *mark,
-                               int need_fric, double vs2, double *pf, double *forces)
+                               int vel, double vs2, double *pf, double *pd, double *forces)
 {
     static const double one = 1.0, mone = -1.0;
     const sc_jet_ctx c0 = {0, 0, 1}; /* order 0: the sums' jet kernels take values */
     const law_env E = {&c0, &one, &mone, NULL, NULL, vs2};
     const ptrdiff_t n = S->I + S->cl[1]->n;
     owner_values ow[2];
-    double x[30], gk[3];
+    double x[34], gk[3];
     nums_values v;
     ptrdiff_t k;
     int O, a, b, j = 0;
@@ -530,8 +548,10 @@ SC_JET_KERNEL void pass_values(contact_t *S, acc_t *Z, const int D, const unsign
         v.nu[a] = x + j++;
         v.tg[a] = x + j++;
         v.F[a] = x + j++;
+        v.Fd[a] = x + j++;
         v.gj[a] = gk + a;
     }
+    v.cd = x + j++;
     v.pij = x + j++;
     v.gg = x + j++;
     v.nuu = x + j++;
@@ -554,8 +574,8 @@ SC_JET_KERNEL void pass_values(contact_t *S, acc_t *Z, const int D, const unsign
         }
         s.pi = S->pi + k;
         geometry_values(&E, D, 0, &s, &ow[Ok], 0, &v);
-        forces_values(&E, D, 0, 0, &s, &ow[Ok], flat, need_fric, &v);
-        sample_sums(1, S, Z, &c0, D, 0, 0, k, p, v.piG, v.F, v.rO, need_fric, pf, forces);
+        forces_values(&E, D, 0, 0, &s, &ow[Ok], flat, vel, &v);
+        sample_sums(1, S, Z, &c0, D, 0, 0, k, p, v.piG, v.F, v.Fd, v.rO, vel, pf, pd, forces);
     }
 }
 
@@ -647,8 +667,8 @@ static void sample_of(const contact_t *S, ptrdiff_t k, double *p, sample_jets *s
     s->tk = S->t3 + k * D * D * D;
 }
 
-/* the jets of one sample's numbers in the arena (friction's only with need_fric) */
-static void jets_nums_alloc(contact_t *S, int need_fric, nums_jets *v)
+/* the jets of one sample's numbers in the arena (the velocity terms' as vel asks) */
+static void jets_nums_alloc(contact_t *S, int vel, nums_jets *v)
 {
     int a;
     memset(v, 0, sizeof *v);
@@ -660,17 +680,19 @@ static void jets_nums_alloc(contact_t *S, int need_fric, nums_jets *v)
     }
     v->Phi = sc_jet_alloc(&S->jets);
     v->pij = sc_jet_alloc(&S->jets);
-    for (a = 0; need_fric && a < S->D; a++) {
+    for (a = 0; vel && a < S->D; a++) {
         v->u[a] = sc_jet_alloc(&S->jets);
         v->nu[a] = sc_jet_alloc(&S->jets);
         v->tg[a] = sc_jet_alloc(&S->jets);
-        v->F[a] = sc_jet_alloc(&S->jets);
+        v->F[a] = vel & SC_CONTACT_FRIC ? sc_jet_alloc(&S->jets) : NULL;
+        v->Fd[a] = vel & SC_CONTACT_DAMP ? sc_jet_alloc(&S->jets) : NULL;
     }
-    if (need_fric) {
+    if (vel) {
         v->gg = sc_jet_alloc(&S->jets);
         v->nuu = sc_jet_alloc(&S->jets);
-        v->tt = sc_jet_alloc(&S->jets);
-        v->ct = sc_jet_alloc(&S->jets);
+        v->tt = vel & SC_CONTACT_FRIC ? sc_jet_alloc(&S->jets) : NULL;
+        v->ct = vel & SC_CONTACT_FRIC ? sc_jet_alloc(&S->jets) : NULL;
+        v->cd = vel & SC_CONTACT_DAMP ? sc_jet_alloc(&S->jets) : NULL;
     }
 }
 
@@ -703,8 +725,8 @@ static void reference_phi(contact_t *S, const acc_t *Z, ptrdiff_t kr, double *Ph
  * the variable count).  The sample jets sit at the same arena slots for every sample, so
  * they are allocated once. */
 static void pass_jets(contact_t *S, acc_t *Z, const int ord, const int D, const int nq,
-                      const int ns, const unsigned char *mark, double *PhiR, double *dphi,
-                      int need_fric, double vs2, double *pf, double *forces)
+                      const int ns, const unsigned char *mark, double *PhiR, double *dphi, int vel,
+                      double vs2, double *pf, double *pd, double *forces)
 {
     static const double one = 1.0, mone = -1.0;
     const double ie = 1.0 / S->eps_c, mie = -1.0 / S->eps_c;
@@ -721,7 +743,7 @@ static void pass_jets(contact_t *S, acc_t *Z, const int ord, const int D, const 
     mh = Z->mj + 1 + c->n;
     jets_owner_of(S, Z, 0, PhiR, &ow[0]);
     jets_owner_of(S, Z, 1, PhiR, &ow[1]);
-    jets_nums_alloc(S, need_fric, &v);
+    jets_nums_alloc(S, vel, &v);
     for (k = 0; k < n; k++) {
         const int O = k < S->I ? 0 : 1;
         /* K a half-space: its SSDF gradient is a constant (compose adds nothing to it) */
@@ -744,8 +766,8 @@ static void pass_jets(contact_t *S, acc_t *Z, const int ord, const int D, const 
         for (r = 0; r < sc_jet_nh(c, nq); r++) {
             mh[r] += S->pi[k] * v.Phi[1 + c->n + r];
         }
-        forces_jets(&E, D, nq, ns, &s, &ow[O], flat, need_fric, &v);
-        sample_sums(0, S, Z, c, D, nq, ns, k, p, v.piG, v.F, v.rO, need_fric, pf, forces);
+        forces_jets(&E, D, nq, ns, &s, &ow[O], flat, vel, &v);
+        sample_sums(0, S, Z, c, D, nq, ns, k, p, v.piG, v.F, v.Fd, v.rO, vel, pf, pd, forces);
     }
 }
 
@@ -1010,10 +1032,10 @@ static int next_lanes(const unsigned char *mark, ptrdiff_t *k, ptrdiff_t k1,
     return nl;
 }
 
-/* the owner's numbers in lanes, LJ (see pass_lanes): Q (D x D), y0 (D), and for friction
-   cv (D), N (3D: 3 x 3) or Om (2D) */
+/* the owner's numbers in lanes, LJ (see pass_lanes): Q (D x D), y0 (D), and for the
+   velocity terms cv (D), N (3D: 3 x 3) or Om (2D) */
 SC_JET_KERNEL void lanes_owner_of(const contact_t *S, const acc_t *Z, const int D, const int nq,
-                                  const int ns, int O, lane_jet *LJ, lane_jet *PhiR, int need_fric,
+                                  const int ns, int O, lane_jet *LJ, lane_jet *PhiR, int vel,
                                   owner_lanes *ow)
 {
     int a, b;
@@ -1022,19 +1044,19 @@ SC_JET_KERNEL void lanes_owner_of(const contact_t *S, const acc_t *Z, const int 
             ow->Q[3 * a + b] = LJ[3 * a + b];
             lj_bcast(nq, ow->Q[3 * a + b], S->Q[O][a][b]);
             ow->N[3 * a + b] = LJ[15 + 3 * a + b];
-            if (need_fric && D == 3) {
+            if (vel && D == 3) {
                 lj_bcast(ns, ow->N[3 * a + b], Z->N[O][a][b]);
             }
         }
         ow->y0[a] = LJ[9 + a];
         lj_bcast(nq, ow->y0[a], S->y0[O][a]);
         ow->cv[a] = LJ[12 + a];
-        if (need_fric) {
+        if (vel) {
             lj_bcast(ns, ow->cv[a], Z->cv[O][a]);
         }
     }
     ow->Om = LJ[24];
-    if (need_fric && D == 2) {
+    if (vel && D == 2) {
         lj_bcast(ns, ow->Om, Z->Om[O][0]);
     }
     ow->PhiR = *PhiR;
@@ -1044,8 +1066,8 @@ SC_JET_KERNEL void lanes_owner_of(const contact_t *S, const acc_t *Z, const int 
  * at a time */
 SC_JET_KERNEL void owner_pass_lanes(contact_t *S, acc_t *Z, const sc_jet_ctx *c, const int D,
                                     const int nq, const int ns, int O, ptrdiff_t k0, ptrdiff_t k1,
-                                    const unsigned char *mark, lane_jet *PhiR, int need_fric,
-                                    double vs2, double *pf, double *forces, lane_jet *LJ)
+                                    const unsigned char *mark, lane_jet *PhiR, int vel, double vs2,
+                                    double *pf, double *pd, double *forces, lane_jet *LJ)
 {
     const int flat = S->cl[1 - O]->n == 1;
     const ptrdiff_t I = S->I;
@@ -1055,7 +1077,8 @@ SC_JET_KERNEL void owner_pass_lanes(contact_t *S, acc_t *Z, const sc_jet_ctx *c,
     nums_lanes v;
     /* the samples' lane jets on the stack (~30 KB; there the compiler knows that they
        alias nothing, which it cannot in the arena) */
-    lane_jet rO[3], yy[3], gj[3], piG[3], u[3], nu[3], tg[3], F[3], Phi, pij, gg, nuu, tt, ct;
+    lane_jet rO[3], yy[3], gj[3], piG[3], u[3], nu[3], tg[3], F[3], Fd[3], Phi, pij, gg, nuu;
+    lane_jet tt, ct, cd;
     ptrdiff_t ks[SC_CONTACT_VL], k = k0;
     int a, b, l, nl;
 
@@ -1071,7 +1094,7 @@ SC_JET_KERNEL void owner_pass_lanes(contact_t *S, acc_t *Z, const sc_jet_ctx *c,
     E.ie = cst[2];
     E.mie = cst[3];
     E.vs2 = vs2;
-    lanes_owner_of(S, Z, D, nq, ns, O, LJ, PhiR, need_fric, &ow);
+    lanes_owner_of(S, Z, D, nq, ns, O, LJ, PhiR, vel, &ow);
     for (a = 0; a < 3; a++) {
         v.rO[a] = rO[a];
         v.yy[a] = yy[a];
@@ -1081,6 +1104,7 @@ SC_JET_KERNEL void owner_pass_lanes(contact_t *S, acc_t *Z, const sc_jet_ctx *c,
         v.nu[a] = nu[a];
         v.tg[a] = tg[a];
         v.F[a] = F[a];
+        v.Fd[a] = Fd[a];
     }
     v.Phi = Phi;
     v.pij = pij;
@@ -1088,6 +1112,7 @@ SC_JET_KERNEL void owner_pass_lanes(contact_t *S, acc_t *Z, const sc_jet_ctx *c,
     v.nuu = nuu;
     v.tt = tt;
     v.ct = ct;
+    v.cd = cd;
     while ((nl = next_lanes(mark, &k, k1, ks)) > 0) {
         double p[3][SC_CONTACT_VL], gv[3][SC_CONTACT_VL], hv[3][3][SC_CONTACT_VL];
         double pik[SC_CONTACT_VL], phik[SC_CONTACT_VL], yk[3][SC_CONTACT_VL];
@@ -1121,32 +1146,35 @@ SC_JET_KERNEL void owner_pass_lanes(contact_t *S, acc_t *Z, const sc_jet_ctx *c,
                 mg[r] += pik[l] * Phi[1 + r][l];
             }
         }
-        forces_lanes(&E, D, nq, ns, &s, &ow, flat, need_fric, &v);
+        forces_lanes(&E, D, nq, ns, &s, &ow, flat, vel, &v);
         /* the sums and outputs, lane by lane in sample order */
         for (l = 0; l < nl; l++) {
             double jg[3][1 + SC_CONTACT_MAXV], jf[3][1 + SC_CONTACT_MAXV];
-            double jr[3][1 + SC_CONTACT_MAXV], pl[3];
+            double jd[3][1 + SC_CONTACT_MAXV], jr[3][1 + SC_CONTACT_MAXV], pl[3];
             double *gp[3] = {jg[0], jg[1], jg[2]}, *fp[3] = {jf[0], jf[1], jf[2]};
-            double *rp[3] = {jr[0], jr[1], jr[2]};
+            double *dp[3] = {jd[0], jd[1], jd[2]}, *rp[3] = {jr[0], jr[1], jr[2]};
             for (a = 0; a < D; a++) {
                 pl[a] = p[a][l];
                 lj_get(nq, piG[a], l, jg[a]);
-                if (need_fric) {
+                if (vel & SC_CONTACT_FRIC) {
                     lj_get(ns, F[a], l, jf[a]);
                 }
+                if (vel & SC_CONTACT_DAMP) {
+                    lj_get(ns, Fd[a], l, jd[a]);
+                }
                 if (D == 2) {
-                    lj_get(need_fric ? ns : nq, rO[a], l, jr[a]);
+                    lj_get(vel ? ns : nq, rO[a], l, jr[a]);
                 }
             }
-            sample_sums(1, S, Z, c, D, nq, ns, ks[l], pl, gp, fp, rp, need_fric, pf, forces);
+            sample_sums(1, S, Z, c, D, nq, ns, ks[l], pl, gp, fp, dp, rp, vel, pf, pd, forces);
         }
     }
 }
 
 /* pass_jets at ord = 1 (constant D, nq, ns): both owners' marked samples in lanes */
 SC_JET_KERNEL void pass_lanes(contact_t *S, acc_t *Z, const int D, const int nq, const int ns,
-                              const unsigned char *mark, const double *PhiR, int need_fric,
-                              double vs2, double *pf, double *forces)
+                              const unsigned char *mark, const double *PhiR, int vel, double vs2,
+                              double *pf, double *pd, double *forces)
 {
     sc_jet_ctx cx; /* a local copy: its order and sizes fold into wacc_add's jet kernels */
     /* PhiR and the owner's common jets in lanes, in the arena's unused tail (not on the
@@ -1157,10 +1185,8 @@ SC_JET_KERNEL void pass_lanes(contact_t *S, acc_t *Z, const int D, const int nq,
     const ptrdiff_t n = S->I + S->cl[1]->n;
     sc_jet_ctx_init(&cx, ns, 1);
     lj_bcast(nq, LJ[0], PhiR);
-    owner_pass_lanes(S, Z, &cx, D, nq, ns, 0, 0, S->I, mark, LJ, need_fric, vs2, pf, forces,
-                     LJ + 1);
-    owner_pass_lanes(S, Z, &cx, D, nq, ns, 1, S->I, n, mark, LJ, need_fric, vs2, pf, forces,
-                     LJ + 1);
+    owner_pass_lanes(S, Z, &cx, D, nq, ns, 0, 0, S->I, mark, LJ, vel, vs2, pf, pd, forces, LJ + 1);
+    owner_pass_lanes(S, Z, &cx, D, nq, ns, 1, S->I, n, mark, LJ, vel, vs2, pf, pd, forces, LJ + 1);
 }
 
 /* The passes with constant sizes: values in 2D or 3D, and the lane pass at first order
@@ -1175,21 +1201,21 @@ SC_JET_KERNEL void pass_lanes(contact_t *S, acc_t *Z, const int D, const int nq,
     #define SC_CONTACT_NOINLINE
 #endif
 #define PASS_VALUES_COPY(D_)                                                                       \
-    static SC_CONTACT_NOINLINE void pass_values_##D_(contact_t *S, acc_t *Z,                       \
-                                                     const unsigned char *mark, int need_fric,     \
-                                                     double vs2, double *pf, double *forces)       \
+    static SC_CONTACT_NOINLINE void pass_values_##D_(                                              \
+        contact_t *S, acc_t *Z, const unsigned char *mark, int vel, double vs2, double *pf,        \
+        double *pd, double *forces)                                                                \
     {                                                                                              \
-        pass_values(S, Z, D_, mark, need_fric, vs2, pf, forces);                                   \
+        pass_values(S, Z, D_, mark, vel, vs2, pf, pd, forces);                                     \
     }
 PASS_VALUES_COPY(2)
 PASS_VALUES_COPY(3)
 #undef PASS_VALUES_COPY
 #define PASS_LANES_COPY(D_, nq_, ns_)                                                              \
     static SC_CONTACT_NOINLINE void pass_lanes_##D_##_##nq_(                                       \
-        contact_t *S, acc_t *Z, const unsigned char *mark, const double *PhiR, int need_fric,      \
-        double vs2, double *pf, double *forces)                                                    \
+        contact_t *S, acc_t *Z, const unsigned char *mark, const double *PhiR, int vel,            \
+        double vs2, double *pf, double *pd, double *forces)                                        \
     {                                                                                              \
-        pass_lanes(S, Z, D_, nq_, ns_, mark, PhiR, need_fric, vs2, pf, forces);                    \
+        pass_lanes(S, Z, D_, nq_, ns_, mark, PhiR, vel, vs2, pf, pd, forces);                      \
     }
 PASS_LANES_COPY(2, 3, 6)
 PASS_LANES_COPY(2, 6, 12)
@@ -1239,7 +1265,7 @@ static void relative_velocity(contact_t *S, acc_t *Z, int O, double *(*w)[3])
 static void lever_arms(contact_t *S, acc_t *Z, int O, double **w, double **tmp)
 {
     const sc_jet_ctx *c = &S->c;
-    const int D = S->D, nq = S->nq, ns = S->ns, K = 1 - O, need_fric = S->need_fric;
+    const int D = S->D, nq = S->nq, ns = S->ns, K = 1 - O, vel = S->vel;
     int aa, cb;
     if (S->order >= 1) {
         to_body(S, nq, S->y0[O], Z->d[O], K, tmp);
@@ -1252,7 +1278,7 @@ static void lever_arms(contact_t *S, acc_t *Z, int O, double **w, double **tmp)
         }
         to_world(S, ns, col, tmp + 3, O, tmp);
         to_body(S, nq, qcol, col, K, tmp);
-        for (aa = 0; D == 3 && need_fric && aa < 3; aa++) {
+        for (aa = 0; D == 3 && vel && aa < 3; aa++) {
             const int i1 = (aa + 1) % 3, i2 = (aa + 2) % 3;
             double *nab = Z->N[O][aa][cb];
             sc_jet_const(c, ns, nab, 0.0);
@@ -1260,7 +1286,7 @@ static void lever_arms(contact_t *S, acc_t *Z, int O, double **w, double **tmp)
             sc_jet_madd(c, ns, nab, -1.0, Z->Om[O][i2], S->L[O][i1][cb]);
         }
     }
-    for (cb = 0; need_fric && cb < (D == 3 ? 4 : 1); cb++) {
+    for (cb = 0; vel && cb < (D == 3 ? 4 : 1); cb++) {
         double *v[3] = {NULL, NULL, NULL};
         for (aa = 0; aa < D; aa++) {
             v[aa] = cb == 0 ? Z->cv[O][aa] : Z->N[O][aa][cb - 1];
@@ -1285,9 +1311,11 @@ static void kinematics(contact_t *S, acc_t *Z)
     for (r = 0; r < 2 * nv; r++) {
         Z->A[r] = sc_jet_alloc(&S->jets);
         Z->B[r] = sc_jet_alloc(&S->jets);
+        Z->C[r] = sc_jet_alloc(&S->jets);
     }
     wacc_init(S, nq, &Z->wa);
     wacc_init(S, ns, &Z->wb);
+    wacc_init(S, ns, &Z->wc);
     for (O = 0; O < 2; O++) {
         for (aa = 0; aa < 3; aa++) {
             Z->d[O][aa] = sc_jet_alloc(&S->jets);
@@ -1359,11 +1387,11 @@ static void kinematics(contact_t *S, acc_t *Z)
  * order 0), which stays allocated. */
 static double *samples_pass(contact_t *S, acc_t *Z, double *forces)
 {
-    const int D = S->D, order = S->order, nq = S->nq, ns = S->ns, nf = S->need_fric;
+    const int D = S->D, order = S->order, nq = S->nq, ns = S->ns, nf = S->vel;
     const ptrdiff_t n = S->n;
     const double vs2 = S->vs2;
     const unsigned char *mark = S->mark;
-    double *PhiR = NULL, *pf = S->pf;
+    double *PhiR = NULL, *pf = S->pf, *pd = S->pd;
     ptrdiff_t k;
     int base;
     if (order >= 1) {
@@ -1380,21 +1408,22 @@ static double *samples_pass(contact_t *S, acc_t *Z, double *forces)
     for (k = 0; forces && k < n; k++) {
         if (!mark[k]) {
             memset(pf + k * D, 0, sizeof(double) * (size_t)D);
+            memset(pd + k * D, 0, sizeof(double) * (size_t)D);
             memset(forces + k * D, 0, sizeof(double) * (size_t)D);
         }
     }
     if (order == 0) {
-        (D == 2 ? pass_values_2 : pass_values_3)(S, Z, mark, nf, vs2, pf, forces);
+        (D == 2 ? pass_values_2 : pass_values_3)(S, Z, mark, nf, vs2, pf, pd, forces);
     } else if (order == 1 && D == 2 && nq == 3) {
-        pass_lanes_2_3(S, Z, mark, PhiR, nf, vs2, pf, forces);
+        pass_lanes_2_3(S, Z, mark, PhiR, nf, vs2, pf, pd, forces);
     } else if (order == 1 && D == 2 && nq == 6) {
-        pass_lanes_2_6(S, Z, mark, PhiR, nf, vs2, pf, forces);
+        pass_lanes_2_6(S, Z, mark, PhiR, nf, vs2, pf, pd, forces);
     } else if (order == 1 && D == 3 && nq == 6) {
-        pass_lanes_3_6(S, Z, mark, PhiR, nf, vs2, pf, forces);
+        pass_lanes_3_6(S, Z, mark, PhiR, nf, vs2, pf, pd, forces);
     } else if (order == 1 && D == 3 && nq == 12) {
-        pass_lanes_3_12(S, Z, mark, PhiR, nf, vs2, pf, forces);
+        pass_lanes_3_12(S, Z, mark, PhiR, nf, vs2, pf, pd, forces);
     } else {
-        pass_jets(S, Z, order, D, nq, ns, mark, PhiR, S->dphi, nf, vs2, pf, forces);
+        pass_jets(S, Z, order, D, nq, ns, mark, PhiR, S->dphi, nf, vs2, pf, pd, forces);
     }
     S->jets.used = base;
     return PhiR;
@@ -1411,13 +1440,19 @@ static void sums_to_world(contact_t *S, acc_t *Z)
         tmp[aa] = sc_jet_alloc(&S->jets);
     }
     wacc_to_world(S, S->nq, &Z->wa, tmp);
-    if (S->need_fric) {
+    if (S->vel & SC_CONTACT_FRIC) {
         wacc_to_world(S, S->ns, &Z->wb, tmp);
+    }
+    if (S->vel & SC_CONTACT_DAMP) {
+        wacc_to_world(S, S->ns, &Z->wc, tmp);
     }
     S->jets.used = base;
     wacc_torques(S, S->nq, &Z->wa, S->L);
-    if (S->need_fric) {
+    if (S->vel & SC_CONTACT_FRIC) {
         wacc_torques(S, S->ns, &Z->wb, S->L);
+    }
+    if (S->vel & SC_CONTACT_DAMP) {
+        wacc_torques(S, S->ns, &Z->wc, S->L);
     }
 }
 
@@ -1459,14 +1494,20 @@ static void scale_sums(contact_t *S, acc_t *Z, const double *PhiR)
     for (X = 0; X < 2; X++) {
         for (aa = 0; aa < D; aa++) {
             sc_jet_mul(c, nq, Z->wa.F[X][aa], Z->wa.F[X][aa], e);
-            if (S->need_fric) {
+            if (S->vel & SC_CONTACT_FRIC) {
                 sc_jet_mul(c, ns, Z->wb.F[X][aa], Z->wb.F[X][aa], ef);
+            }
+            if (S->vel & SC_CONTACT_DAMP) {
+                sc_jet_mul(c, ns, Z->wc.F[X][aa], Z->wc.F[X][aa], ef);
             }
         }
         for (aa = 0; aa < (D == 2 ? 1 : 3); aa++) {
             sc_jet_mul(c, nq, Z->wa.T[X][aa], Z->wa.T[X][aa], e);
-            if (S->need_fric) {
+            if (S->vel & SC_CONTACT_FRIC) {
                 sc_jet_mul(c, ns, Z->wb.T[X][aa], Z->wb.T[X][aa], ef);
+            }
+            if (S->vel & SC_CONTACT_DAMP) {
+                sc_jet_mul(c, ns, Z->wc.T[X][aa], Z->wc.T[X][aa], ef);
             }
         }
     }
@@ -1525,30 +1566,29 @@ static void write_row(const contact_t *S, int r, const double *q, const sc_conta
     }
 }
 
-/* Assembly: wrench = alpha A - mu lambda B, alpha = lambda - c s mdot, mdot = A . v, and
-   the per-sample forces */
+/* Assembly: wrench = lambda A - c s C - mu lambda B, and the per-sample forces */
 static void assemble(contact_t *S, acc_t *Z, const sc_contact_params *prm,
                      const sc_contact_out *out)
 {
     const sc_jet_ctx *c = &S->c;
-    const int nv = S->nv, nq = S->nq, ns = S->ns, need_fric = S->need_fric;
-    const double mu = prm->friction;
+    const int nv = S->nv, nq = S->nq, ns = S->ns, vel = S->vel;
+    const double mu = prm->friction, cd = prm->damping;
     const normal_force f = normal_of(S->m, prm);
-    double *lam, *sig, *md, *vj, *al, *q, *tmp[3];
+    double *lam, *sig, *q, *tmp[3];
     ptrdiff_t k;
     int r;
     tmp[0] = sc_jet_alloc(&S->jets);
     tmp[1] = sc_jet_alloc(&S->jets);
     tmp[2] = sc_jet_alloc(&S->jets);
     wacc_finish(S, nq, &Z->wa, Z->d, Z->A, tmp);
-    if (need_fric) {
+    if (vel & SC_CONTACT_FRIC) {
         wacc_finish(S, ns, &Z->wb, Z->d, Z->B, tmp);
+    }
+    if (vel & SC_CONTACT_DAMP) {
+        wacc_finish(S, ns, &Z->wc, Z->d, Z->C, tmp);
     }
     lam = sc_jet_alloc(&S->jets);
     sig = sc_jet_alloc(&S->jets);
-    md = sc_jet_alloc(&S->jets);
-    vj = sc_jet_alloc(&S->jets);
-    al = sc_jet_alloc(&S->jets);
     q = sc_jet_alloc(&S->jets);
     if (out->scalars) {
         out->scalars[0] = 0.5 * prm->stiffness * f.P * f.P;
@@ -1559,33 +1599,27 @@ static void assemble(contact_t *S, acc_t *Z, const sc_contact_params *prm,
     sc_jet_func(c, nq, sig, Z->mj, f.Sg, -f.S1, f.S2);
     sc_jet_promote(c, nq, ns, lam);
     sc_jet_promote(c, nq, ns, sig);
-    /* mdot = A . v */
-    sc_jet_const(c, ns, md, 0.0);
     for (r = 0; r < 2 * nv; r++) {
         sc_jet_promote(c, nq, ns, Z->A[r]);
-        sc_jet_var(c, ns, vj, S->v[r / nv][r % nv], S->vv[r / nv] + r % nv);
-        sc_jet_madd(c, ns, md, 1.0, Z->A[r], vj);
-    }
-    /* alpha = lambda - c s mdot */
-    sc_jet_mul(c, ns, al, sig, md);
-    sc_jet_lin(c, ns, al, 1.0, lam, -prm->damping, al);
-    for (r = 0; r < 2 * nv; r++) {
-        sc_jet_mul(c, ns, q, al, Z->A[r]);
+        sc_jet_mul(c, ns, q, lam, Z->A[r]);
+        if (cd > 0.0) {
+            sc_jet_madd(c, ns, q, -cd, sig, Z->C[r]);
+        }
         if (mu > 0.0) {
             sc_jet_madd(c, ns, q, -mu, lam, Z->B[r]);
         }
         if (out->dw_dprm) {
             /* lambda and the friction force are linear in k, damping in c, friction
-             * in mu: W = k (P S) (A - mu B) - c S mdot A */
-            const double bv = need_fric ? Z->B[r][0] : 0.0;
-            out->dw_dprm[r] = f.P * f.Sg * (Z->A[r][0] - mu * bv);
-            out->dw_dprm[2 * nv + r] = -f.Sg * md[0] * Z->A[r][0];
-            out->dw_dprm[4 * nv + r] = -f.lam[0] * bv;
+             * in mu: W = k (P S) (A - mu B) - c S C */
+            out->dw_dprm[r] = f.P * f.Sg * (Z->A[r][0] - mu * Z->B[r][0]);
+            out->dw_dprm[2 * nv + r] = -f.Sg * Z->C[r][0];
+            out->dw_dprm[4 * nv + r] = -f.lam[0] * Z->B[r][0];
         }
         write_row(S, r, q, out);
     }
     for (k = 0; out->forces && k < S->n * S->D; k++) {
-        out->forces[k] = al[0] * out->forces[k] - mu * f.lam[0] * S->pf[k];
+        out->forces[k] =
+            f.lam[0] * out->forces[k] - cd * f.Sg * S->pd[k] - mu * f.lam[0] * S->pf[k];
     }
 }
 

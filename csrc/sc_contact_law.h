@@ -19,9 +19,10 @@
  *   forces: pi_k(0) E(dR - dPhi_k) (E(z) = exp(z / eps_c): the sums are multiplied by
  *     E(dm - dR) once after the pass), the normal force pi G, and with friction the
  *     relative velocity u = cv_O + Om_O x q (2D) or cv_O + N_O p (3D), in K's frame, its
- *     part t = u - (nu . u) nu tangent to nu = g / sqrt(|g|^2 + tiny), and the friction
- *     force F = pi t / sqrt(|t|^2 + v_s^2).  A half-space K has a constant gradient: its
- *     g is the numbers of the sample, and nu is constant.
+ *     part t = u - (nu . u) nu tangent to nu = g / sqrt(|g|^2 + tiny), the damping force
+ *     per unit c s_b(-m), Fd = pi (nu . u) nu (the sample's normal velocity), and the
+ *     friction force F = pi t / sqrt(|t|^2 + v_s^2).  A half-space K has a constant
+ *     gradient: its g is the numbers of the sample, and nu is constant.
  *
  * Before including, define:
  *   LAW(name)    the instance's name of `name` (name##_values, ...)
@@ -62,7 +63,7 @@ typedef struct {
 /* a sample's numbers: its geometry, then its forces' intermediates */
 typedef struct {
     LAW_N rO[3], yy[3], Phi, gj[3], pij, piG[3];
-    LAW_N u[3], nu[3], gg, nuu, tg[3], tt, ct, F[3];
+    LAW_N u[3], nu[3], gg, nuu, tg[3], tt, ct, F[3], cd, Fd[3];
 } LAW(nums);
 
 /* q = Q_O p, y = q + y0_O, and (with derivatives) Phi and, when grad, g (K is not a
@@ -92,9 +93,10 @@ SC_JET_KERNEL void LAW(geometry)(const law_env *E, const int D, const int nq, co
 #endif
 }
 
-/* the normal force pi G (piG) and, with friction, F, in K's frame */
+/* the normal force pi G (piG) and, as vel asks (SC_CONTACT_FRIC, SC_CONTACT_DAMP), the
+   friction F and the damping Fd, in K's frame */
 SC_JET_KERNEL void LAW(forces)(const law_env *E, const int D, const int nq, const int ns,
-                               const LAW_SAMPLE *s, const LAW(owner) *ow, int flat, int need_fric,
+                               const LAW_SAMPLE *s, const LAW(owner) *ow, int flat, int vel,
                                const LAW(nums) *v)
 {
     int a;
@@ -110,7 +112,7 @@ SC_JET_KERNEL void LAW(forces)(const law_env *E, const int D, const int nq, cons
             L_MUL(nq, v->piG[a], v->pij, v->gj[a]);
         }
     }
-    if (!need_fric) {
+    if (!vel) {
         return;
     }
     L_PROMOTE(nq, ns, v->pij);
@@ -150,6 +152,12 @@ SC_JET_KERNEL void LAW(forces)(const law_env *E, const int D, const int nq, cons
         for (a = 0; a < D; a++) {
             L_LIN(ns, v->tg[a], E->one, v->u[a], mnv0[a], v->nuu);
         }
+        if (vel & SC_CONTACT_DAMP) {
+            L_MUL(ns, v->cd, v->pij, v->nuu);
+            for (a = 0; a < D; a++) {
+                L_SCALE(ns, v->Fd[a], nv0[a], v->cd);
+            }
+        }
     } else {
         L_INVNORM(nq, D, v->gg, v->gj, SC_CONTACT_TINY);
         for (a = 0; a < D; a++) {
@@ -164,6 +172,15 @@ SC_JET_KERNEL void LAW(forces)(const law_env *E, const int D, const int nq, cons
             L_MUL(ns, v->tg[a], v->nuu, v->nu[a]);
             L_LIN(ns, v->tg[a], E->one, v->u[a], E->mone, v->tg[a]);
         }
+        if (vel & SC_CONTACT_DAMP) {
+            L_MUL(ns, v->cd, v->pij, v->nuu);
+            for (a = 0; a < D; a++) {
+                L_MUL(ns, v->Fd[a], v->cd, v->nu[a]);
+            }
+        }
+    }
+    if (!(vel & SC_CONTACT_FRIC)) {
+        return;
     }
     L_INVNORM(ns, D, v->tt, v->tg, E->vs2);
     L_MUL(ns, v->ct, v->tt, v->pij);

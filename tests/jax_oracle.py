@@ -223,11 +223,11 @@ def _pair_wrenches(ca, cb, prm, own_a, pose_a, vel_a, pose_b, vel_b, D):
     va = _point_velocity(X, Ra, ta, vel_a, D)
     vb = _point_velocity(X, Rb, tb, vel_b, D)
     u = jnp.where(own_a[:, None], va - vb, vb - va)
-    mdot = jnp.sum(pi * jnp.sum(G * u, axis=1))
     nu = G / jnp.sqrt(jnp.sum(G * G, axis=1, keepdims=True) + _TINY)
-    tg = u - jnp.sum(nu * u, axis=1, keepdims=True) * nu
+    nuu = jnp.sum(nu * u, axis=1, keepdims=True)
+    tg = u - nuu * nu
     fric = tg / jnp.sqrt(jnp.sum(tg * tg, axis=1, keepdims=True) + vs * vs)
-    f = pi[:, None] * ((lam - c * sg * mdot) * G - mu * lam * fric)
+    f = pi[:, None] * (lam * G - c * sg * nuu * nu - mu * lam * fric)
     fa = jnp.where(own_a[:, None], f, -f)  # the force on A at each point
     return _wrench(X, fa, Ra, ta, D), _wrench(X, -fa, Rb, tb, D), m, jnp.min(Phi)
 

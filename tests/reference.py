@@ -395,10 +395,10 @@ def contact_ref(
     va_x = _point_velocity(x, pose_a, vel_a)
     vb_x = _point_velocity(x, pose_b, vel_b)
     u = np.where(own_a[:, None], va_x - vb_x, vb_x - va_x)
-    mdot = np.sum(pi * np.einsum("kd,kd->k", G, u))
     f_cons = lam * pi[:, None] * G
-    f_damp = -damping * s * mdot * pi[:, None] * G
     nu = G / np.sqrt(np.sum(G * G, axis=1, keepdims=True) + tiny)
+    # damping of each sample's normal velocity nu . u, along nu
+    f_damp = -damping * s * pi[:, None] * np.einsum("kd,kd->k", nu, u)[:, None] * nu
     tang = u - np.einsum("kd,kd->k", nu, u)[:, None] * nu
     f_fric = (
         -friction

@@ -149,10 +149,10 @@ def test_short_optimization_lowers_cost_and_raises_coverage():
         jac=True,
         method="L-BFGS-B",
         bounds=[(-ctl.u_box, ctl.u_box)] * z.size,
-        options={"maxiter": 10},
+        options={"maxiter": 20},
     )
     cov1 = task.coverage(prob.states(ctl.controls(res.x))[-1, :3])
-    # measured: J 0.928 -> 0.554 (converged), coverage 0.185 -> 0.298
+    # measured: J 0.928 -> 0.554 (converged in 14 iterations), coverage 0.185 -> 0.298
     assert res.success and res.fun < 0.7 * J0
     assert cov1 > cov0 + 0.08
 

@@ -851,7 +851,7 @@ def _puck_collision(dt):
 
 @pytest.mark.parametrize(
     "setup, dts",
-    [(_puck_collision, (0.004, 0.002, 0.001)), (_box_drop, (0.002, 0.001, 0.0005))],
+    [(_puck_collision, (0.006, 0.005, 0.003)), (_box_drop, (0.005, 0.004, 0.002))],
     ids=["2d-collision", "3d-box-drop"],
 )
 def test_energy_never_increases_beyond_integrator_error(setup, dts):
@@ -868,7 +868,8 @@ def test_energy_never_increases_beyond_integrator_error(setup, dts):
         assert E[:, 2].max() > 1e-4  # the bodies met
         assert total[-1] < 0.9 * total[0]  # damping and friction took > 10 % of the energy
         rises.append(np.max(total - np.minimum.accumulate(total)))
-    # measured: 2D 3.8e-6, 5.2e-8, 0 (J); 3D 2.8e-4, 7.2e-6, 2.3e-7 (J), out of 5e-3 / 7e-2
+    # measured: 2D 2.1e-4, 7.7e-5, 0 (J); 3D 2.9e-3, 2.5e-4, 0 (J), out of 5e-3 / 7e-2 (the
+    # damping of every sample's normal velocity removes the rise below these steps)
     assert rises[0] > 0, rises  # the test sees the integrator error at the largest step
     assert rises[1] <= rises[0] / 2 and rises[2] <= rises[1] / 2, rises
     assert rises[2] <= 1e-5 * total[0], rises
