@@ -72,6 +72,7 @@ else:
 if not _STANDIN:
     from . import optimize
     from ._core import NumericalError
+    from ._validate import SoftContactWarning
     from .cloud import MassProperties, PointCloud
     from .contact import Contact, ContactParams, Separation, contact, separation
     from .scene import Energy, Model, Momentum, Rollout, Scene, StepResult
@@ -79,9 +80,6 @@ if not _STANDIN:
     from .ssdf import SSDF, ssdf
 
     __version__ = "0.1.0"
-
-    class SoftContactWarning(UserWarning):
-        """Warnings issued by softcontact (e.g. per-item warning statuses of batched kernels)."""
 
     def build_info() -> dict:
         """How this installation runs: version, SIMD variants this CPU supports, and the default.

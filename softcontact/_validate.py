@@ -15,6 +15,12 @@ import numpy as np
 
 from ._core import UNIT_TOL  # the C core's SC_UNIT_TOL
 
+
+class SoftContactWarning(UserWarning):
+    """Warnings issued by softcontact: a time step beyond a scene's stability limits
+    (:meth:`softcontact.Scene.build`), per-item warning statuses of batched kernels."""
+
+
 __all__ = [
     "as_float_array",
     "as_batch",

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -27,6 +28,7 @@ import numpy as np
 from . import _core
 from ._validate import (
     UNIT_TOL,
+    SoftContactWarning,
     as_float_array,
     as_int,
     as_num_threads,
@@ -110,6 +112,16 @@ def _step_result(t) -> StepResult:
     """The binding's 7-tuple as a StepResult (tuple.__new__: what the NamedTuple's own
     __new__ does, without its argument parsing)."""
     return tuple.__new__(StepResult, t)
+
+
+class StabilityLimit(NamedTuple):
+    """One bound of :meth:`Scene.stability_limits`: the largest time step ``dt_max`` (s)
+    for which ``term`` of ``where`` (a contact pair ``"contact(a,b)"`` or a body) keeps the
+    step stable."""
+
+    where: str
+    term: str
+    dt_max: float
 
 
 class Rollout(NamedTuple):
@@ -210,7 +222,7 @@ class Scene:
     ...                         pose=[0.25, 0.15, 0.0], name="pusher")
     >>> scene.add_contact("T", "pusher")
     >>> scene.add_support("T", friction=0.3)
-    >>> model = scene.build(dt=0.005)
+    >>> model = scene.build(dt=0.003)
     >>> model.nx, model.nu
     (12, 3)
     """
@@ -497,17 +509,100 @@ class Scene:
           derivatives.
         """
         dt = as_positive_float(dt, "dt")
-        if not isinstance(integrator, str):
-            raise TypeError(f"integrator must be a str, got {type(integrator).__name__}")
-        if integrator not in _INTEGRATORS:
-            raise ValueError(
-                f"integrator must be one of {sorted(_INTEGRATORS)}, got {integrator!r}"
-            )
+        integrator = _as_integrator(integrator)
         if not self._bodies:
             raise ValueError("the scene has no bodies")
         if not any(b.kind != "static" for b in self._bodies):
             raise ValueError("the scene has no moving body")
-        return Model(self, dt, integrator)
+        model = Model(self, dt, integrator)
+        limits = self.stability_limits(integrator)
+        if limits and dt > limits[0].dt_max:
+            worst = limits[0]
+            warnings.warn(
+                f"dt = {dt:g} s exceeds the stability limit of integrator={integrator!r}: "
+                f"the {worst.term} of {worst.where} needs dt < {worst.dt_max:.3g} s, the "
+                f"largest stable dt of this scene"
+                + (
+                    " (integrator='implicit' treats damping and friction implicitly)"
+                    if integrator == "euler" and worst.term != "contact stiffness"
+                    else ""
+                ),
+                SoftContactWarning,
+                stacklevel=2,
+            )
+        return model
+
+    def stability_limits(self, integrator="euler") -> list[StabilityLimit]:
+        """The largest stable time step of each stiff term of the scene, smallest first
+        (docs/method.md section 7), as :meth:`build` checks them.
+
+        Each bound is that of the term's linearization on its worst mode: a force at the
+        sample farthest from a dynamic body's centre of mass, against the effective mass
+        ``m_eff = 1 / sum (1/m + r^2 / I_min)`` of the pair's dynamic bodies (kinematic and
+        static bodies do not move under contact).
+
+        - contact stiffness and damping (``"euler"``): the explicit spring-damper of
+          stiffness ``k`` and damping ``c`` is stable while ``dt^2 k / m_eff +
+          2 dt c / m_eff < 4``;
+        - contact stiffness (``"implicit"``, damping implicit): ``dt < 2 sqrt(m_eff / k)``;
+        - friction in its stick regime (``"euler"``, 3D scenes with gravity): a viscous
+          rate ``mu N / (v_s m_eff)`` with the normal force ``N`` the weight of the pair's
+          lighter dynamic body: ``dt < 2 v_s m_eff / (mu N)``;
+        - support friction (``"euler"``, 2D): a viscous rate ``mu_s g / v_s`` on the body's
+          translation and ``mu_s m g <r^2> / (v_s I)`` on its rotation (``<r^2>`` the
+          support points' mean squared distance from the centre of mass).
+
+        These are bounds of the linearized terms: a nonlinear stick-slip transition at a
+        few times ``v_s`` may still chatter below them with ``"euler"``.
+        """
+        integrator = _as_integrator(integrator)
+        explicit = integrator == "euler"
+        g = float(np.linalg.norm(self.gravity))
+        out = []
+        for a, c, p in self._pairs:
+            ba, bb = self._bodies[a], self._bodies[c]
+            dyn = [b for b in (ba, bb) if b.kind == "dynamic"]
+            if not dyn:
+                continue
+            m_eff = 1.0 / sum(1.0 / _effective_mass(b) for b in dyn)
+            where = f"contact({ba.name},{bb.name})"
+            k, cd = p.stiffness, p.damping
+            if explicit:
+                h = (-cd + math.sqrt(cd * cd + 4.0 * k * m_eff)) / k
+                out.append(StabilityLimit(where, "contact stiffness and damping", h))
+                if p.friction > 0 and self.dim == 3 and g > 0:
+                    weight = min(b.mass for b in dyn) * g
+                    h = 2.0 * p.slip_velocity * m_eff / (p.friction * weight)
+                    out.append(StabilityLimit(where, "friction (stick regime)", h))
+            else:
+                out.append(StabilityLimit(where, "contact stiffness", 2.0 * math.sqrt(m_eff / k)))
+        for b in self._bodies:
+            if b.support is None or not explicit or b.support[2] == 0:
+                continue
+            pts, w, mu_s, gs, vs = b.support
+            r2 = float(np.sum(w * np.sum(pts * pts, axis=1)))
+            inertia = float(b.inertia[0, 0])
+            h = 2.0 * vs / (mu_s * gs)
+            if r2 > 0:
+                h = min(h, 2.0 * vs * inertia / (mu_s * b.mass * gs * r2))
+            out.append(StabilityLimit(b.name, "support friction", h))
+        return sorted(out, key=lambda s: s.dt_max)
+
+
+def _as_integrator(integrator):
+    if not isinstance(integrator, str):
+        raise TypeError(f"integrator must be a str, got {type(integrator).__name__}")
+    if integrator not in _INTEGRATORS:
+        raise ValueError(f"integrator must be one of {sorted(_INTEGRATORS)}, got {integrator!r}")
+    return integrator
+
+
+def _effective_mass(b) -> float:
+    """A dynamic body's smallest effective mass at its samples, 1 / (1/m + r^2 / I_min)
+    with r the largest distance of a sample from its centre of mass (its frame's origin)."""
+    r2 = float(np.max(np.sum(b.cloud.points**2, axis=1))) if len(b.cloud) else 0.0
+    i_min = float(np.linalg.eigvalsh(np.atleast_2d(b.inertia)).min())
+    return 1.0 / (1.0 / b.mass + r2 / i_min)
 
 
 def _rot(pose, D):

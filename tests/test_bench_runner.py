@@ -19,6 +19,12 @@ import numpy as np
 import pytest
 from conftest import subprocess_env
 
+# Scenes here step past the explicit integrator's friction and damping limits on purpose:
+# what is checked (derivatives, bits, memory, parameters) holds at any dt.  Scene.build's
+# stability warning is tested in tests/test_scene.py.
+pytestmark = pytest.mark.filterwarnings("ignore::softcontact.SoftContactWarning")
+
+
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 sys.path.insert(0, str(BENCH))
 

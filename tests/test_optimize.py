@@ -44,6 +44,12 @@ from softcontact.optimize import (
 from softcontact.spatial import quat_exp, quat_mul
 from softcontact.testing import taylor_remainders, taylor_slopes
 
+# Scenes here step past the explicit integrator's friction and damping limits on purpose:
+# what is checked (derivatives, bits, memory, parameters) holds at any dt.  Scene.build's
+# stability warning is tested in tests/test_scene.py.
+pytestmark = pytest.mark.filterwarnings("ignore::softcontact.SoftContactWarning")
+
+
 U = np.finfo(float).eps
 
 # ---- 2D push --------------------------------------------------------------------------------

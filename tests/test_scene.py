@@ -10,12 +10,20 @@ retract/difference, immutability, inputs never modified.  The dynamics themselve
 tests/test_step.py.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 
 import softcontact as sc
 from softcontact.scene import _all_finite
 from softcontact.spatial import quat_to_matrix
+
+# Scenes here step past the explicit integrator's friction and damping limits on purpose:
+# what is checked (derivatives, bits, memory, parameters) holds at any dt.  Scene.build's
+# stability warning is tested in tests/test_scene.py.
+pytestmark = pytest.mark.filterwarnings("ignore::softcontact.SoftContactWarning")
+
 
 U = np.finfo(float).eps
 
@@ -998,3 +1006,92 @@ def test_scene_copies_its_inputs():
         a[...] = 7.0  # ... and not aliased
     np.testing.assert_array_equal(s.build(0.01).step(m.initial_state()).x_next, before)
     np.testing.assert_array_equal(s3.build(0.01).step(m3.initial_state()).x_next, before3)
+
+
+# ---- stability limits and the build warning -----------------------------------------------
+def _cube_scene(mu=0.5):
+    s = sc.Scene(dim=3)
+    s.add_body(sc.PointCloud.halfspace([0, 0, 0], [0, 0, 1]), kind="static", name="floor")
+    s.add_body(
+        sc.PointCloud.box([0.05, 0.05, 0.05], 0.01), pose=[0, 0, 0.05, 1, 0, 0, 0], name="box"
+    )
+    s.add_contact("box", "floor", sc.ContactParams(friction=mu))
+    return s
+
+
+def test_stability_limits_follow_their_formulas():
+    """The bounds of Scene.stability_limits against their formulas computed here from the
+    cube's mass (1 kg), inertia (m a^2 / 6, a = 0.1 m) and farthest sample (a sqrt(3) / 2):
+    m_eff = 1 / (1/m + r^2 / I)."""
+    s = _cube_scene()
+    p = sc.ContactParams()
+    m, inertia, r2 = 1.0, 1.0 * 0.1**2 / 6, 3 * 0.05**2
+    m_eff = 1 / (1 / m + r2 / inertia)
+    lim = {x.term: x for x in s.stability_limits("euler")}
+    assert set(lim) == {"contact stiffness and damping", "friction (stick regime)"}
+    k, c = p.stiffness, p.damping
+    np.testing.assert_allclose(
+        lim["contact stiffness and damping"].dt_max,
+        (-c + np.sqrt(c * c + 4 * k * m_eff)) / k,
+        rtol=1e-9,
+    )
+    np.testing.assert_allclose(
+        lim["friction (stick regime)"].dt_max,
+        2 * p.slip_velocity * m_eff / (p.friction * 9.81),
+        rtol=1e-9,
+    )
+    assert lim["friction (stick regime)"].where == "contact(box,floor)"
+    (imp,) = s.stability_limits("implicit")
+    assert imp.term == "contact stiffness"
+    np.testing.assert_allclose(imp.dt_max, 2 * np.sqrt(m_eff / k), rtol=1e-9)
+    limits = s.stability_limits()
+    assert [x.dt_max for x in limits] == sorted(x.dt_max for x in limits)
+    with pytest.raises(ValueError, match="integrator must be one of"):
+        s.stability_limits("rk4")
+
+
+def test_build_warns_beyond_the_stability_limits():
+    s = _cube_scene()
+    with pytest.warns(sc.SoftContactWarning) as rec:
+        s.build(0.002)
+    (w,) = rec
+    msg = str(w.message)
+    assert "dt = 0.002 s exceeds the stability limit of integrator='euler'" in msg
+    assert "friction (stick regime) of contact(box,floor) needs dt < 0.000741 s" in msg
+    assert "integrator='implicit'" in msg
+    assert w.filename == __file__  # attributed to the caller
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s.build(0.0005)  # within every limit
+        s.build(0.01, integrator="implicit")
+        _cube_scene(mu=0.0).build(0.001)  # no friction: the spring-damper's 8.5 ms
+    with pytest.warns(sc.SoftContactWarning, match="contact stiffness of contact"):
+        s.build(0.05, integrator="implicit")
+
+
+def test_build_warns_for_support_friction():
+    s = sc.Scene(dim=2)
+    s.add_body(sc.PointCloud.box([0.05, 0.05], 0.01), mass=0.1, name="block")
+    s.add_support("block", friction=0.3, slip_velocity=0.01)
+    (lim,) = s.stability_limits("euler")
+    assert (lim.where, lim.term) == ("block", "support friction")
+    # translation 2 v_s / (mu g) = 6.8 ms; rotation 2 v_s I / (mu m g <r^2>) with the
+    # footprint grid's <r^2> just under the square's I / m (the grid stops short of the
+    # edges): slightly above it
+    np.testing.assert_allclose(lim.dt_max, 2 * 0.01 / (0.3 * 9.81), rtol=1e-9)
+    with pytest.warns(sc.SoftContactWarning, match="support friction of block"):
+        s.build(0.01)
+    assert s.stability_limits("implicit") == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s.build(0.01, integrator="implicit")
+        s.build(0.005)
+
+
+def test_push_t_task_builds_within_its_limits():
+    from softcontact.tasks import push_t
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        task = push_t.make(seed=0)
+    assert task.dt == 0.005

@@ -31,6 +31,12 @@ from softcontact import _core
 from softcontact.spatial import quat_to_matrix
 from softcontact.testing import taylor_remainders, taylor_slopes
 
+# Scenes here step past the explicit integrator's friction and damping limits on purpose:
+# what is checked (derivatives, bits, memory, parameters) holds at any dt.  Scene.build's
+# stability warning is tested in tests/test_scene.py.
+pytestmark = pytest.mark.filterwarnings("ignore::softcontact.SoftContactWarning")
+
+
 U = np.finfo(float).eps
 
 # the parameters of tests/test_contact.py: sqrt(eps) = 5 mm, eps_c = beta = 1 mm, k = 2 kN/m
