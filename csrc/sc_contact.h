@@ -8,9 +8,10 @@
  *   m = -eps_c log sum exp(-Phi_k / eps_c) (the soft minimum: a smooth depth),
  *   pi = softmax(-Phi / eps_c), lambda(m) = k sp_b(-m) s_b(-m) (the normal force),
  * and sample k's force on its owner is
- *   pi_k [(lambda - c s_b(-m) mdot) G_k - mu lambda t_k / sqrt(|t_k|^2 + v_s^2)]
- * at its point, mdot = sum pi_k G_k . u_k (u_k the velocity of the point on its owner
- * minus on the other body), t_k the part of u_k tangent to G_k.
+ *   pi_k [lambda G_k - c s_b(-m) (nu_k . u_k) nu_k - mu lambda t_k / sqrt(|t_k|^2 + v_s^2)]
+ * at its point (u_k the velocity of the point on its owner minus on the other body, nu_k
+ * the unit normal G_k / |G_k|, t_k the part of u_k tangent to it).  A half-space (one
+ * sample) against a cloud of several samples takes no part with its own sample (pi 0).
  */
 #ifndef SC_CONTACT_H
 #define SC_CONTACT_H

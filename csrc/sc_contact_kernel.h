@@ -379,12 +379,17 @@ static void wacc_finish(const contact_t *S, int na, wacc_t *w, double *(*d)[3], 
 
 /* the assembled model: the soft minimum, A and B (and their accumulators) */
 typedef struct {
-    double *mj;         /* the soft minimum's jet (pose variables) */
-    double *A[12];      /* sum wrench(pi G): pose-only jets */
-    double *B[12];      /* sum wrench(pi t / |t|_s): full jets */
-    double *C[12];      /* sum wrench(pi (nu . u) nu): full jets */
-    wacc_t wa, wb, wc;  /* their accumulators (forces and moments in K's frame during
-                           the sample pass, see wacc_t) */
+    double *mj;        /* the soft minimum's jet (pose variables) */
+    double *A[12];     /* sum wrench(pi G): pose-only jets */
+    double *B[12];     /* sum wrench(pi t / |t|_s): full jets */
+    double *C[12];     /* sum wrench(pi (nu . u) nu): full jets */
+    wacc_t wa, wb, wc; /* their accumulators (forces and moments in K's frame during
+                          the sample pass, see wacc_t) */
+    /* 3D, against a half-space K: the normal and damping forces of owner O's samples all
+       lie along K's constant normal, so the pass sums their magnitudes and first moments,
+       fs[term][O] = (sum X, sum p_b X) (term 0: pi_k, 1: pi_k (nu . u)), and flat_expand
+       puts n sum X and n (x) sum p X on wa and wc after it (NULL: not used) */
+    double *fs[2][2][4];
     double *d[2][3];    /* d_O = t_O + dt_O - t_K - dt_K, per owner (full, linear) */
     double *Om[2][3];   /* w_O - w_K, world angular velocities (full; 2D: [0]) */
     double *cv[2][3];   /* M_K^T (v_O - v_K - w_K x d_O), in K's frame (full; velocity
@@ -426,18 +431,29 @@ SC_JET_KERNEL void velocity_sums(int inl, const contact_t *S, const sc_jet_ctx *
     wacc_add(inl, c, D, ns, w, X, O, p, rO);
 }
 
+/* the magnitude X of a force along a half-space's constant normal on the sums fs (sum X,
+   sum p_b X; see acc_t) */
+SC_JET_KERNEL void flat_add(int inl, const sc_jet_ctx *c, int na, double *const *fs,
+                            const double *p, const double *X)
+{
+    SC_CONTACT_JOP(inl, axpy, c, na, fs[0], 1.0, X);
+    SC_CONTACT_JOP(inl, axpy3, c, na, fs[1], fs[2], fs[3], p[0], p[1], p[2], X);
+}
+
 /* A sample's outputs and sums, the last step of every per-sample pass: its force pi_k G_k
  * (world) on forces, the values of F and Fd (world) on pf and pd, and the wrench sums of
- * piG (A's), F (B's) and Fd (C's), as far as vel asks for them.  piG, F, Fd and rO are
+ * piG (A's), F (B's) and Fd (C's), as far as vel asks for them -- against a 3D half-space
+ * those of pij (A's) and cd (C's) instead (acc_t.fs).  piG, F, Fd, rO, pij and cd are
  * numbers (jets, or values in a context of order 0) in the pass's variables; rO only read
  * in 2D. */
 SC_JET_KERNEL void sample_sums(int inl, const contact_t *S, acc_t *Z, const sc_jet_ctx *c,
                                const int D, const int nq, const int ns, ptrdiff_t k,
                                const double *p, double *const *piG, double *const *F,
-                               double *const *Fd, double *const *rO, int vel, double *pf,
-                               double *pd, double *forces)
+                               double *const *Fd, double *const *rO, const double *pij,
+                               const double *cd, int vel, double *pf, double *pd, double *forces)
 {
     const int O = k < S->I ? 0 : 1, K = 1 - O;
+    const int flat = Z->fs[0][O][0] != NULL;
     double val[3];
     int a;
     if (forces) {
@@ -448,8 +464,22 @@ SC_JET_KERNEL void sample_sums(int inl, const contact_t *S, acc_t *Z, const sc_j
             pd[k * D + a] = 0.0;
         }
     }
-    wacc_add(inl, c, D, nq, &Z->wa, piG, O, p, rO);
-    if (vel & SC_CONTACT_DAMP) {
+    if (flat) {
+        flat_add(inl, c, nq, Z->fs[0][O], p, pij);
+    } else {
+        wacc_add(inl, c, D, nq, &Z->wa, piG, O, p, rO);
+    }
+    if ((vel & SC_CONTACT_DAMP) && flat) {
+        if (forces) {
+            double nu[3];
+            unit_value(D, S->g + k * D, nu);
+            for (a = 0; a < D; a++) {
+                val[a] = nu[a] * cd[0];
+            }
+            mat_value(D, S->R[K], 0, val, pd + k * D);
+        }
+        flat_add(inl, c, ns, Z->fs[1][O], p, cd);
+    } else if (vel & SC_CONTACT_DAMP) {
         velocity_sums(inl, S, c, D, ns, k, &Z->wc, p, Fd, rO, forces ? pd : NULL);
     }
     if (vel & SC_CONTACT_FRIC) {
@@ -575,7 +605,8 @@ SC_JET_KERNEL void pass_values(contact_t *S, acc_t *Z, const int D, const unsign
         s.pi = S->pi + k;
         geometry_values(&E, D, 0, &s, &ow[Ok], 0, &v);
         forces_values(&E, D, 0, 0, &s, &ow[Ok], flat, vel, &v);
-        sample_sums(1, S, Z, &c0, D, 0, 0, k, p, v.piG, v.F, v.Fd, v.rO, vel, pf, pd, forces);
+        sample_sums(1, S, Z, &c0, D, 0, 0, k, p, v.piG, v.F, v.Fd, v.rO, v.pij, v.cd, vel, pf, pd,
+                    forces);
     }
 }
 
@@ -767,7 +798,8 @@ static void pass_jets(contact_t *S, acc_t *Z, const int ord, const int D, const 
             mh[r] += S->pi[k] * v.Phi[1 + c->n + r];
         }
         forces_jets(&E, D, nq, ns, &s, &ow[O], flat, vel, &v);
-        sample_sums(0, S, Z, c, D, nq, ns, k, p, v.piG, v.F, v.Fd, v.rO, vel, pf, pd, forces);
+        sample_sums(0, S, Z, c, D, nq, ns, k, p, v.piG, v.F, v.Fd, v.rO, v.pij, v.cd, vel, pf, pd,
+                    forces);
     }
 }
 
@@ -1151,6 +1183,7 @@ SC_JET_KERNEL void owner_pass_lanes(contact_t *S, acc_t *Z, const sc_jet_ctx *c,
         for (l = 0; l < nl; l++) {
             double jg[3][1 + SC_CONTACT_MAXV], jf[3][1 + SC_CONTACT_MAXV];
             double jd[3][1 + SC_CONTACT_MAXV], jr[3][1 + SC_CONTACT_MAXV], pl[3];
+            double jp[1 + SC_CONTACT_MAXV], jc[1 + SC_CONTACT_MAXV];
             double *gp[3] = {jg[0], jg[1], jg[2]}, *fp[3] = {jf[0], jf[1], jf[2]};
             double *dp[3] = {jd[0], jd[1], jd[2]}, *rp[3] = {jr[0], jr[1], jr[2]};
             for (a = 0; a < D; a++) {
@@ -1159,14 +1192,21 @@ SC_JET_KERNEL void owner_pass_lanes(contact_t *S, acc_t *Z, const sc_jet_ctx *c,
                 if (vel & SC_CONTACT_FRIC) {
                     lj_get(ns, F[a], l, jf[a]);
                 }
-                if (vel & SC_CONTACT_DAMP) {
+                if ((vel & SC_CONTACT_DAMP) && !Z->fs[0][O][0]) {
                     lj_get(ns, Fd[a], l, jd[a]);
                 }
                 if (D == 2) {
                     lj_get(vel ? ns : nq, rO[a], l, jr[a]);
                 }
             }
-            sample_sums(1, S, Z, c, D, nq, ns, ks[l], pl, gp, fp, dp, rp, vel, pf, pd, forces);
+            if (Z->fs[0][O][0]) {
+                lj_get(nq, pij, l, jp);
+                if (vel & SC_CONTACT_DAMP) {
+                    lj_get(ns, cd, l, jc);
+                }
+            }
+            sample_sums(1, S, Z, c, D, nq, ns, ks[l], pl, gp, fp, dp, rp, jp, jc, vel, pf, pd,
+                        forces);
         }
     }
 }
@@ -1317,6 +1357,17 @@ static void kinematics(contact_t *S, acc_t *Z)
     wacc_init(S, ns, &Z->wb);
     wacc_init(S, ns, &Z->wc);
     for (O = 0; O < 2; O++) {
+        const int flat = D == 3 && S->cl[1 - O]->n == 1; /* as the law's flat */
+        for (j = 0; j < 4; j++) {
+            Z->fs[0][O][j] = flat ? sc_jet_alloc(&S->jets) : NULL;
+            Z->fs[1][O][j] = flat ? sc_jet_alloc(&S->jets) : NULL;
+            if (flat) {
+                sc_jet_const(c, nq, Z->fs[0][O][j], 0.0);
+                sc_jet_const(c, ns, Z->fs[1][O][j], 0.0);
+            }
+        }
+    }
+    for (O = 0; O < 2; O++) {
         for (aa = 0; aa < 3; aa++) {
             Z->d[O][aa] = sc_jet_alloc(&S->jets);
             Z->Om[O][aa] = sc_jet_alloc(&S->jets);
@@ -1427,6 +1478,39 @@ static double *samples_pass(contact_t *S, acc_t *Z, double *forces)
     }
     S->jets.used = base;
     return PhiR;
+}
+
+/* the half-space sums (acc_t.fs) onto the accumulators: F[O] += n sum X and P[O][b] +=
+   n sum p_b X, with n K's normal in its frame (the gradient of its SSDF, g, for the normal
+   force; nu = g / sqrt(|g|^2 + tiny) for damping) */
+static void flat_expand(contact_t *S, acc_t *Z)
+{
+    const sc_jet_ctx *c = &S->c;
+    const int nq = S->nq, ns = S->ns;
+    int O, a, b;
+    for (O = 0; O < 2; O++) {
+        const sc_packed_cloud *ck = S->cl[1 - O];
+        double g[3], nu[3];
+        if (Z->fs[0][O][0] == NULL) {
+            continue;
+        }
+        for (a = 0; a < 3; a++) {
+            g[a] = ck->data[(3 + a) * ck->npad];
+        }
+        unit_value(3, g, nu);
+        for (a = 0; a < 3; a++) {
+            sc_jet_axpy(c, nq, Z->wa.F[O][a], g[a], Z->fs[0][O][0]);
+            for (b = 0; b < 3; b++) {
+                sc_jet_axpy(c, nq, Z->wa.P[O][b][a], g[a], Z->fs[0][O][1 + b]);
+            }
+            if (S->vel & SC_CONTACT_DAMP) {
+                sc_jet_axpy(c, ns, Z->wc.F[O][a], nu[a], Z->fs[1][O][0]);
+                for (b = 0; b < 3; b++) {
+                    sc_jet_axpy(c, ns, Z->wc.P[O][b][a], nu[a], Z->fs[1][O][1 + b]);
+                }
+            }
+        }
+    }
 }
 
 /* the sums to the world (wacc_to_world), then the owners' torques from the moments
@@ -1629,6 +1713,7 @@ static int contact_jets(contact_t *S, const sc_contact_params *prm, const sc_con
     double *PhiR;
     kinematics(S, &Z);
     PhiR = samples_pass(S, &Z, out->forces);
+    flat_expand(S, &Z);
     sums_to_world(S, &Z);
     if (S->order >= 2) {
         centred_term(S, &Z);

@@ -20,7 +20,8 @@
  *     E(dm - dR) once after the pass), the normal force pi G, and with friction the
  *     relative velocity u = cv_O + Om_O x q (2D) or cv_O + N_O p (3D), in K's frame, its
  *     part t = u - (nu . u) nu tangent to nu = g / sqrt(|g|^2 + tiny), the damping force
- *     per unit c s_b(-m), Fd = pi (nu . u) nu (the sample's normal velocity), and the
+ *     per unit c s_b(-m), Fd = pi (nu . u) nu (the sample's normal velocity; against a 3D
+ *     half-space only its magnitude cd = pi (nu . u), along the constant nu), and the
  *     friction force F = pi t / sqrt(|t|^2 + v_s^2).  A half-space K has a constant
  *     gradient: its g is the numbers of the sample, and nu is constant.
  *
@@ -153,8 +154,9 @@ SC_JET_KERNEL void LAW(forces)(const law_env *E, const int D, const int nq, cons
             L_LIN(ns, v->tg[a], E->one, v->u[a], mnv0[a], v->nuu);
         }
         if (vel & SC_CONTACT_DAMP) {
+            /* along the constant normal: its magnitude cd is what the 3D sums take */
             L_MUL(ns, v->cd, v->pij, v->nuu);
-            for (a = 0; a < D; a++) {
+            for (a = 0; D == 2 && a < D; a++) {
                 L_SCALE(ns, v->Fd[a], nv0[a], v->cd);
             }
         }

@@ -33,8 +33,10 @@
 # $f_k = \lambda\,\pi_k G_k$ at the sample, the other body $-f_k$: equal and opposite,
 # conservative, $C^\infty$.
 #
-# **Damping** acts on the rate of the depth, $\dot m = \sum_k \pi_k G_k\cdot u_k$ ($u_k$ the
-# relative velocity at sample $k$): per sample $-c\, s_b(-m)\,\dot m\,\pi_k G_k$.
+# **Damping** acts on each sample's normal velocity $\nu_k\cdot u_k$ ($u_k$ the relative
+# velocity at sample $k$, $\nu_k = G_k/|G_k|$): per sample
+# $-c\, s_b(-m)\,\pi_k\,(\nu_k\cdot u_k)\,\nu_k$, so rocking and rolling are damped like
+# bouncing.
 # **Friction** is a smooth Coulomb law on the tangential relative velocity $t_k$:
 # $-\mu\lambda\,\pi_k\, t_k/\sqrt{|t_k|^2 + v_s^2}$.  Neither can add energy.
 #
@@ -306,7 +308,8 @@ print(
     " MuJoCo",
     (np.diff(f_mjb) / np.diff(pens)).round(0),
 )
-n_tie = 21 * 21 + 4 * 21 + 1  # bottom face, bottom edges of the sides, the floor's sample
+n_tie = 21 * 21 + 4 * 21  # bottom face, bottom edges of the sides (the floor's own sample
+#                           takes no part: a half-space is an exact plane)
 print(
     f"offset SCM - MuJoCo: {(f_scm - f_mjb).mean():.2f} N;  k eps_c log(N_tie) = "
     f"{K * P.eps_c * np.log(n_tie):.2f} N with N_tie = {n_tie} samples at the deepest level"
@@ -324,7 +327,7 @@ print(
 # the box's rotation about that edge reduces.
 #
 # Both totals grow with slope `k` on the level box, but SCM's is offset by
-# `k eps_c log N_tie`: with 526 samples at the deepest level the depth `m` is 6.3 mm deeper
+# `k eps_c log N_tie`: with 525 samples at the deepest level the depth `m` is 6.3 mm deeper
 # than the deepest sample, and the box feels 12.5 N while only touching the floor (under
 # gravity a 1 kg box would rest about 1.3 mm *above* it).  The offset grows with the number of samples on the face, i.e.
 # with finer sampling; `eps_c` sets it.
@@ -417,3 +420,67 @@ plt.show()
 #   the sampling density (through `log N`); and SCM concentrates the force on the deepest
 #   region only, so two patches share the load only when they are about equally deep (within
 #   a few `eps_c`), unlike a rigid-contact solver.
+
+# %% [markdown]
+# ## Time steps: the implicit integrator
+#
+# A resting contact is stiffest in its friction: below the slip velocity `v_s` the smooth
+# Coulomb law is a damper of rate `mu lambda / (v_s m)`, which the semi-implicit Euler step
+# (`integrator="euler"`) only resolves below ~1 ms for a 1 kg box.  `Scene.build` says so
+# (`SoftContactWarning`, from `Scene.stability_limits`).  `integrator="implicit"` solves
+# for the new velocities with the exact Jacobian of the velocity-dependent forces
+# (damping, friction), one linear solve per step: the box rests at 10 ms steps.  Then a kick
+# about x: the damping of every sample's normal velocity makes the rocking die out (on a
+# frictionless floor here, so that only the contact damping acts).
+
+# %%
+import warnings
+
+cube = sc.PointCloud.box([0.05, 0.05, 0.05], 0.01)
+
+
+def cube_scene(params=P):
+    s = sc.Scene(dim=3)
+    s.add_body(floor, kind="static", name="floor")
+    s.add_body(cube, pose=[0, 0, 0.05, 1, 0, 0, 0], name="cube")  # 1 kg
+    s.add_contact("cube", "floor", params)
+    return s
+
+
+for integrator in ("euler", "implicit"):
+    limits = cube_scene().stability_limits(integrator)
+    print(integrator, [(x.term, f"{x.dt_max * 1e3:.2f} ms") for x in limits])
+fig, axes = plt.subplots(1, 2, figsize=(12, 3.8), constrained_layout=True)
+for integrator, dt in (("euler", 0.01), ("implicit", 0.01), ("euler", 5e-4)):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = cube_scene().build(dt, integrator)
+    for w in caught:
+        print(f"{integrator}, dt = {dt}: {w.message}")
+    X = model.rollout(model.initial_state(), np.zeros((int(1 / dt), 0))).states
+    t = np.arange(len(X)) * dt
+    axes[0].semilogy(
+        t,
+        np.abs(X[:, model.nq + 3 :]).max(axis=1) + 1e-18,
+        label=f"{integrator}, dt = {dt * 1e3:g} ms",
+    )
+axes[0].set_xlabel("t [s]")
+axes[0].set_ylabel("|angular velocity| [rad/s]")
+axes[0].set_title("a cube resting on a floor")
+axes[0].legend()
+for c in (0.0, P.damping):
+    model = cube_scene(dataclasses.replace(P, friction=0.0, damping=c)).build(2e-3, "implicit")
+    x = model.rollout(model.initial_state(), np.zeros((500, 0))).states[-1]
+    x[model.nq + 3] = 1.0  # rocking about x at 1 rad/s
+    X = model.rollout(x, np.zeros((500, 0))).states
+    axes[1].plot(np.arange(len(X)) * 2e-3, X[:, model.nq + 3], label=f"damping c = {c:g} N s/m")
+axes[1].set_xlabel("t [s]")
+axes[1].set_ylabel("rocking rate [rad/s]")
+axes[1].set_title("a kicked cube on a frictionless floor (implicit, 2 ms)")
+axes[1].legend()
+plt.show()
+
+# %% [markdown]
+# The implicit step keeps the contact stiffness explicit (symplectic, so elastic contacts keep
+# their energy) and gives exact first derivatives; Hessians of trajectories and parameter
+# derivatives need `integrator="euler"` at a time step within `stability_limits`.

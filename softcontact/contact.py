@@ -214,7 +214,10 @@ class ContactParams:
         Ramp smoothing ``b`` > 0, in m (default 1e-3): the force law
         ``k sp_b(-m) s_b(-m)`` turns on over a few ``beta`` around ``m = 0``.
     damping : float
-        ``c`` >= 0, in N s/m (default 10): normal damping force ``-c s_b(-m) mdot``.
+        ``c`` >= 0, in N s/m (default 10): each sample's normal velocity damped,
+        ``-c s_b(-m) pi_k (nu_k . u_k) nu_k``.  A face bouncing flat has the restitution
+        ``exp(-pi zeta / sqrt(1 - zeta^2))`` of the damped oscillator, damping ratio
+        ``zeta = c / (2 sqrt(k M))``.
     friction : float
         Coulomb coefficient ``mu`` >= 0 (default 0.5).
     slip_velocity : float
@@ -371,11 +374,14 @@ def contact(
     docs/method.md section 5, with ``Phi`` from :func:`separation`: depth
     ``m = -eps_c log sum exp(-Phi_k / eps_c)``, ``pi = softmax(-Phi / eps_c)``, normal
     force ``lambda = k sp_b(-m) s_b(-m)``; sample k's force on its owner is
-    ``pi_k [(lambda - c s_b(-m) mdot) G_k - mu lambda t_k / sqrt(|t_k|^2 + v_s^2)]`` at
-    its point, with ``mdot = sum pi_k G_k . u_k`` (``u_k``: velocity of the point on its
-    owner minus on the other body) and ``t_k`` the part of ``u_k`` tangent to
-    ``G_k``.  The normal part is ``-dU/dq``; damping and friction never produce positive
-    power.  The derivatives are those of ``s -> wrench(q (+) dq, v + dv)`` at 0 (see
+    ``pi_k [lambda G_k - c s_b(-m) (nu_k . u_k) nu_k - mu lambda t_k / sqrt(|t_k|^2 +
+    v_s^2)]`` at its point (``u_k``: velocity of the point on its owner minus on the other
+    body, ``nu_k`` the unit normal ``G_k / |G_k|``, ``t_k`` the part of ``u_k`` tangent to
+    it): every sample's normal velocity is damped, so rocking and rolling are damped like
+    bouncing.  A half-space (one sample) against a cloud takes no part with its own
+    sample: an exact plane wherever its anchor point.  The normal part is ``-dU/dq``;
+    damping and friction never produce positive power.  The derivatives are those of
+    ``s -> wrench(q (+) dq, v + dv)`` at 0 (see
     :func:`softcontact.retract`), closed-form (second-order forward-mode jets through the
     formulas, no finite differences); central differences of ``jacobian`` taken through
     ``retract`` equal the symmetric part of ``hessian``.  Cost: the SSDF at every sample

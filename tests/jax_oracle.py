@@ -11,10 +11,10 @@ from ``docs/method.md`` -- not from the C kernels -- the same model as
   from sample differences, not from large ``|y - p|^2 / eps`` terms;
 * the separation field of every contact pair (each sample against the other body's SSDF),
   the soft minimum ``m``, the distribution ``pi``, the normal force ``k sp_b(-m) s_b(-m)``,
-  damping ``-c s_b(-m) mdot`` and smooth Coulomb friction on the tangential velocity
-  (``nu = G / sqrt(|G|^2 + 1e-300)``), each sample force acting at its world point on its
-  owner and, opposite, on the other body (torques about the centres of mass; 3D torques in
-  the body frame);
+  damping ``-c s_b(-m) (nu . u) nu`` of each sample's normal velocity and smooth Coulomb
+  friction on the tangential velocity (``nu = G / sqrt(|G|^2 + 1e-300)``), each sample
+  force acting at its world point on its owner and, opposite, on the other body (torques
+  about the centres of mass; 3D torques in the body frame);
 * gravity, actuation (2D ``(fx, fy, tau)``, 3D ``(f world, tau body)``), planar support
   friction (load ``mu_s m g / k`` per support sample), the gyroscopic term ``w x I w``;
 * semi-implicit Euler: ``v+ = v + h M^-1 (Q - (0, w x I w))``, ``q+ = q (+) h v+``
