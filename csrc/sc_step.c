@@ -618,10 +618,9 @@ static void body_position(pass_t *P, const double *x, int i, double *x_next)
     }
 }
 
-/* The pass: x_next's values and, through the jets Q (dq+ rows) and vp (v+ rows), every
-   derivative. */
-static int euler_pass(pass_t *P, const double *x, const double *u, const sc_options *opt,
-                      const sc__step_ws *w, double *x_next)
+/* The forces stage of every integrator: per moving body the jets Q (zero, then gravity,
+   every pair's contact wrench and the support friction, in P's context) and v+ */
+static int forces_stage(pass_t *P, const double *x, const sc_options *opt, const sc__step_ws *w)
 {
     const sc_model *m = P->m;
     int i, k, st;
@@ -640,6 +639,19 @@ static int euler_pass(pass_t *P, const double *x, const double *u, const sc_opti
         return st;
     }
     add_support(P, x);
+    return SC_OK;
+}
+
+/* The pass: x_next's values and, through the jets Q (dq+ rows) and vp (v+ rows), every
+   derivative. */
+static int euler_pass(pass_t *P, const double *x, const double *u, const sc_options *opt,
+                      const sc__step_ws *w, double *x_next)
+{
+    const sc_model *m = P->m;
+    int i, st;
+    if ((st = forces_stage(P, x, opt, w)) != SC_OK) {
+        return st;
+    }
     for (i = 0; i < m->nbody; i++) {
         if (m->bodies[i].kind != SC_BODY_STATIC) {
             body_velocity(P, x, u, i);
@@ -939,23 +951,11 @@ static int implicit_pass(pass_t *P, const double *x, const double *u, const sc_o
     const sc_model *m = P->m;
     const sc_jet_ctx chi = P->c;
     sc_jet_ctx clo;
-    int i, k, st;
+    int i, st;
     sc_jet_ctx_init(&clo, P->n, chi.order - 1);
-    for (i = 0; i < m->nbody; i++) {
-        if (m->bodies[i].kind == SC_BODY_STATIC) {
-            continue;
-        }
-        for (k = 0; k < P->nv1; k++) {
-            P->Q[i][k] = sc_jet_alloc(&P->jets);
-            P->vp[i][k] = sc_jet_alloc(&P->jets);
-            sc_jet_const(&chi, P->n, P->Q[i][k], 0.0);
-        }
-    }
-    add_gravity(P);
-    if ((st = add_contacts(P, x, opt, w->cwork, w->pairbuf)) != SC_OK) {
+    if ((st = forces_stage(P, x, opt, w)) != SC_OK) {
         return st;
     }
-    add_support(P, x);
     if ((st = implicit_velocities(P, &chi, &clo, x, u, w, amat)) != SC_OK) {
         return st;
     }
