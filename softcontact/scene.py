@@ -498,15 +498,18 @@ class Scene:
 
         - ``"euler"``: semi-implicit Euler, forces at the current state.  Every derivative
           order and ``params=True``; stable only below the time step of the stiffest
-          velocity-dependent force (friction in the stick regime, ``2 v_s m / (mu N)``:
-          about 1 ms for a 1 kg box resting on a floor with the default parameters).
+          velocity-dependent force (friction in the stick regime, ``2 v_s m_eff / (mu N)``:
+          0.74 ms for a 1 kg, 10 cm box resting on a floor with the default parameters;
+          :meth:`stability_limits`).
         - ``"implicit"``: the velocity-dependent forces (contact damping, friction, support
           friction) linearly implicit with their exact Jacobian -- one linear solve per
-          step, no iteration, so the step stays a smooth closed-form map -- stable at
-          time steps of 5-10 ms in resting and sliding contact.  Orders 0 and 1 (step,
-          rollouts, gradients of trajectory costs); ``order=2`` and ``params=True`` need
-          ``"euler"``.  A value step costs about as much as an Euler step with first
-          derivatives.
+          step, no iteration, so the step stays a smooth closed-form map; that box rests
+          at 10 ms steps.  The linearization does not see friction change sign: a contact
+          that stops sliding within one step overshoots, and at large ``dt mu g / v_s`` it
+          can keep oscillating instead of sticking (docs/method.md section 7).  Orders 0
+          and 1 (step, rollouts, gradients of trajectory costs); ``order=2`` and
+          ``params=True`` need ``"euler"``.  A value step costs about as much as an Euler
+          step with first derivatives.
         """
         dt = as_positive_float(dt, "dt")
         integrator = _as_integrator(integrator)
