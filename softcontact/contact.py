@@ -185,17 +185,18 @@ def separation(
 class ContactParams:
     """Parameters of the soft-minimum contact model (docs/method.md section 5), SI units.
 
-    The defaults suit objects of about 0.1 m and 0.1-1 kg sampled every 2-5 mm, stepped
-    with ``dt`` around 1 ms.  The force acts on the soft depth ``m``, not on the geometric
-    penetration: a resting object settles where ``lambda(m)`` equals its weight, i.e.
-    ``m`` of about ``-weight / stiffness`` (-5 mm for 1 kg), while ``min Phi`` is higher by
-    ``eps_c log N`` with N the number of samples sharing the deepest level.  So a densely
-    sampled flat face rests slightly *above* a flat floor (a 1 kg, 10 cm box: 1.3 mm at
-    5 mm spacing, 3.0 mm at 2 mm), and contact begins a few millimetres before the
-    surfaces touch; lower ``eps_c`` to tighten this (at the price of a force concentrated
-    on fewer samples).  The normal contact is under-damped (damping ratio
-    ``c / (2 sqrt(k M))`` of about 0.35 for 0.1 kg, 0.11 for 1 kg; raise ``damping`` for
-    heavier objects).
+    :meth:`for_bodies` fits them to two bodies of a scene (what :meth:`Scene.add_contact`
+    does when given none).  The fixed defaults here suit objects of about 0.1 m and
+    0.1-1 kg sampled every 2-5 mm, stepped with ``dt`` around 1 ms.  The force acts on the
+    soft depth ``m``, not on the geometric penetration: a resting object settles where
+    ``lambda(m)`` equals its weight, i.e. ``m`` of about ``-weight / stiffness`` (-5 mm
+    for 1 kg), while ``min Phi`` is higher by ``eps_c log N`` with N the number of samples
+    sharing the deepest level.  So with these defaults a densely sampled flat face rests
+    slightly *above* a flat floor (a 1 kg, 10 cm box: 1.3 mm at 5 mm spacing, 3.0 mm at
+    2 mm), and contact begins a few millimetres before the surfaces touch; the fitted
+    parameters take the offset into account.  The default normal contact is under-damped
+    (damping ratio ``c / (2 sqrt(k M))`` of about 0.35 for 0.1 kg, 0.11 for 1 kg); the
+    fitted one is critically damped.
 
     Attributes
     ----------
@@ -243,6 +244,66 @@ class ContactParams:
                 getattr(self, name), name, allow_zero=name in ("damping", "friction")
             )
             object.__setattr__(self, name, v)
+
+    @classmethod
+    def for_bodies(
+        cls, scene, body_a, body_b, dt=None, integrator="euler", *, friction=0.5
+    ) -> ContactParams:
+        """Parameters fitted to two bodies of a :class:`~softcontact.Scene`, its gravity
+        and (optionally) the time step ``dt`` and ``integrator`` of the model; what
+        :meth:`Scene.build` uses for a pair added without parameters.
+
+        With ``L`` the size of the smaller body (the diagonal of its samples' bounding box
+        over ``sqrt(D)``: the side of a cube; bodies of one sample, such as half-spaces,
+        have none), ``M`` the mass of the lighter dynamic body and ``g`` the scene's
+        gravity (9.81 m/s^2 when it has none, as in a planar scene):
+
+        - the body rests with its lowest sample ``delta = 0.01 L`` inside a plane under
+          its weight ``W = M g``: ``beta = delta / 2``, and ``stiffness`` solves
+          ``k sp_b(d) s_b(d) = W`` at the soft depth ``d = delta + eps_c log N``, where
+          ``eps_c log N`` is the soft minimum's offset for this body's samples resting in
+          their current orientation on a plane normal to gravity (``N = sum exp(-(h_k -
+          min h) / eps_c)``, ``h_k`` the samples' heights).  So the resting penetration
+          does not depend on how densely the body is sampled;
+        - ``eps_c = delta / 2``, at least ``g dt^2 / 4``: the soft minimum's rocking
+          stiffness gives a box resting on a face the angular frequency ``sqrt(g / (2
+          eps_c))``, which the step must resolve;
+        - ``damping`` critical for the normal mode, ``2 sqrt(k M)`` (no rebound);
+        - ``eps`` the square of the coarser body's sample spacing (a smoothing length of
+          one spacing: flat faces stay flat);
+        - ``slip_velocity`` 0.5 mm/s (creep of about ``1.06 v_s``, 0.5 mm/s, on a 20
+          degree incline with ``friction`` 0.5); with ``integrator="euler"`` and ``dt`` in
+          a 3D scene with gravity, raised to 1.25 times the explicit step's friction bound
+          (:meth:`Scene.stability_limits`) when that is larger.
+
+        A heavier body resting on the lighter one sinks deeper in proportion to its
+        weight; pass explicit parameters for such pairs.
+
+        Parameters
+        ----------
+        scene : Scene
+        body_a, body_b : str or int
+            The two bodies (names or indices), as for :meth:`Scene.add_contact`.
+        dt : float, optional
+            Time step (s, > 0) of the model to be built.
+        integrator : {"euler", "implicit"}
+        friction : float
+            The Coulomb coefficient (>= 0).
+        """
+        from .scene import Scene, _as_integrator, _fit_params
+
+        if not isinstance(scene, Scene):
+            raise TypeError(f"scene must be a Scene, got {type(scene).__name__}")
+        ia, ib = scene._index(body_a, "body_a"), scene._index(body_b, "body_b")
+        if ia == ib:
+            raise ValueError("body_a and body_b must be two different bodies")
+        if scene._bodies[ia].kind != "dynamic" and scene._bodies[ib].kind != "dynamic":
+            raise ValueError("body_a or body_b must be a dynamic body")
+        if dt is not None:
+            dt = as_positive_float(dt, "dt")
+        integrator = _as_integrator(integrator)
+        mu = as_positive_float(friction, "friction", allow_zero=True)
+        return _fit_params(scene, ia, ib, dt, integrator, mu)
 
     def _astuple(self):
         return (

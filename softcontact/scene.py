@@ -238,7 +238,7 @@ class Scene:
             raise ValueError("gravity must be finite")
         self.gravity = g.copy()
         self._bodies: list[_Body] = []
-        self._pairs: list[tuple[int, int, ContactParams]] = []
+        self._pairs: list[tuple[int, int, ContactParams | _Fitted]] = []
 
     # -- construction --------------------------------------------------------------------
 
@@ -399,11 +399,15 @@ class Scene:
             raise ValueError("inertia must be positive definite")
         return a.copy()
 
-    def add_contact(self, body_a, body_b, params=None) -> None:
+    def add_contact(self, body_a, body_b, params=None, *, friction=None) -> None:
         """Let two bodies touch, with the soft-minimum contact model.
 
-        ``params`` defaults to ``ContactParams()``.  Errors: a body with itself, two
-        static bodies, a pair that cannot affect any dynamic body (kinematic or static
+        ``params`` (a :class:`ContactParams`) gives every parameter of the pair.  Without
+        it the parameters are fitted to the two bodies, the scene's gravity and the time
+        step and integrator of each :meth:`build` (:meth:`ContactParams.for_bodies`; the
+        built model lists them in ``Model.contact_params``), with the Coulomb coefficient
+        ``friction`` (default 0.5; only without ``params``).  Errors: a body with itself,
+        two static bodies, a pair that cannot affect any dynamic body (kinematic or static
         with kinematic or static), or a pair added twice.
         """
         ia, ib = self._index(body_a, "body_a"), self._index(body_b, "body_b")
@@ -417,15 +421,35 @@ class Scene:
                 f"a contact between a {ka} and a {kb} body has no effect: neither is pushed"
             )
         if params is None:
-            params = ContactParams()
+            mu = (
+                0.5
+                if friction is None
+                else as_positive_float(friction, "friction", allow_zero=True)
+            )
+            params = _Fitted(mu)
         elif not isinstance(params, ContactParams):
             raise TypeError(f"params must be a ContactParams, got {type(params).__name__}")
+        elif friction is not None:
+            raise ValueError("give friction in params (ContactParams(friction=...)), not both")
         if any({a, b} == {ia, ib} for a, b, _ in self._pairs):
             raise ValueError(
                 f"the contact between {self._bodies[ia].name!r} and "
                 f"{self._bodies[ib].name!r} already exists"
             )
         self._pairs.append((ia, ib, params))
+
+    def _resolved_pairs(self, dt=None, integrator="euler"):
+        """[(a, b, ContactParams)]: the pairs with their fitted parameters filled in."""
+        return [
+            (
+                a,
+                c,
+                _fit_params(self, a, c, dt, integrator, p.friction)
+                if isinstance(p, _Fitted)
+                else p,
+            )
+            for a, c, p in self._pairs
+        ]
 
     def add_support(
         self, body, friction, samples=None, *, gravity=9.81, slip_velocity=0.01
@@ -499,7 +523,7 @@ class Scene:
         - ``"euler"``: semi-implicit Euler, forces at the current state.  Every derivative
           order and ``params=True``; stable only below the time step of the stiffest
           velocity-dependent force (friction in the stick regime, ``2 v_s m_eff / (mu N)``:
-          0.74 ms for a 1 kg, 10 cm box resting on a floor with the default parameters;
+          0.74 ms for a 1 kg, 10 cm box resting on a floor with ``ContactParams()``;
           :meth:`stability_limits`).
         - ``"implicit"``: the velocity-dependent forces (contact damping, friction, support
           friction) linearly implicit with their exact Jacobian -- one linear solve per
@@ -510,6 +534,11 @@ class Scene:
           and 1 (step, rollouts, gradients of trajectory costs); ``order=2`` and
           ``params=True`` need ``"euler"``.  A value step costs about as much as an Euler
           step with first derivatives.
+
+        Pairs added without parameters get them fitted for this ``dt`` and integrator
+        (:meth:`ContactParams.for_bodies`: stable at ``dt``); the model lists them in
+        ``contact_params``.  When ``dt`` exceeds a stability limit of the scene
+        (:meth:`stability_limits`) the build warns with :class:`SoftContactWarning`.
         """
         dt = as_positive_float(dt, "dt")
         integrator = _as_integrator(integrator)
@@ -518,7 +547,7 @@ class Scene:
         if not any(b.kind != "static" for b in self._bodies):
             raise ValueError("the scene has no moving body")
         model = Model(self, dt, integrator)
-        limits = self.stability_limits(integrator)
+        limits = self.stability_limits(integrator, dt)
         if limits and dt > limits[0].dt_max:
             worst = limits[0]
             warnings.warn(
@@ -535,9 +564,11 @@ class Scene:
             )
         return model
 
-    def stability_limits(self, integrator="euler") -> list[StabilityLimit]:
+    def stability_limits(self, integrator="euler", dt=None) -> list[StabilityLimit]:
         """The largest stable time step of each stiff term of the scene, smallest first
-        (docs/method.md section 7), as :meth:`build` checks them.
+        (docs/method.md section 7), as :meth:`build` checks them.  Pairs without explicit
+        parameters are taken with the parameters fitted for ``dt`` (s; None: fitted
+        without a time step, :meth:`ContactParams.for_bodies`).
 
         Each bound is that of the term's linearization on its worst mode: a force at the
         sample farthest from a dynamic body's centre of mass, against the effective mass
@@ -547,7 +578,8 @@ class Scene:
         - contact stiffness and damping (``"euler"``): the explicit spring-damper of
           stiffness ``k`` and damping ``c`` is stable while ``dt^2 k / m_eff +
           2 dt c / m_eff < 4``;
-        - contact stiffness (``"implicit"``, damping implicit): ``dt < 2 sqrt(m_eff / k)``;
+        - contact stiffness (``"implicit"``, damping implicit): ``dt^2 k < 4 m_eff + 2 dt
+          c``;
         - friction in its stick regime (``"euler"``, 3D scenes with gravity): a viscous
           rate ``mu N / (v_s m_eff)`` with the normal force ``N`` the weight of the pair's
           lighter dynamic body: ``dt < 2 v_s m_eff / (mu N)``;
@@ -559,10 +591,12 @@ class Scene:
         few times ``v_s`` may still chatter below them with ``"euler"``.
         """
         integrator = _as_integrator(integrator)
+        if dt is not None:
+            dt = as_positive_float(dt, "dt")
         explicit = integrator == "euler"
         g = float(np.linalg.norm(self.gravity))
         out = []
-        for a, c, p in self._pairs:
+        for a, c, p in self._resolved_pairs(dt, integrator):
             ba, bb = self._bodies[a], self._bodies[c]
             dyn = [b for b in (ba, bb) if b.kind == "dynamic"]
             if not dyn:
@@ -570,15 +604,15 @@ class Scene:
             m_eff = 1.0 / sum(1.0 / _effective_mass(b) for b in dyn)
             where = f"contact({ba.name},{bb.name})"
             k, cd = p.stiffness, p.damping
+            h = _stiffness_limit(k, cd, m_eff, integrator)
             if explicit:
-                h = (-cd + math.sqrt(cd * cd + 4.0 * k * m_eff)) / k
                 out.append(StabilityLimit(where, "contact stiffness and damping", h))
                 if p.friction > 0 and self.dim == 3 and g > 0:
                     weight = min(b.mass for b in dyn) * g
                     h = 2.0 * p.slip_velocity * m_eff / (p.friction * weight)
                     out.append(StabilityLimit(where, "friction (stick regime)", h))
             else:
-                out.append(StabilityLimit(where, "contact stiffness", 2.0 * math.sqrt(m_eff / k)))
+                out.append(StabilityLimit(where, "contact stiffness", h))
         for b in self._bodies:
             if b.support is None or not explicit or b.support[2] == 0:
                 continue
@@ -608,6 +642,121 @@ def _effective_mass(b) -> float:
     return 1.0 / (1.0 / b.mass + r2 / i_min)
 
 
+class _Fitted(NamedTuple):
+    """A pair added without parameters: fitted at build (:func:`_fit_params`)."""
+
+    friction: float
+
+
+# fitted contact parameters (ContactParams.for_bodies): resting penetration as a fraction
+# of the smaller body's size, normal damping ratio, slip velocity of the implicit step
+_FIT_PENETRATION = 0.01
+_FIT_DAMPING_RATIO = 1.0
+_FIT_SLIP_VELOCITY = 5e-4
+_FIT_GRAVITY = 9.81
+
+
+def _spacing(cloud: PointCloud) -> float:
+    """The sample spacing of a cloud of several samples: from its weights (areas or
+    lengths) when a constructor built it, else the median nearest-neighbour distance of
+    up to 256 evenly picked samples."""
+    D, n = cloud.dim, len(cloud)
+    if cloud.kind is not None and cloud.kind != "halfspace":
+        w = float(np.mean(cloud.weights))
+        return math.sqrt(w) if D == 3 else w
+    pts = cloud.points
+    pick = pts[:: max(1, n // 256)]
+    d = np.full(len(pick), np.inf)
+    for i in range(0, n, 4096):
+        blk = pts[i : i + 4096]
+        d2 = np.sum((pick[:, None, :] - blk[None, :, :]) ** 2, axis=2)
+        d2[d2 == 0.0] = np.inf
+        d = np.minimum(d, np.sqrt(d2.min(axis=1)))
+    return float(np.median(d))
+
+
+def _soft_count(b, down, eps_c) -> float:
+    """``sum exp(-(h_k - min h) / eps_c)`` over a body's samples, ``h_k`` their heights
+    against ``down`` at its pose: the soft minimum's ``exp(offset / eps_c)`` when the body
+    rests on a plane normal to ``down``."""
+    pts = b.cloud.points @ _rot(b.pose, b.cloud.dim).T
+    h = -(pts @ down)
+    return float(np.sum(np.exp(-(h - h.min()) / eps_c)))
+
+
+def _stiffness_limit(k, c, m_eff, integrator) -> float:
+    """The largest stable dt of a contact of stiffness k and damping c on the mass m_eff
+    (the linearized spring-damper): explicit, ``dt^2 k + 2 dt c < 4 m_eff``; with the
+    damping implicit, ``dt^2 k < 4 m_eff + 2 dt c``."""
+    if integrator == "euler":
+        return (-c + math.sqrt(c * c + 4.0 * k * m_eff)) / k
+    return (c + math.sqrt(c * c + 4.0 * k * m_eff)) / k
+
+
+def _stable_stiffness(k, mass, m_eff, dt, integrator) -> float:
+    """k, lowered (by bisection on log k) until dt is at most 0.8 of the stiffness limit
+    with the critical damping of ``mass``."""
+
+    def ok(kk):
+        c = 2.0 * _FIT_DAMPING_RATIO * math.sqrt(kk * mass)
+        return dt <= 0.8 * _stiffness_limit(kk, c, m_eff, integrator)
+
+    if ok(k):
+        return k
+    lo, hi = math.log(k) - 60.0, math.log(k)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if ok(math.exp(mid)) else (lo, mid)
+    return math.exp(lo)
+
+
+def _fit_params(scene, ia, ib, dt, integrator, friction) -> ContactParams:
+    """ContactParams.for_bodies (its docstring states the rules)."""
+    D = scene.dim
+    bodies = (scene._bodies[ia], scene._bodies[ib])
+    shaped = [b for b in bodies if len(b.cloud) > 1]
+    if not shaped:
+        raise ValueError(
+            f"cannot fit contact parameters between {bodies[0].name!r} and {bodies[1].name!r}: "
+            "neither has more than one sample; pass params"
+        )
+    dyn = [b for b in bodies if b.kind == "dynamic"]
+    load = min(dyn, key=lambda b: b.mass)
+    g = float(np.linalg.norm(scene.gravity))
+    g_eff = g if g > 0 else _FIT_GRAVITY
+    down = scene.gravity / g if g > 0 else -np.eye(D)[D - 1]
+    size = min(b.cloud.size for b in shaped) / math.sqrt(D)
+    delta = _FIT_PENETRATION * size
+    h = max(_spacing(b.cloud) for b in shaped)
+    eps_c = 0.5 * delta
+    if dt is not None:
+        eps_c = max(eps_c, 0.25 * g_eff * dt * dt)
+    rest_body = load if len(load.cloud) > 1 else max(shaped, key=lambda b: len(b.cloud))
+    depth = delta + eps_c * math.log(_soft_count(rest_body, down, eps_c))
+    beta = 0.5 * delta
+    z = depth / beta
+    # lambda(-depth) = k sp_b(depth) s_b(depth) = the load's weight
+    ramp = beta * (z + math.log1p(math.exp(-z))) / (1.0 + math.exp(-z))
+    weight = load.mass * g_eff
+    k = weight / ramp
+    m_eff = 1.0 / sum(1.0 / _effective_mass(b) for b in dyn)
+    if dt is not None:
+        k = _stable_stiffness(k, load.mass, m_eff, dt, integrator)
+    c = 2.0 * _FIT_DAMPING_RATIO * math.sqrt(k * load.mass)
+    v_s = _FIT_SLIP_VELOCITY
+    if integrator == "euler" and dt is not None and friction > 0 and D == 3 and g > 0:
+        v_s = max(v_s, 1.25 * friction * weight * dt / (2.0 * m_eff))
+    return ContactParams(
+        eps=h * h,
+        eps_c=eps_c,
+        stiffness=k,
+        beta=beta,
+        damping=c,
+        friction=friction,
+        slip_velocity=v_s,
+    )
+
+
 def _rot(pose, D):
     if D == 2:
         c, s = np.cos(pose[2]), np.sin(pose[2])
@@ -622,7 +771,9 @@ class Model:
 
     Attributes: ``dim``, ``dt``, ``integrator``, ``nq``, ``nv``, ``nx = nq + nv``, ``nu``,
     ``np`` (number of parameters), ``body_names`` (all bodies), ``moving`` (names of the
-    bodies in the state, in order), ``param_names``, ``control_names``.
+    bodies in the state, in order), ``param_names``, ``control_names``, ``contact_params``
+    (the :class:`ContactParams` of each contact pair, in the order they were added:
+    given, or fitted to the bodies by :meth:`ContactParams.for_bodies`).
     """
 
     def __init__(self, scene: Scene, dt: float, integrator: str = "euler"):
@@ -642,8 +793,9 @@ class Model:
         clouds = tuple(_packed(b.cloud) for b in scene._bodies)
         counts = np.array([len(b.cloud) for b in scene._bodies], dtype=float)
         supports = tuple(b.support for b in scene._bodies)
-        pairs = np.array([[a, c] for a, c, _ in scene._pairs], dtype=float).reshape(-1, 2)
-        pp = np.array([p._astuple() for _, _, p in scene._pairs], dtype=float).reshape(-1, 7)
+        resolved = scene._resolved_pairs(dt, integrator)
+        pairs = np.array([[a, c] for a, c, _ in resolved], dtype=float).reshape(-1, 2)
+        pp = np.array([p._astuple() for _, _, p in resolved], dtype=float).reshape(-1, 7)
         g3 = np.zeros(3)
         g3[:D] = scene.gravity
         self._cap = _core.model_new(
@@ -687,6 +839,7 @@ class Model:
             names += [f"{pre}.stiffness", f"{pre}.damping", f"{pre}.friction"]
         names += [f"{b.name}.support_friction" for b in scene._bodies if b.support is not None]
         self.param_names = tuple(names)
+        self.contact_params = tuple(p for _, _, p in resolved)
         comp = ("fx", "fy", "tau") if D == 2 else ("fx", "fy", "fz", "tx", "ty", "tz")
         vcomp = ("vx", "vy", "omega") if D == 2 else ("vx", "vy", "vz", "wx", "wy", "wz")
         ctl = []

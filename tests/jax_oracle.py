@@ -54,7 +54,7 @@ Layouts match :class:`softcontact.StepResult`: ``A = dx_dx`` (n, n), ``B = dx_du
     x1, A, B, Hxx, Hxu, Huu = jm.step_d2(x, u)
     X = jm.rollout(X0, U)                   # (B, nx), (B, T, nu) -> (B, T + 1, nx)
 
-The scene's private ``_bodies`` and ``_pairs`` are read (this module is a test oracle and a
+The scene's private ``_bodies`` and ``_resolved_pairs`` are read (this module is a test oracle and a
 benchmark, not part of the library).  Agreement with ``Model.step`` (both SSDF paths,
 pruned and dense): ~1e-13 relative in every quantity (``tests/test_jax_oracle.py``).
 Cost on push-T, one core: a step ~7x softcontact's order 0, first derivatives ~40x its
@@ -344,7 +344,7 @@ class JaxModel:
             j += b.kind != "static"
             uo += (3 if D == 2 else 6) if has_u else 0
         pairs = []
-        for a, c, p in scene._pairs:
+        for a, c, p in scene._resolved_pairs(dt):
             own_a = np.arange(len(scene._bodies[a].cloud) + len(scene._bodies[c].cloud)) < len(
                 scene._bodies[a].cloud
             )

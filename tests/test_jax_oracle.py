@@ -93,7 +93,7 @@ def _min_separation(scene, model, x):
     nqb = 3 if scene.dim == 2 else 7
     moving = [i for i, b in enumerate(scene._bodies) if b.kind != "static"]
     out = np.inf
-    for a, c, prm in scene._pairs:
+    for a, c, prm in scene._resolved_pairs(model.dt, model.integrator):
         poses = []
         for i in (a, c):
             b = scene._bodies[i]
@@ -185,7 +185,7 @@ def _box_floor_case():
         pose=[1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0],
         name="probe",
     )
-    scene.add_contact("box", "floor")
+    scene.add_contact("box", "floor", sc.ContactParams())
     rng = np.random.default_rng(1)
     states = []
     for k, z in enumerate((0.046, 0.047)):
@@ -213,7 +213,7 @@ def _two_bodies_case():
     scene = sc.Scene(dim=3)
     scene.add_body(box, mass=0.5, name="box")
     scene.add_body(ball, density=800.0, actuated=True, name="ball")
-    scene.add_contact("box", "ball")
+    scene.add_contact("box", "ball", sc.ContactParams())
     rng = np.random.default_rng(2)
     states = []
     for k, gap in enumerate((-0.002, -0.004)):

@@ -1043,7 +1043,8 @@ def test_stability_limits_follow_their_formulas():
     assert lim["friction (stick regime)"].where == "contact(box,floor)"
     (imp,) = s.stability_limits("implicit")
     assert imp.term == "contact stiffness"
-    np.testing.assert_allclose(imp.dt_max, 2 * np.sqrt(m_eff / k), rtol=1e-9)
+    # the damper implicit: dt^2 k < 4 m_eff + 2 dt c
+    np.testing.assert_allclose(imp.dt_max, (c + np.sqrt(c * c + 4 * k * m_eff)) / k, rtol=1e-9)
     limits = s.stability_limits()
     assert [x.dt_max for x in limits] == sorted(x.dt_max for x in limits)
     with pytest.raises(ValueError, match="integrator must be one of"):
