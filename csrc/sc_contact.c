@@ -457,14 +457,26 @@ int sc__contact_with(int variant_isa, const sc_contact_body *a, const sc_contact
                      const sc_contact_params *prm, int order, const sc_options *opt, double *work,
                      const sc_contact_out *out)
 {
+    return sc__contact_mode(variant_isa, a, b, prm, order, opt, work, out, SC_FRICTION_FULL, NULL,
+                            NULL);
+}
+
+int sc__contact_mode(int variant_isa, const sc_contact_body *a, const sc_contact_body *b,
+                     const sc_contact_params *prm, int order, const sc_options *opt, double *work,
+                     const sc_contact_out *out, int mode, const double *wa, const double *wb)
+{
     sc__contact S;
     contact_ws w;
     sc_options o;
     double *phi, *pi, Lsc = 1.0, Tp = 0.0, Tc = 0.0; /* the cuts (unless dense) */
-    int st, D, all, wrench_only;
+    int st, D, all, wrench_only, vel, j;
     if (a == NULL || a->cloud == NULL || work == NULL || out == NULL || order < 0 || order > 2 ||
         (a->cloud->dim != 2 && a->cloud->dim != 3) || sc_contact_params_check(prm) != SC_OK ||
-        sc_isa_resolve(variant_isa) != variant_isa) {
+        sc_isa_resolve(variant_isa) != variant_isa || mode < SC_FRICTION_FULL ||
+        mode > SC_FRICTION_NUMERATOR ||
+        (mode == SC_FRICTION_NUMERATOR &&
+         (wa == NULL || wb == NULL || order < 1 || out->scalars || out->phi || out->pi ||
+          out->forces || out->x_w || out->dw_dprm))) {
         return SC_EINVAL;
     }
     D = a->cloud->dim;
@@ -472,9 +484,25 @@ int sc__contact_with(int variant_isa, const sc_contact_body *a, const sc_contact
         (st = sc_options_resolve(opt, &o)) != SC_OK) {
         return st;
     }
-    pair_setup(&S, a, b, prm, order,
-               (prm->friction > 0.0 || out->dw_dprm != NULL ? SC_CONTACT_FRIC : 0) |
-                   (prm->damping > 0.0 || out->dw_dprm != NULL ? SC_CONTACT_DAMP : 0));
+    vel = (prm->friction > 0.0 || out->dw_dprm != NULL ? SC_CONTACT_FRIC : 0) |
+          (prm->damping > 0.0 || out->dw_dprm != NULL ? SC_CONTACT_DAMP : 0);
+    if (mode == SC_FRICTION_FROZEN && (vel & SC_CONTACT_FRIC)) {
+        vel |= SC_CONTACT_FREEZE;
+    } else if (mode == SC_FRICTION_NUMERATOR) {
+        if (prm->friction == 0.0) {
+            zero_wrench(SC_NV(D), order, out->wrench, out->jac, out->hess, NULL);
+            return SC_OK;
+        }
+        vel = SC_CONTACT_FRIC | SC_CONTACT_WNUM;
+    }
+    pair_setup(&S, a, b, prm, order, vel);
+    for (j = 0; mode == SC_FRICTION_NUMERATOR && j < SC_NV(D); j++) {
+        if (!isfinite(wa[j]) || !isfinite(wb[j])) {
+            return SC_ENONFINITE;
+        }
+        S.wv[0][j] = wa[j];
+        S.wv[1][j] = wb[j];
+    }
     workspace(a->cloud, b->cloud, o.nthreads, work, &w);
     phi = out->phi ? out->phi : w.phi;
     pi = out->pi ? out->pi : w.pi;

@@ -16,9 +16,11 @@
 /* The contact model's jets (sc_jet.h): at most SC_CONTACT_MAXV = 4 nv (3D) variables, and
  * SC_CONTACT_NJETS of them in the arena plus a sink: 164 persistent jets in 3D (the soft
  * minimum, its reference sample's Phi, A, B, their accumulators with the moments, the
- * per-owner kinematics with L, N, Q and y0) + 8 D + 6 per sample = 194 at most. */
+ * per-owner kinematics with L, N, Q and y0) + 8 D + 6 per sample = 194 at most (up to
+ * 229 with the kinematics' temporaries), and 30 + 7 more with SC_CONTACT_WNUM (the
+ * numerator's kinematics and per-sample velocities). */
 #define SC_CONTACT_MAXV 24
-#define SC_CONTACT_NJETS 256
+#define SC_CONTACT_NJETS 288
 #define SC_CONTACT_JLEN SC_JET_LEN(SC_CONTACT_MAXV)
 
 /* World positions x_w (may be NULL) and other-body coordinates y of every sample, A's then
@@ -33,6 +35,12 @@ void sc__pose_samples(const sc_packed_cloud *a, const double *Ra, const double *
 /* the velocity-dependent terms of a pass (sc__contact.vel) */
 #define SC_CONTACT_FRIC 1 /* friction */
 #define SC_CONTACT_DAMP 2 /* damping */
+#define SC_CONTACT_FREEZE                                                                          \
+    4 /* with FRIC: the friction's normalizer without velocity                                     \
+         derivatives (sc_contact_law.h) */
+#define SC_CONTACT_WNUM                                                                            \
+    8 /* with FRIC alone: the friction's numerator from the                                        \
+         velocities wv, and only -mu lambda B in the wrench */
 
 typedef struct sc__contact {
     int D, nv;
@@ -43,6 +51,8 @@ typedef struct sc__contact {
     ptrdiff_t excl;                   /* a half-space's own sample, left out of the soft
                                          minimum and the forces (pi 0), or -1 */
     double R[2][9], t[2][3], v[2][6]; /* each body's frame and velocity */
+    double wv[2][6];                  /* SC_CONTACT_WNUM: the friction numerator's
+                                         velocities */
     double eps_c, vs2;                /* soft-minimum temperature; v_s^2 */
     double m, phimin;                 /* the soft minimum (depth) and the smallest Phi */
     /* per sample: other-body coordinates y (D), the SSDF there (phi, g (D), h (D x D), t3
@@ -78,5 +88,22 @@ extern const sc__contact_fn sc__contact_generic, sc__contact_avx2, sc__contact_a
 int sc__contact_with(int variant_isa, const sc_contact_body *a, const sc_contact_body *b,
                      const sc_contact_params *prm, int order, const sc_options *opt, double *work,
                      const sc_contact_out *out);
+
+/* The friction modes of the implicit step's lagged friction (sc_step.c) */
+enum {
+    SC_FRICTION_FULL = 0,     /* the model's wrench (sc_contact) */
+    SC_FRICTION_FROZEN = 1,   /* the same values; the friction's normalizer 1 / |t|_s without
+                                 velocity derivatives */
+    SC_FRICTION_NUMERATOR = 2 /* only the friction, -mu lambda sum pi_k t_k(w) / |t_k|_s:
+                                 its numerator t from the velocities wa, wb (constants),
+                                 its normalizer from the bodies' (wrench and Jacobian only;
+                                 order 1 or 2) */
+};
+
+/* sc__contact_with in a friction mode (wa, wb: the numerator's velocities, nv each, for
+   SC_FRICTION_NUMERATOR, else NULL) */
+int sc__contact_mode(int variant_isa, const sc_contact_body *a, const sc_contact_body *b,
+                     const sc_contact_params *prm, int order, const sc_options *opt, double *work,
+                     const sc_contact_out *out, int mode, const double *wa, const double *wb);
 
 #endif /* SC_CONTACT_INTERNAL_H */

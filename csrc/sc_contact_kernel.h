@@ -396,6 +396,9 @@ typedef struct {
                            terms) */
     double *N[2][3][3]; /* 3D: M_K^T (Om_O x) L_O, u_K = cv_O + N_O p (full; velocity
                            terms) */
+    /* SC_CONTACT_WNUM: Om, cv and N of the friction numerator's velocities S->wv (jets in
+       the poses only) */
+    double *Omw[2][3], *cvw[2][3], *Nw[2][3][3];
 } acc_t;
 
 /* nu = g / sqrt(|g|^2 + tiny) on numbers: the values of the jets' friction direction (the
@@ -508,6 +511,7 @@ typedef struct {
 #define LAW_N num_t
 #define LAW_VL 1
 #define LAW_DERIVS 0
+#define LAW_WNUM 0
 #define LAW_SAMPLE sample_values
 #define L_LIN(na, out, ka, a, kb, b) (*(out) = (ka)[0] * *(a) + (kb)[0] * *(b))
 #define L_SCALE(na, out, ka, a) (*(out) = (ka)[0] * *(a))
@@ -621,6 +625,7 @@ typedef struct {
 #define LAW_N num_t
 #define LAW_VL 1
 #define LAW_DERIVS 1
+#define LAW_WNUM 1
 #define LAW_SAMPLE sample_jets
 #define L_LIN(na, out, ka, a, kb, b) sc_jet_lin(E->c, na, out, (ka)[0], a, (kb)[0], b)
 #define L_SCALE(na, out, ka, a) sc_jet_lin(E->c, na, out, (ka)[0], a, 0.0, NULL)
@@ -674,8 +679,13 @@ static void jets_owner_of(const contact_t *S, const acc_t *Z, int O, double *Phi
         }
         ow->y0[a] = S->y0[O][a];
         ow->cv[a] = Z->cv[O][a];
+        ow->cvw[a] = Z->cvw[O][a];
+        for (b = 0; b < S->D; b++) {
+            ow->Nw[3 * a + b] = S->D == 3 ? Z->Nw[O][a][b] : NULL;
+        }
     }
     ow->Om = Z->Om[O][0];
+    ow->Omw = Z->Omw[O][0];
     ow->PhiR = PhiR;
 }
 
@@ -717,7 +727,10 @@ static void jets_nums_alloc(contact_t *S, int vel, nums_jets *v)
         v->tg[a] = sc_jet_alloc(&S->jets);
         v->F[a] = vel & SC_CONTACT_FRIC ? sc_jet_alloc(&S->jets) : NULL;
         v->Fd[a] = vel & SC_CONTACT_DAMP ? sc_jet_alloc(&S->jets) : NULL;
+        v->uw[a] = vel & SC_CONTACT_WNUM ? sc_jet_alloc(&S->jets) : NULL;
+        v->tgw[a] = vel & SC_CONTACT_WNUM ? sc_jet_alloc(&S->jets) : NULL;
     }
+    v->nuuw = vel & SC_CONTACT_WNUM ? sc_jet_alloc(&S->jets) : NULL;
     if (vel) {
         v->gg = sc_jet_alloc(&S->jets);
         v->nuu = sc_jet_alloc(&S->jets);
@@ -1020,6 +1033,7 @@ typedef struct {
 #define LAW_N lj_t
 #define LAW_VL SC_CONTACT_VL
 #define LAW_DERIVS 1
+#define LAW_WNUM 0
 #define LAW_SAMPLE sample_lanes
 #define L_LIN(na, out, ka, a, kb, b) lj_lin(na, out, ka, a, kb, b)
 #define L_SCALE(na, out, ka, a) lj_scale(na, out, ka, a)
@@ -1267,33 +1281,64 @@ PASS_LANES_COPY(3, 12, 24)
 
 /* the relative velocity of owner O's points: Om_O = w_O - w_K (world angular velocities,
    w) and cv_O = v_O - v_K - w_K x d_O */
-static void relative_velocity(contact_t *S, acc_t *Z, int O, double *(*w)[3])
+static void relative_velocity(contact_t *S, acc_t *Z, int O, double *(*w)[3], const double (*v)[6],
+                              int vars, double **Om, double **cv)
 {
     const sc_jet_ctx *c = &S->c;
-    const int D = S->D, ns = S->ns, K = 1 - O, vO = S->vv[O], vK = S->vv[K];
+    const int D = S->D, ns = S->ns, K = 1 - O;
+    /* the velocity variables: the state's (vars), none for the numerator's */
+    const int vO = vars ? S->vv[O] : SC_JET_NOVAR, vK = vars ? S->vv[K] : SC_JET_NOVAR;
     int aa;
     for (aa = 0; aa < (D == 2 ? 1 : 3); aa++) {
-        sc_jet_lin(c, ns, Z->Om[O][aa], 1.0, w[O][aa], -1.0, w[K][aa]);
+        sc_jet_lin(c, ns, Om[aa], 1.0, w[O][aa], -1.0, w[K][aa]);
     }
     for (aa = 0; aa < D; aa++) {
-        sc_jet_const(c, ns, Z->cv[O][aa], S->v[O][aa] - S->v[K][aa]);
+        sc_jet_const(c, ns, cv[aa], v[O][aa] - v[K][aa]);
         if (vO < ns) {
-            Z->cv[O][aa][1 + vO + aa] = 1.0;
+            cv[aa][1 + vO + aa] = 1.0;
         }
         if (vK < ns) {
-            Z->cv[O][aa][1 + vK + aa] = -1.0;
+            cv[aa][1 + vK + aa] = -1.0;
         }
     }
     if (D == 2) {
         /* - w_K J d = - w_K (-d1, d0) */
-        sc_jet_madd(c, ns, Z->cv[O][0], 1.0, w[K][0], Z->d[O][1]);
-        sc_jet_madd(c, ns, Z->cv[O][1], -1.0, w[K][0], Z->d[O][0]);
+        sc_jet_madd(c, ns, cv[0], 1.0, w[K][0], Z->d[O][1]);
+        sc_jet_madd(c, ns, cv[1], -1.0, w[K][0], Z->d[O][0]);
         return;
     }
     for (aa = 0; aa < 3; aa++) {
         const int i1 = (aa + 1) % 3, i2 = (aa + 2) % 3;
-        sc_jet_madd(c, ns, Z->cv[O][aa], -1.0, w[K][i1], Z->d[O][i2]);
-        sc_jet_madd(c, ns, Z->cv[O][aa], 1.0, w[K][i2], Z->d[O][i1]);
+        sc_jet_madd(c, ns, cv[aa], -1.0, w[K][i1], Z->d[O][i2]);
+        sc_jet_madd(c, ns, cv[aa], 1.0, w[K][i2], Z->d[O][i1]);
+    }
+}
+
+/* the numerator's N_O = (Omw_O x) L_O (3D) and cv_O, N_O taken to K's frame (M_K^T), as
+   lever_arms does for the state's; w: 3 scratch jets, tmp: 6 */
+static void numerator_terms(contact_t *S, acc_t *Z, int O, double **w, double **tmp)
+{
+    const sc_jet_ctx *c = &S->c;
+    const int D = S->D, ns = S->ns, K = 1 - O;
+    int aa, cb;
+    for (cb = 0; D == 3 && cb < 3; cb++) {
+        for (aa = 0; aa < 3; aa++) {
+            const int i1 = (aa + 1) % 3, i2 = (aa + 2) % 3;
+            double *nab = Z->Nw[O][aa][cb];
+            sc_jet_const(c, ns, nab, 0.0);
+            sc_jet_madd(c, ns, nab, 1.0, Z->Omw[O][i1], S->L[O][i2][cb]);
+            sc_jet_madd(c, ns, nab, -1.0, Z->Omw[O][i2], S->L[O][i1][cb]);
+        }
+    }
+    for (cb = 0; cb < (D == 3 ? 4 : 1); cb++) {
+        double *v[3] = {NULL, NULL, NULL};
+        for (aa = 0; aa < D; aa++) {
+            v[aa] = cb == 0 ? Z->cvw[O][aa] : Z->Nw[O][aa][cb - 1];
+        }
+        to_body(S, ns, w, v, K, tmp);
+        for (aa = 0; aa < D; aa++) {
+            sc_jet_lin(c, ns, v[aa], 1.0, w[aa], 0.0, NULL);
+        }
     }
 }
 
@@ -1372,6 +1417,12 @@ static void kinematics(contact_t *S, acc_t *Z)
             Z->d[O][aa] = sc_jet_alloc(&S->jets);
             Z->Om[O][aa] = sc_jet_alloc(&S->jets);
             Z->cv[O][aa] = sc_jet_alloc(&S->jets);
+            Z->Omw[O][aa] = S->vel & SC_CONTACT_WNUM ? sc_jet_alloc(&S->jets) : NULL;
+            Z->cvw[O][aa] = S->vel & SC_CONTACT_WNUM ? sc_jet_alloc(&S->jets) : NULL;
+            for (j = 0; j < 3; j++) {
+                Z->Nw[O][aa][j] =
+                    D == 3 && (S->vel & SC_CONTACT_WNUM) ? sc_jet_alloc(&S->jets) : NULL;
+            }
         }
         for (aa = 0; aa < D; aa++) {
             S->y0[O][aa] = sc_jet_alloc(&S->jets);
@@ -1416,10 +1467,29 @@ static void kinematics(contact_t *S, acc_t *Z)
             to_world(S, ns, w[X], tmp + 3, X, tmp);
         }
     }
-    relative_velocity(S, Z, 0, w);
-    relative_velocity(S, Z, 1, w);
+    relative_velocity(S, Z, 0, w, (const double (*)[6])S->v, 1, Z->Om[0], Z->cv[0]);
+    relative_velocity(S, Z, 1, w, (const double (*)[6])S->v, 1, Z->Om[1], Z->cv[1]);
     lever_arms(S, Z, 0, w[0], tmp);
     lever_arms(S, Z, 1, w[0], tmp);
+    if (S->vel & SC_CONTACT_WNUM) {
+        /* the numerator's world angular velocities (constants rotated by the poses) and
+           its relative velocities */
+        for (X = 0; X < 2; X++) {
+            if (D == 2) {
+                sc_jet_const(c, ns, w[X][0], S->wv[X][2]);
+            } else {
+                for (aa = 0; aa < 3; aa++) {
+                    sc_jet_const(c, ns, tmp[3 + aa], S->wv[X][3 + aa]);
+                }
+                to_world(S, ns, w[X], tmp + 3, X, tmp);
+            }
+        }
+        for (O = 0; O < 2; O++) {
+            relative_velocity(S, Z, O, w, (const double (*)[6])S->wv, 0, Z->Omw[O], Z->cvw[O]);
+        }
+        numerator_terms(S, Z, 0, w[0], tmp);
+        numerator_terms(S, Z, 1, w[0], tmp);
+    }
     S->jets.used = base;
     sc_jet_const(c, nq, Z->mj, S->m);
 }
@@ -1465,6 +1535,9 @@ static double *samples_pass(contact_t *S, acc_t *Z, double *forces)
     }
     if (order == 0) {
         (D == 2 ? pass_values_2 : pass_values_3)(S, Z, mark, nf, vs2, pf, pd, forces);
+    } else if (nf & SC_CONTACT_WNUM) {
+        /* the lagged friction's numerator pass (sc_step.c): jets one sample at a time */
+        pass_jets(S, Z, order, D, nq, ns, mark, PhiR, S->dphi, nf, vs2, pf, pd, forces);
     } else if (order == 1 && D == 2 && nq == 3) {
         pass_lanes_2_3(S, Z, mark, PhiR, nf, vs2, pf, pd, forces);
     } else if (order == 1 && D == 2 && nq == 6) {
@@ -1685,6 +1758,13 @@ static void assemble(contact_t *S, acc_t *Z, const sc_contact_params *prm,
     sc_jet_promote(c, nq, ns, sig);
     for (r = 0; r < 2 * nv; r++) {
         sc_jet_promote(c, nq, ns, Z->A[r]);
+        if (vel & SC_CONTACT_WNUM) {
+            /* the numerator pass: the friction alone */
+            sc_jet_const(c, ns, q, 0.0);
+            sc_jet_madd(c, ns, q, -mu, lam, Z->B[r]);
+            write_row(S, r, q, out);
+            continue;
+        }
         sc_jet_mul(c, ns, q, lam, Z->A[r]);
         if (cd > 0.0) {
             sc_jet_madd(c, ns, q, -cd, sig, Z->C[r]);

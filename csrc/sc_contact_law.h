@@ -24,6 +24,10 @@
  *     half-space only its magnitude cd = pi (nu . u), along the constant nu), and the
  *     friction force F = pi t / sqrt(|t|^2 + v_s^2).  A half-space K has a constant
  *     gradient: its g is the numbers of the sample, and nu is constant.
+ *   the implicit step's lagged friction (sc_step.c): with SC_CONTACT_FREEZE the normalizer
+ *     1 / sqrt(|t|^2 + v_s^2) has no velocity derivatives; with SC_CONTACT_WNUM the
+ *     numerator t is that of other, given velocities (the owner's cvw, Omw / Nw), the
+ *     normalizer that of the state's.
  *
  * Before including, define:
  *   LAW(name)    the instance's name of `name` (name##_values, ...)
@@ -31,6 +35,8 @@
  *                lanes)
  *   LAW_VL       lanes per number (1 for values and jets)
  *   LAW_DERIVS   1 where numbers carry derivatives (jets, lanes), 0 for values
+ *   LAW_WNUM     1 where the friction's numerator may come from other velocities
+ *                (SC_CONTACT_WNUM: jets only, samples_pass), else 0
  *   LAW_SAMPLE   the instance's sample type, with members p[3], pi, g[3], y[3]: pointers
  *                to LAW_VL doubles (one per lane), and what its L_COMPOSE reads
  * and the operations on numbers (na: the leading variables the operands depend on; the
@@ -59,12 +65,18 @@ typedef struct {
     LAW_N Om;    /* 2D: Om_O (friction) */
     LAW_N N[9];  /* 3D: N_O, row-major (friction) */
     LAW_N PhiR;  /* the reference sample's Phi (numbers with derivatives) */
+    /* SC_CONTACT_WNUM: cv_O, Om_O, N_O of the friction's numerator velocities (jets: pose
+       dependence only) */
+    LAW_N cvw[3];
+    LAW_N Omw;
+    LAW_N Nw[9];
 } LAW(owner);
 
 /* a sample's numbers: its geometry, then its forces' intermediates */
 typedef struct {
     LAW_N rO[3], yy[3], Phi, gj[3], pij, piG[3];
     LAW_N u[3], nu[3], gg, nuu, tg[3], tt, ct, F[3], cd, Fd[3];
+    LAW_N uw[3], nuuw, tgw[3]; /* SC_CONTACT_WNUM: the numerator's u, nu . u and t */
 } LAW(nums);
 
 /* q = Q_O p, y = q + y0_O, and (with derivatives) Phi and, when grad, g (K is not a
@@ -185,7 +197,64 @@ SC_JET_KERNEL void LAW(forces)(const law_env *E, const int D, const int nq, cons
         return;
     }
     L_INVNORM(ns, D, v->tt, v->tg, E->vs2);
+    if (vel & SC_CONTACT_FREEZE) {
+        /* the normalizer 1 / |t|_s held at the current velocities: zero its velocity
+           derivatives (the lagged friction's B = dF/du at fixed normalizer) */
+        L_PROMOTE(nq, ns, v->tt);
+    }
     L_MUL(ns, v->ct, v->tt, v->pij);
+#if LAW_WNUM
+    if (vel & SC_CONTACT_WNUM) {
+        /* the numerator's tangential velocity from the owner's cvw, Omw / Nw (the same
+           formulas as u, nu . u and t above, with nu the sample's) */
+        if (D == 2) {
+            L_SCALE(ns, v->uw[0], E->one, ow->cvw[0]);
+            L_SCALE(ns, v->uw[1], E->one, ow->cvw[1]);
+            L_MADD(ns, v->uw[0], -1.0, ow->Omw, v->rO[1]);
+            L_MADD(ns, v->uw[1], 1.0, ow->Omw, v->rO[0]);
+        } else {
+            for (a = 0; a < 3; a++) {
+                L_LIN4(ns, v->uw[a], E->one, ow->cvw[a], s->p[0], ow->Nw[3 * a], s->p[1],
+                       ow->Nw[3 * a + 1], s->p[2], ow->Nw[3 * a + 2]);
+            }
+        }
+        if (flat) {
+            double nv0[3][LAW_VL], mnv0[3][LAW_VL];
+            int l;
+            for (l = 0; l < LAW_VL; l++) {
+                double gl[3] = {0.0, 0.0, 0.0}, nl[3];
+                for (a = 0; a < D; a++) {
+                    gl[a] = s->g[a][l];
+                }
+                unit_value(D, gl, nl);
+                for (a = 0; a < D; a++) {
+                    nv0[a][l] = nl[a];
+                    mnv0[a][l] = -nl[a];
+                }
+            }
+            L_SCALE(ns, v->nuuw, nv0[0], v->uw[0]);
+            for (a = 1; a < D; a++) {
+                L_AXPY(ns, v->nuuw, nv0[a], v->uw[a]);
+            }
+            for (a = 0; a < D; a++) {
+                L_LIN(ns, v->tgw[a], E->one, v->uw[a], mnv0[a], v->nuuw);
+            }
+        } else {
+            L_MUL(ns, v->nuuw, v->nu[0], v->uw[0]);
+            for (a = 1; a < D; a++) {
+                L_MADD(ns, v->nuuw, 1.0, v->nu[a], v->uw[a]);
+            }
+            for (a = 0; a < D; a++) {
+                L_MUL(ns, v->tgw[a], v->nuuw, v->nu[a]);
+                L_LIN(ns, v->tgw[a], E->one, v->uw[a], E->mone, v->tgw[a]);
+            }
+        }
+        for (a = 0; a < D; a++) {
+            L_MUL(ns, v->F[a], v->ct, v->tgw[a]);
+        }
+        return;
+    }
+#endif
     for (a = 0; a < D; a++) {
         L_MUL(ns, v->F[a], v->ct, v->tg[a]);
     }

@@ -6,6 +6,7 @@
 #undef LAW_N
 #undef LAW_VL
 #undef LAW_DERIVS
+#undef LAW_WNUM
 #undef LAW_SAMPLE
 #undef L_LIN
 #undef L_SCALE

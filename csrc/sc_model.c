@@ -206,7 +206,7 @@ int sc__state_check(const sc_model *m, const sc_model_sizes *s, const double *x,
 
 int sc__pair_contact(const sc_model *m, const sc_model_sizes *s, const double *x, int pair,
                      int order, int freeze, const sc_options *opt, double *cwork,
-                     const sc_contact_out *out)
+                     const sc_contact_out *out, int mode, const double *wv)
 {
     const sc_pair *pr = m->pairs + pair;
     const sc_body *ba = m->bodies + pr->a, *bb = m->bodies + pr->b;
@@ -222,7 +222,12 @@ int sc__pair_contact(const sc_model *m, const sc_model_sizes *s, const double *x
     B.pose = pb;
     B.vel = vb;
     B.frozen = freeze && bb->kind == SC_BODY_STATIC;
-    return sc_contact(&A, &B, &pr->prm, order, opt, cwork, out);
+    if (mode == SC_FRICTION_FULL) {
+        return sc_contact(&A, &B, &pr->prm, order, opt, cwork, out);
+    }
+    return sc__contact_mode(opt->isa, &A, &B, &pr->prm, order, opt, cwork, out, mode,
+                            wv ? wv + SC_NV(m->dim) * pr->a : NULL,
+                            wv ? wv + SC_NV(m->dim) * pr->b : NULL);
 }
 
 int sc_energy(const sc_model *m, const double *x, const sc_options *opt, double *work, double *out)
@@ -268,7 +273,8 @@ int sc_energy(const sc_model *m, const double *x, const sc_options *opt, double 
         sc_contact_out co = {NULL};
         co.wrench = W;
         co.scalars = sc3;
-        if ((st = sc__pair_contact(m, &s, x, k, 0, 0, &o, w.cwork, &co)) != SC_OK) {
+        if ((st = sc__pair_contact(m, &s, x, k, 0, 0, &o, w.cwork, &co, SC_FRICTION_FULL, NULL)) !=
+            SC_OK) {
             return st;
         }
         out[2] += sc3[0];

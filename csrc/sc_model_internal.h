@@ -6,6 +6,7 @@
 #ifndef SC_MODEL_INTERNAL_H
 #define SC_MODEL_INTERNAL_H
 
+#include "sc_contact_internal.h"
 #include "sc_inverse.h"
 #include "sc_rollout.h"
 #include "sc_rotation.h"
@@ -38,10 +39,12 @@ int sc__state_check(const sc_model *m, const sc_model_sizes *s, const double *x,
 
 /* sc_contact of pair `pair` at state x (its bodies' poses and velocities), a static body
  * frozen when `freeze` (no derivatives with respect to it; the contact model's pruning
- * cut then counts no lever arm for it) */
+ * cut then counts no lever arm for it), in the friction mode `mode` (SC_FRICTION_*,
+ * sc_contact_internal.h; wv: the numerator's velocities, nv per body of the model, for
+ * SC_FRICTION_NUMERATOR, else NULL) */
 int sc__pair_contact(const sc_model *m, const sc_model_sizes *s, const double *x, int pair,
                      int order, int freeze, const sc_options *opt, double *cwork,
-                     const sc_contact_out *out);
+                     const sc_contact_out *out, int mode, const double *wv);
 
 /* The step's scratch (sc_step_workspace_size): a state and a control of scratch, the
  * contact model's scratch, one pair's wrench and derivatives, the jet arena. */

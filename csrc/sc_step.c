@@ -124,6 +124,10 @@ typedef struct {
     double **Q[SC_MODEL_MAX_BODIES];  /* per moving body: the generalized force (nv jets),
                                          reused for the dq+ rows at the end */
     double **vp[SC_MODEL_MAX_BODIES]; /* per moving body: v+ (nv jets) */
+    int lag;                          /* the implicit step: friction's normalizer frozen
+                                         (SC_FRICTION_FROZEN) */
+    const double *wnum;               /* NULL, or the friction numerator's velocities (nv per
+                                         body): only friction, SC_FRICTION_NUMERATOR */
 } pass_t;
 
 static void pass_init(pass_t *P, const sc_model *m, const sc_model_sizes *s, int order, int params,
@@ -301,7 +305,11 @@ static int add_contacts(pass_t *P, const double *x, const sc_options *opt, doubl
         out.jac = order >= 1 ? jac : NULL;
         out.hess = order >= 2 ? hess : NULL;
         out.dw_dprm = P->pbase != SC_JET_NOVAR ? dwdp : NULL;
-        if ((st = sc__pair_contact(m, &P->s, x, k, order, 1, opt, cwork, &out)) != SC_OK) {
+        if ((st = sc__pair_contact(m, &P->s, x, k, order, 1, opt, cwork, &out,
+                                   P->wnum  ? SC_FRICTION_NUMERATOR
+                                   : P->lag ? SC_FRICTION_FROZEN
+                                            : SC_FRICTION_FULL,
+                                   P->wnum)) != SC_OK) {
             return st;
         }
         if (ba->kind == SC_BODY_DYNAMIC) {
@@ -320,7 +328,7 @@ static int add_contacts(pass_t *P, const double *x, const sc_options *opt, doubl
  * and loop bounds fold and no call is made per jet operation; the operations, and so the
  * bits, are those of the generic kernels. */
 SC_JET_KERNEL void support_sums(const sc_body *b, const double *R, const double *vel, int ord,
-                                double acc[3][SC_JET4_LEN])
+                                int lag, const double *wv, double acc[3][SC_JET4_LEN])
 {
     sc_jet_ctx c4;
     double r[2][SC_JET4_LEN], vpnt[2][SC_JET4_LEN], w[SC_JET4_LEN], f[2][SC_JET4_LEN];
@@ -357,6 +365,17 @@ SC_JET_KERNEL void support_sums(const sc_body *b, const double *R, const double 
         {
             const double q0 = w[0] + b->support_slip * b->support_slip, iq = 1.0 / sqrt(q0);
             sc__jet_func(&c4, 4, w, w, iq, -0.5 * iq / q0, 0.75 * iq / (q0 * q0));
+        }
+        if (lag) {
+            /* the lagged friction: the normalizer without velocity derivatives */
+            sc_jet_promote(&c4, 1, 4, w);
+        }
+        if (wv) {
+            /* the numerator's point velocity, from the constant velocities wv */
+            sc_jet_const(&c4, 4, vpnt[0], wv[0]);
+            sc_jet_const(&c4, 4, vpnt[1], wv[1]);
+            sc__jet_axpy(&c4, 4, vpnt[0], -wv[2], r[1]);
+            sc__jet_axpy(&c4, 4, vpnt[1], wv[2], r[0]);
         }
         sc__jet_lin(&c4, 4, w, -b->support_gravity * b->support_weights[l], w, 0.0, NULL);
         sc__jet_mul(&c4, 4, f[0], w, vpnt[0]);
@@ -397,10 +416,15 @@ static void add_support(pass_t *P, const double *x)
             map[1 + k] = nvt + j * nv + k;
         }
         /* the points' sums, with the order a compile-time constant in each copy */
-        switch (c->order) {
-        case 0: support_sums(b, R, vel, 0, acc); break;
-        case 1: support_sums(b, R, vel, 1, acc); break;
-        default: support_sums(b, R, vel, 2, acc); break;
+        {
+            /* the numerator pass (wv) keeps the normalizer's velocity derivatives */
+            const double *wv = P->wnum ? P->wnum + 3 * i : NULL;
+            const int lag = P->lag && wv == NULL;
+            switch (c->order) {
+            case 0: support_sums(b, R, vel, 0, lag, wv, acc); break;
+            case 1: support_sums(b, R, vel, 1, lag, wv, acc); break;
+            default: support_sums(b, R, vel, 2, lag, wv, acc); break;
+            }
         }
         base = P->jets.used;
         mu = sc_jet_alloc(&P->jets);
@@ -850,17 +874,67 @@ static void implicit_rhs(pass_t *P, const sc_jet_ctx *chi, const sc_jet_ctx *clo
     P->jets.used = base;
 }
 
+/* The lagged friction's numerator pass (order 1): into Qw (nv jets per dynamic body, in
+   the context clo) the friction forces -mu lambda sum pi_k t_k(w+) / |t_k|_s of the
+   contacts and the support, their numerator t from the step's new velocities w+ (v + dv
+   for dynamic bodies, u for kinematic ones, 0 for static ones) held constant, their
+   normalizer from the state; dv from rhs (nd values).  Its derivatives with respect to
+   the state's velocities are what the frozen normalizer's jets leave out of the step's
+   derivatives. */
+static int numerator_pass(pass_t *P, const sc_jet_ctx *clo, const double *x, const double *u,
+                          const sc_options *opt, const sc__step_ws *w, const double *rhs,
+                          double *(*Qw)[6])
+{
+    const sc_model *m = P->m;
+    const sc_jet_ctx chi = P->c;
+    const int nv = P->nv1;
+    double wnum[SC_MODEL_MAX_BODIES * 6], **Qs[SC_MODEL_MAX_BODIES];
+    int i, k, ra = 0, st;
+    for (i = 0; i < m->nbody; i++) {
+        const sc_body *b = m->bodies + i;
+        double pose[7], vel[6];
+        Qs[i] = P->Q[i];
+        for (k = 0; k < nv; k++) {
+            wnum[nv * i + k] = 0.0;
+        }
+        if (b->kind == SC_BODY_STATIC) {
+            continue;
+        }
+        sc__body_state(m, &P->s, x, i, pose, vel);
+        for (k = 0; k < nv; k++) {
+            wnum[nv * i + k] =
+                b->kind == SC_BODY_KINEMATIC ? u[sc__ctrl_offset(m, i) + k] : vel[k] + rhs[ra++];
+            Qw[i][k] = sc_jet_alloc(&P->jets);
+            sc_jet_const(clo, P->n, Qw[i][k], 0.0);
+        }
+        P->Q[i] = Qw[i];
+    }
+    P->c = *clo;
+    P->wnum = wnum;
+    st = add_contacts(P, x, opt, w->cwork, w->pairbuf);
+    if (st == SC_OK) {
+        add_support(P, x);
+    }
+    P->c = chi;
+    P->wnum = NULL;
+    for (i = 0; i < m->nbody; i++) {
+        P->Q[i] = Qs[i];
+    }
+    return st;
+}
+
 /* The velocity stage of the implicit step: r into vp (implicit_rhs), A = M - h D_dd
    factored, dv = h A^-1 r and, at order 1, its derivatives; then vp := v + dv
    (kinematic bodies: vp = u).  amat (NULL or nd x nd) receives A before the factorization. */
 static int implicit_velocities(pass_t *P, const sc_jet_ctx *chi, const sc_jet_ctx *clo,
-                               const double *x, const double *u, const sc__step_ws *w, double *amat)
+                               const double *x, const double *u, const sc_options *opt,
+                               const sc__step_ws *w, double *amat)
 {
     const sc_model *m = P->m;
     const int D = P->D, nv = P->nv1, nvt = P->nvt, n = P->n;
     const int nd = sc__n_dynamic_velocities(m);
     const double h = m->dt;
-    double *A = w->lin, *rhs = A + nd * nd;
+    double *A = w->lin, *rhs = A + nd * nd, *Qw[SC_MODEL_MAX_BODIES][6];
     int i, i2, k, c2, l, ra, rb, st;
     for (i = 0; i < m->nbody; i++) {
         if (m->bodies[i].kind == SC_BODY_DYNAMIC) {
@@ -894,7 +968,11 @@ static int implicit_velocities(pass_t *P, const sc_jet_ctx *chi, const sc_jet_ct
         return st;
     }
     lu_solve(A, nd, w->piv, rhs);
-    /* order 1: the right side of variable l, h (dr/dz_l + sum_b dD_ab/dz_l dv_b) */
+    if (clo->order >= 1 && (st = numerator_pass(P, clo, x, u, opt, w, rhs, Qw)) != SC_OK) {
+        return st;
+    }
+    /* order 1: the right side of variable l, h (dr/dz_l + sum_b dD_ab/dz_l dv_b), and for a
+       velocity l the lagged friction's d(1 / |t|_s)/dv_l t(w+) (numerator_pass) */
     for (l = 0; clo->order >= 1 && l < n; l++) {
         double *rl = rhs + nd * (1 + l);
         for (i = 0, ra = 0; i < m->nbody; i++) {
@@ -911,6 +989,9 @@ static int implicit_velocities(pass_t *P, const sc_jet_ctx *chi, const sc_jet_ct
                     for (c2 = 0; c2 < nv; c2++, rb++) {
                         acc += P->Q[i][k][sc_jet_hidx(chi, nvt + j2 * nv + c2, l)] * rhs[rb];
                     }
+                }
+                if (l >= nvt && l < 2 * nvt) {
+                    acc += Qw[i][k][1 + l];
                 }
                 rl[ra] = h * acc;
             }
@@ -956,7 +1037,7 @@ static int implicit_pass(pass_t *P, const double *x, const double *u, const sc_o
     if ((st = forces_stage(P, x, opt, w)) != SC_OK) {
         return st;
     }
-    if ((st = implicit_velocities(P, &chi, &clo, x, u, w, amat)) != SC_OK) {
+    if ((st = implicit_velocities(P, &chi, &clo, x, u, opt, w, amat)) != SC_OK) {
         return st;
     }
     P->c = clo;
@@ -978,6 +1059,7 @@ static int step_implicit(const sc_model *m, const sc_model_sizes *s, const doubl
     pass_t P;
     int st;
     pass_init(&P, m, s, order + 1, 0, w->arena, Qs, vps);
+    P.lag = 1;
     if ((st = implicit_pass(&P, x, u, opt, w, x_next, amat)) != SC_OK) {
         return st;
     }

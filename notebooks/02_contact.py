@@ -427,11 +427,12 @@ plt.show()
 # A resting contact is stiffest in its friction: below the slip velocity `v_s` the smooth
 # Coulomb law is a damper of rate `mu lambda / (v_s m)`, which the semi-implicit Euler step
 # (`integrator="euler"`) only resolves below ~1 ms for a 1 kg box.  `Scene.build` says so
-# (`SoftContactWarning`, from `Scene.stability_limits`).  `integrator="implicit"` solves
-# for the new velocities with the exact Jacobian of the velocity-dependent forces
-# (damping, friction), one linear solve per step: the box rests at 10 ms steps.  Then a kick
-# about x: the damping of every sample's normal velocity makes the rocking die out (on a
-# frictionless floor here, so that only the contact damping acts).
+# (`SoftContactWarning`, from `Scene.stability_limits`).  `integrator="implicit"` takes the
+# velocity-dependent forces (damping, friction) at the new velocities, friction with its
+# coefficient `mu lambda / |t|_s` held at the current ones, one linear solve per step: the
+# box rests at 10 ms steps.  Then a kick about x: the damping of every sample's normal
+# velocity makes the rocking die out (on a frictionless floor here, so that only the
+# contact damping acts).
 
 # %%
 import warnings
@@ -484,3 +485,28 @@ plt.show()
 # The implicit step keeps the contact stiffness explicit (symplectic, so elastic contacts keep
 # their energy) and gives exact first derivatives; Hessians of trajectories and parameter
 # derivatives need `integrator="euler"` at a time step within `stability_limits`.
+#
+# ## Parameters fitted to the bodies
+#
+# Without `params`, `Scene.add_contact` fits them at build (`ContactParams.for_bodies`): the
+# lighter body rests 1 % of the smaller body's size deep whatever its sampling, the normal
+# mode is critically damped, the slip velocity is 0.5 mm/s, and the model is stable at its
+# `dt` (`Model.contact_params` lists them).  A cube sampled every 2.5, 5 and 10 mm rests at
+# the same depth; set sliding at 1 m/s it stops where Coulomb's law says, `v0^2 / (2 mu g)`.
+
+# %%
+for spacing in (0.0025, 0.005, 0.01):
+    s = sc.Scene(dim=3)
+    s.add_body(floor, kind="static", name="floor")
+    s.add_body(sc.PointCloud.box([0.05] * 3, spacing), mass=1.0, pose=[0, 0, 0.05, 1, 0, 0, 0])
+    s.add_contact("floor", "body1", friction=0.5)
+    model = s.build(0.005, "implicit")
+    x = model.rollout(model.initial_state(), np.zeros((200, 0))).states[-1]
+    depth = -(s._bodies[1].cloud.points[:, 2] + x[2]).min()  # no rotation at rest
+    x[model.nq] = 1.0  # slide at 1 m/s along x
+    X = model.rollout(x, np.zeros((300, 0))).states
+    print(
+        f"{len(s._bodies[1].cloud)} samples: resting {depth * 1e3:.3f} mm deep, "
+        f"stopped after {(X[-1, 0] - x[0]) * 1e3:.1f} mm "
+        f"(Coulomb {1e3 / (2 * 0.5 * 9.81):.1f} mm), k = {model.contact_params[0].stiffness:.0f} N/m"
+    )

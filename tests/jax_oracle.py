@@ -19,7 +19,13 @@ from ``docs/method.md`` -- not from the C kernels -- the same model as
   friction (load ``mu_s m g / k`` per support sample), the gyroscopic term ``w x I w``;
 * semi-implicit Euler: ``v+ = v + h M^-1 (Q - (0, w x I w))``, ``q+ = q (+) h v+``
   (3D rotations ``normalize(q Exp(h w+))``); kinematic bodies ``v+ = u``; static bodies
-  are not in the state.
+  are not in the state;
+* or (``integrator="implicit"``) the linearly implicit step with lagged friction:
+  ``M (v+ - v) = h (Q(x; w+) - (0, w x I w))`` with ``w+`` the new velocities (the
+  kinematic bodies' controls), where ``Q(x; w)`` takes the damping and the friction's
+  numerators (contact ``t_k``, support point velocities) at ``w`` and the friction's
+  normalizers at the state's velocities -- affine in ``w``, so one linear solve with its
+  Jacobian (``jax.jacfwd``).
 
 It is **dense**: every pair evaluates the full ``I x J`` (and ``J x I``) matrix of squared
 distances, ``vmap``-ed over the samples -- the O(I J)-memory formulation the paper's
@@ -197,8 +203,10 @@ def _wrench(X, f, R, t, D):
     return jnp.concatenate([F, R.T @ tau])
 
 
-def _pair_wrenches(ca, cb, prm, own_a, pose_a, vel_a, pose_b, vel_b, D):
-    """(wrench on A, wrench on B, m, min Phi) of the soft-minimum contact model."""
+def _pair_wrenches(ca, cb, prm, own_a, pose_a, vel_a, pose_b, vel_b, D, wel_a=None, wel_b=None):
+    """(wrench on A, wrench on B, m, min Phi) of the soft-minimum contact model; with
+    ``wel_a``, ``wel_b`` (the implicit step's new velocities) the damping and the
+    friction's numerator take those, the friction's normalizer the state's ``vel``."""
     eps, eps_c, k, beta, c, mu, vs = prm
     Ra, ta = _frame(pose_a, D)
     Rb, tb = _frame(pose_b, D)
@@ -226,7 +234,14 @@ def _pair_wrenches(ca, cb, prm, own_a, pose_a, vel_a, pose_b, vel_b, D):
     nu = G / jnp.sqrt(jnp.sum(G * G, axis=1, keepdims=True) + _TINY)
     nuu = jnp.sum(nu * u, axis=1, keepdims=True)
     tg = u - nuu * nu
-    fric = tg / jnp.sqrt(jnp.sum(tg * tg, axis=1, keepdims=True) + vs * vs)
+    norm = jnp.sqrt(jnp.sum(tg * tg, axis=1, keepdims=True) + vs * vs)
+    if wel_a is not None:
+        wa = _point_velocity(X, Ra, ta, wel_a, D)
+        wb = _point_velocity(X, Rb, tb, wel_b, D)
+        u = jnp.where(own_a[:, None], wa - wb, wb - wa)
+        nuu = jnp.sum(nu * u, axis=1, keepdims=True)
+        tg = u - nuu * nu
+    fric = tg / norm
     f = pi[:, None] * (lam * G - c * sg * nuu * nu - mu * lam * fric)
     fa = jnp.where(own_a[:, None], f, -f)  # the force on A at each point
     return _wrench(X, fa, Ra, ta, D), _wrench(X, -fa, Rb, tb, D), m, jnp.min(Phi)
@@ -275,10 +290,13 @@ class JaxModel:
         include_contacts=True,
         compiler_options=None,
         hessian="fwd-rev",
+        integrator="euler",
     ):
         if hessian not in ("fwd-rev", "fwd-fwd"):
             raise ValueError(f"hessian must be 'fwd-rev' or 'fwd-fwd', got {hessian!r}")
-        self.hessian = hessian
+        if integrator not in ("euler", "implicit"):
+            raise ValueError(f"integrator must be 'euler' or 'implicit', got {integrator!r}")
+        self.hessian, self.integrator = hessian, integrator
         self.dim, self.dt = int(dim), float(dt)
         self.gravity = np.asarray(gravity, dtype=float)
         self.bodies = bodies
@@ -298,7 +316,15 @@ class JaxModel:
         self.contact_info = jit(self._contact_info)
 
     @classmethod
-    def from_scene(cls, scene, dt, include_contacts=True, compiler_options=None, hessian="fwd-rev"):
+    def from_scene(
+        cls,
+        scene,
+        dt,
+        include_contacts=True,
+        compiler_options=None,
+        hessian="fwd-rev",
+        integrator="euler",
+    ):
         """Read ``scene`` (a :class:`softcontact.Scene`); ``include_contacts=False`` drops
         every contact pair; ``compiler_options`` go to ``jax.jit`` (e.g.
         ``{"xla_backend_optimization_level": 0}``: about half the compile time, several
@@ -344,12 +370,22 @@ class JaxModel:
             j += b.kind != "static"
             uo += (3 if D == 2 else 6) if has_u else 0
         pairs = []
-        for a, c, p in scene._resolved_pairs(dt):
+        for a, c, p in scene._resolved_pairs(dt, integrator):
             own_a = np.arange(len(scene._bodies[a].cloud) + len(scene._bodies[c].cloud)) < len(
                 scene._bodies[a].cloud
             )
             pairs.append((a, c, tuple(float(v) for v in p._astuple()), own_a))
-        return cls(D, dt, scene.gravity, bodies, pairs, include_contacts, compiler_options, hessian)
+        return cls(
+            D,
+            dt,
+            scene.gravity,
+            bodies,
+            pairs,
+            include_contacts,
+            compiler_options,
+            hessian,
+            integrator,
+        )
 
     def _group_pairs(self, pairs):
         """Pairs of one body with several static bodies of equal sample counts (the walls
@@ -434,9 +470,17 @@ class JaxModel:
             out.append(jnp.stack([m, pmin]))
         return jnp.stack(out) if out else jnp.zeros((0, 2))
 
-    def _step(self, x, u):
-        D, h, nvb = self.dim, self.dt, self.nvb
+    def _forces(self, x, wv=None):
+        """{body index: generalized force} of the dynamic bodies at state x; with wv (the
+        moving bodies' velocities, laid out as the state's) the implicit step's
+        velocity-dependent forces: damping and the friction numerators at wv, the
+        friction normalizers at x's velocities (affine in wv)."""
+        D, nvb = self.dim, self.nvb
         states = [self._body_state(x, b) for b in self.bodies]
+        wels = [
+            None if wv is None else (jnp.zeros(nvb) if b.j < 0 else wv[b.j * nvb : (b.j + 1) * nvb])
+            for b in self.bodies
+        ]
         Q = {}
         for i, b in enumerate(self.bodies):
             if b.kind == "dynamic":
@@ -447,7 +491,7 @@ class JaxModel:
                 prm, own_a = data
                 bb = self.bodies[c]
                 Wa, Wb, _, _ = _pair_wrenches(
-                    ba.cloud, bb.cloud, prm, own_a, *states[a], *states[c], D
+                    ba.cloud, bb.cloud, prm, own_a, *states[a], *states[c], D, wels[a], wels[c]
                 )
                 if bb.kind == "dynamic":
                     Q[c] = Q[c] + Wb
@@ -464,6 +508,8 @@ class JaxModel:
                             pose,
                             jnp.zeros(nvb),
                             D,
+                            wels[a],
+                            None if wv is None else jnp.zeros(nvb),
                         )[0]
                     )(clouds, prms, poses),
                     axis=0,
@@ -479,24 +525,108 @@ class JaxModel:
             r = pts @ R.T
             vp = vel[:2] + vel[2] * jnp.stack([-r[:, 1], r[:, 0]], axis=1)
             load = -mu * b.mass * g * wts / jnp.sqrt(jnp.sum(vp * vp, axis=1) + vs * vs)
+            if wels[i] is not None:
+                vp = wels[i][:2] + wels[i][2] * jnp.stack([-r[:, 1], r[:, 0]], axis=1)
             f = load[:, None] * vp
             Q[i] = Q[i] + jnp.concatenate([jnp.sum(f, axis=0), jnp.sum(_cross(r, f))[None]])
+        return Q
+
+    def _acceleration(self, b, q, vel):
+        """M^-1 (q - gyroscopic term) of dynamic body b."""
+        if self.dim == 2:
+            return jnp.concatenate([q[:2] / b.mass, q[2:] / b.inertia[0, 0]])
+        w = vel[3:]
+        tau = q[3:] - jnp.cross(w, b.inertia @ w)
+        return jnp.concatenate([q[:3] / b.mass, b.inertia_inv @ tau])
+
+    def _new_velocities(self, x, u):
+        """The moving bodies' v+ (laid out as the state's velocities)."""
+        h, nvb = self.dt, self.nvb
+        v = x[self.nq :]
+        moving = [b for b in self.bodies if b.kind != "static"]
+        # the actuated bodies' generalized forces
+        ctl = jnp.concatenate(
+            [
+                u[b.uo : b.uo + nvb] if b.uo >= 0 and b.kind == "dynamic" else jnp.zeros(nvb)
+                for b in moving
+            ]
+        )
+        kin = jnp.array([b.kind == "kinematic" for b in moving for _ in range(nvb)])
+        # the kinematic bodies' new velocities are their controls
+        w0 = jnp.concatenate(
+            [
+                u[b.uo : b.uo + nvb] if b.kind == "kinematic" else v[b.j * nvb : (b.j + 1) * nvb]
+                for b in moving
+            ]
+        )
+        if self.integrator == "euler":
+            Q = self._forces(x)
+        else:
+            # v+ = w0 + d (d zero on kinematic bodies): M d = h (Q(x, w0 + d) + act - gyro),
+            # with Q affine in its velocities: one solve with its Jacobian
+            def q_of(wv):
+                Q = self._forces(x, wv)
+                return jnp.concatenate(
+                    [
+                        Q[i] if b.kind == "dynamic" else jnp.zeros(nvb)
+                        for i, b in enumerate(self.bodies)
+                        if b.kind != "static"
+                    ]
+                )
+
+            q0 = q_of(w0)
+            Jq = jax.jacfwd(q_of)(w0)
+            Mm = jnp.zeros((self.nv, self.nv))
+            rhs = jnp.zeros(self.nv)
+            for b in moving:
+                sl = slice(b.j * nvb, (b.j + 1) * nvb)
+                vel = v[sl]
+                if b.kind == "dynamic":
+                    blk = (
+                        jnp.diag(jnp.array([b.mass] * self.dim + [b.inertia[0, 0]]))
+                        if (self.dim == 2)
+                        else jnp.block(
+                            [
+                                [b.mass * jnp.eye(3), jnp.zeros((3, 3))],
+                                [jnp.zeros((3, 3)), jnp.asarray(b.inertia)],
+                            ]
+                        )
+                    )
+                    gyro = (
+                        jnp.zeros(nvb)
+                        if self.dim == 2
+                        else jnp.concatenate(
+                            [jnp.zeros(3), jnp.cross(vel[3:], b.inertia @ vel[3:])]
+                        )
+                    )
+                    Mm = Mm.at[sl, sl].set(blk)
+                    rhs = rhs.at[sl].set(h * (q0[sl] + ctl[sl] - gyro))
+                else:
+                    Mm = Mm.at[sl, sl].set(jnp.eye(nvb))
+            A = Mm - h * jnp.where(kin[:, None] | kin[None, :], 0.0, Jq)
+            return w0 + jnp.linalg.solve(A, rhs)
+        out = []
+        for i, b in enumerate(self.bodies):
+            if b.kind == "static":
+                continue
+            _, vel = self._body_state(x, b)
+            if b.kind == "kinematic":
+                out.append(u[b.uo : b.uo + nvb])
+            else:
+                q = Q[i] + (u[b.uo : b.uo + nvb] if b.uo >= 0 else 0.0)
+                out.append(vel + h * self._acceleration(b, q, vel))
+        return jnp.concatenate(out)
+
+    def _step(self, x, u):
+        D, h, nvb = self.dim, self.dt, self.nvb
+        states = [self._body_state(x, b) for b in self.bodies]
+        vnew = self._new_velocities(x, u)
         poses_n, vels_n = [], []
         for i, b in enumerate(self.bodies):
             if b.kind == "static":
                 continue
-            pose, vel = states[i]
-            if b.kind == "kinematic":
-                vn = u[b.uo : b.uo + nvb]
-            else:
-                q = Q[i] + (u[b.uo : b.uo + nvb] if b.uo >= 0 else 0.0)
-                if D == 2:
-                    acc = jnp.concatenate([q[:2] / b.mass, q[2:] / b.inertia[0, 0]])
-                else:
-                    w = vel[3:]
-                    tau = q[3:] - jnp.cross(w, b.inertia @ w)
-                    acc = jnp.concatenate([q[:3] / b.mass, b.inertia_inv @ tau])
-                vn = vel + h * acc
+            pose, _ = states[i]
+            vn = vnew[b.j * nvb : (b.j + 1) * nvb]
             if D == 2:
                 pn = pose + h * vn
             else:

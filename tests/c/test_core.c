@@ -1084,6 +1084,116 @@ static void test_contact_variants(void)
     }
 }
 
+/* the implicit step's friction modes (sc__contact_mode): the frozen normalizer changes no
+   value; the numerator pass is the friction alone, linear in its velocities, equal to the
+   full model's friction part when they are the bodies' own; every ISA variant gives the
+   same bits; the mode's arguments are checked */
+static void test_contact_friction_modes(void)
+{
+    const int isa[3] = {SC_ISA_GENERIC, SC_ISA_AVX2, SC_ISA_AVX512};
+    const int nvar = !sc_isa_supported(SC_ISA_AVX2) ? 1 : sc_isa_supported(SC_ISA_AVX512) ? 3 : 2;
+    sc_options opt;
+    int dim, order, v;
+    CHECK(sc_options_resolve(OPT(SC_ISA_GENERIC, 0, 1), &opt) == SC_OK, "resolved options");
+    for (order = 1; order <= 2; order++) {
+        for (dim = 2; dim <= 3; dim++) {
+            const int nv = dim == 2 ? 3 : 6, nw = 2 * nv, ns = 4 * nv;
+            double qa3[7] = {0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0};
+            double qb3[7] = {0.9, 0.3, -0.2, 0.9, 0.1, -0.3, 0.2};
+            double qa2[3] = {0.0, 0.0, 0.1}, qb2[3] = {0.9, 0.3, -0.4};
+            double va[6] = {0.1, -0.2, 0.05, 0.3, -0.1, 0.2},
+                   vb[6] = {-0.2, 0.1, 0.0, -0.1, 0.4, 0.1};
+            double w2a[6], w2b[6], bad[6];
+            sc_contact_params prm = {2e-2, 2e-2, 2e3, 2e-2, 10.0, 0.5, 1e-2}, nofr = prm;
+            cloud_data a, b;
+            sc_contact_body ba, bb;
+            const ptrdiff_t len = nw + nw * ns + (order == 2 ? nw * ns * ns : 0);
+            double *full, *nof, *frz, *num[3], *num2, *work, nq, scale = 0.0, err = 0.0;
+            ptrdiff_t ws, k;
+            int i, ok = 1;
+            sc_contact_out out = {NULL};
+            nq = sqrt(qb3[3] * qb3[3] + qb3[4] * qb3[4] + qb3[5] * qb3[5] + qb3[6] * qb3[6]);
+            for (i = 3; i < 7; i++) {
+                qb3[i] /= nq;
+            }
+            for (i = 0; i < 6; i++) {
+                w2a[i] = 2.0 * va[i];
+                w2b[i] = 2.0 * vb[i];
+                bad[i] = i == 1 ? NAN : 0.0;
+            }
+            nofr.friction = 0.0;
+            make_cloud(&a, dim, 150);
+            make_cloud(&b, dim, 90);
+            ba.cloud = &a.pc, ba.pose = dim == 2 ? qa2 : qa3, ba.vel = va, ba.frozen = 0;
+            bb.cloud = &b.pc, bb.pose = dim == 2 ? qb2 : qb3, bb.vel = vb, bb.frozen = 0;
+            ws = sc_contact_workspace_size(&a.pc, &b.pc, 1);
+            work = malloc(sizeof(double) * (size_t)ws);
+            full = malloc(sizeof(double) * (size_t)len * 7);
+            nof = full + len, frz = nof + len, num2 = frz + len;
+            num[0] = num2 + len, num[1] = num[0] + len, num[2] = num[1] + len;
+#define RUN(buf, p, mode, wa, wb, variant)                                                         \
+    (out.wrench = (buf), out.jac = (buf) + nw,                                                     \
+     out.hess = order == 2 ? (buf) + nw + nw * ns : NULL,                                          \
+     sc__contact_mode(isa[variant], &ba, &bb, (p), order, &opt, work, &out, (mode), (wa), (wb)))
+            ok &= RUN(full, &prm, SC_FRICTION_FULL, NULL, NULL, 0) == SC_OK;
+            ok &= RUN(nof, &nofr, SC_FRICTION_FULL, NULL, NULL, 0) == SC_OK;
+            ok &= RUN(frz, &prm, SC_FRICTION_FROZEN, NULL, NULL, 0) == SC_OK;
+            ok &= RUN(num2, &prm, SC_FRICTION_NUMERATOR, w2a, w2b, 0) == SC_OK;
+            for (v = 0; v < nvar; v++) {
+                ok &= RUN(num[v], &prm, SC_FRICTION_NUMERATOR, va, vb, v) == SC_OK;
+            }
+            CHECK(ok, "friction modes run (%dD, order %d)", dim, order);
+            CHECK(memcmp(full, frz, sizeof(double) * (size_t)nw) == 0,
+                  "the frozen normalizer changes no value (%dD, order %d)", dim, order);
+            for (v = 1; v < nvar; v++) {
+                CHECK(memcmp(num[0], num[v], sizeof(double) * (size_t)len) == 0,
+                      "numerator pass: ISA %d gives the portable bits (%dD, order %d)", isa[v], dim,
+                      order);
+            }
+            /* at the bodies' own velocities: the full wrench less the frictionless one */
+            for (k = 0; k < nw; k++) {
+                scale = fmax(scale, fabs(full[k]));
+                err = fmax(err, fabs(num[0][k] - (full[k] - nof[k])));
+            }
+            CHECK(scale > 0.0 && err <= 1e-12 * scale,
+                  "numerator pass at the bodies' velocities: the friction (%dD, order %d: %g)", dim,
+                  order, err / scale);
+            /* linear in the numerator's velocities: twice them, twice the wrench and Jacobian */
+            err = 0.0, scale = 0.0;
+            for (k = 0; k < nw + nw * ns; k++) {
+                scale = fmax(scale, fabs(num[0][k]));
+                err = fmax(err, fabs(num2[k] - 2.0 * num[0][k]));
+            }
+            CHECK(scale > 0.0 && err <= 1e-13 * scale,
+                  "numerator pass: linear in its velocities (%dD, order %d: %g)", dim, order,
+                  err / scale);
+            /* the frozen normalizer's Jacobian differs (velocity columns) from the full one */
+            err = 0.0;
+            for (k = nw; k < nw + nw * ns; k++) {
+                err = fmax(err, fabs(full[k] - frz[k]));
+            }
+            CHECK(err > 0.0, "the frozen normalizer drops velocity derivatives (%dD, order %d)",
+                  dim, order);
+            CHECK(RUN(num[0], &prm, SC_FRICTION_NUMERATOR, NULL, vb, 0) == SC_EINVAL &&
+                      RUN(num[0], &prm, SC_FRICTION_NUMERATOR, bad, vb, 0) == SC_ENONFINITE &&
+                      RUN(num[0], &prm, 7, NULL, NULL, 0) == SC_EINVAL,
+                  "friction modes: bad arguments refused (%dD, order %d)", dim, order);
+#undef RUN
+            {
+                /* order 0 has no numerator pass */
+                out.wrench = num[0], out.jac = NULL, out.hess = NULL;
+                CHECK(sc__contact_mode(isa[0], &ba, &bb, &prm, 0, &opt, work, &out,
+                                       SC_FRICTION_NUMERATOR, va, vb) == SC_EINVAL,
+                      "numerator pass at order 0 refused (%dD)", dim);
+            }
+            free(full);
+            free(work);
+            free_cloud(&a);
+            free_cloud(&b);
+        }
+    }
+}
+
 static void test_model(void)
 {
     /* 2D: an actuated dynamic body (no geometry) under gravity, a kinematic body */
@@ -1381,6 +1491,7 @@ int main(void)
     test_contact_params();
     test_contact_unit();
     test_contact_variants();
+    test_contact_friction_modes();
     test_model();
     test_step_unit();
     printf("%d passed, %d failed\n", n_pass, n_fail);
