@@ -96,7 +96,7 @@ stable without tunnelling; cost per simulated second at 10 ms against MuJoCo's
 and the push holds (0.5 s), and times 3 rounds: a smoke test whose numbers are not the
 ones above.
 
-    python benchmarks/physics.py [--quick] [--rounds 15]
+    python benchmarks/physics.py [--quick] [--rounds 15] [--out docs/physics.md]
 """
 
 from __future__ import annotations
@@ -988,6 +988,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="short runs: a smoke test")
     ap.add_argument("--rounds", type=int, default=None, help="timing rounds (default 15; quick 3)")
+    ap.add_argument(
+        "--out", default=None, help="also write the tables to this markdown file (docs/physics.md)"
+    )
     a = ap.parse_args(argv)
     s = QUICK if a.quick else Settings()
     if a.rounds is not None:
@@ -998,7 +1001,7 @@ def main(argv=None):
         import mujoco  # noqa: F401
     except ImportError as e:
         sys.exit(f"benchmarks/physics.py needs mujoco: {e}")
-    out = sys.stdout
+    out = _Tee(a.out)
     t_start = time.perf_counter()
     _header(out)
     print(
@@ -1127,6 +1130,30 @@ def main(argv=None):
         f"\ntotal {time.perf_counter() - t_start:.0f} s; load average at the end: {run._load()}",
         file=out,
     )
+    out.close()
+
+
+class _Tee:
+    """stdout, and the file ``path`` too (written whole at the end) unless None."""
+
+    def __init__(self, path):
+        self.path, self.parts = path, []
+
+    def write(self, text):
+        sys.stdout.write(text)
+        self.parts.append(text)
+
+    def flush(self):
+        sys.stdout.flush()
+
+    def close(self):
+        if self.path is not None:
+            with open(self.path, "w", encoding="utf-8") as f:
+                f.write(
+                    "<!-- written by benchmarks/physics.py --out docs/physics.md; "
+                    "do not edit by hand -->\n\n"
+                )
+                f.write("".join(self.parts))
 
 
 if __name__ == "__main__":
