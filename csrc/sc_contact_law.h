@@ -106,12 +106,64 @@ SC_JET_KERNEL void LAW(geometry)(const law_env *E, const int D, const int nq, co
 #endif
 }
 
+/* a sample's relative velocity u = cv + Om x q (2D: q the lever arm rO, promoted) or
+   cv + N p (3D), from an owner's cv, Om / N (the state's, or the numerator's) */
+SC_JET_KERNEL void LAW(velocity)(const law_env *E, const int D, const int ns, const LAW_SAMPLE *s,
+                                 const LAW(nums) *v, LAW_N const *cv, LAW_N Om, LAW_N const *N,
+                                 LAW_N const *u)
+{
+    int a;
+    (void)ns;
+    if (D == 2) {
+        L_SCALE(ns, u[0], E->one, cv[0]);
+        L_SCALE(ns, u[1], E->one, cv[1]);
+        L_MADD(ns, u[0], -1.0, Om, v->rO[1]);
+        L_MADD(ns, u[1], 1.0, Om, v->rO[0]);
+    } else {
+        for (a = 0; a < 3; a++) {
+            L_LIN4(ns, u[a], E->one, cv[a], s->p[0], N[3 * a], s->p[1], N[3 * a + 1], s->p[2],
+                   N[3 * a + 2]);
+        }
+    }
+}
+
+/* u's normal part nuu = nu . u and tangential part t = u - nuu nu, with nu the constant
+   nv0 (mnv0 = -nv0) against a plane (flat), else the sample's nu */
+SC_JET_KERNEL void LAW(split)(const law_env *E, const int D, const int ns, int flat,
+                              const double (*nv0)[LAW_VL], const double (*mnv0)[LAW_VL],
+                              const LAW(nums) *v, LAW_N const *u, LAW_N nuu, LAW_N const *tg)
+{
+    int a;
+    (void)ns;
+    if (flat) {
+        L_SCALE(ns, nuu, nv0[0], u[0]);
+        for (a = 1; a < D; a++) {
+            L_AXPY(ns, nuu, nv0[a], u[a]);
+        }
+        for (a = 0; a < D; a++) {
+            L_LIN(ns, tg[a], E->one, u[a], mnv0[a], nuu);
+        }
+        return;
+    }
+    L_MUL(ns, nuu, v->nu[0], u[0]);
+    for (a = 1; a < D; a++) {
+        L_MADD(ns, nuu, 1.0, v->nu[a], u[a]);
+    }
+    for (a = 0; a < D; a++) {
+        L_MUL(ns, tg[a], nuu, v->nu[a]);
+        L_LIN(ns, tg[a], E->one, u[a], E->mone, tg[a]);
+    }
+}
+
 /* the normal force pi G (piG) and, as vel asks (SC_CONTACT_FRIC, SC_CONTACT_DAMP), the
    friction F and the damping Fd, in K's frame */
 SC_JET_KERNEL void LAW(forces)(const law_env *E, const int D, const int nq, const int ns,
                                const LAW_SAMPLE *s, const LAW(owner) *ow, int flat, int vel,
                                const LAW(nums) *v)
 {
+    /* against a plane, nu is a constant (the values of the general branch, so the same
+       bits), and t = u - (nu . u) nu is linear in u */
+    double nv0[3][LAW_VL], mnv0[3][LAW_VL];
     int a;
     (void)nq, (void)ns;
 #if LAW_DERIVS
@@ -132,20 +184,9 @@ SC_JET_KERNEL void LAW(forces)(const law_env *E, const int D, const int nq, cons
     if (D == 2) {
         L_PROMOTE(nq, ns, v->rO[0]);
         L_PROMOTE(nq, ns, v->rO[1]);
-        L_SCALE(ns, v->u[0], E->one, ow->cv[0]);
-        L_SCALE(ns, v->u[1], E->one, ow->cv[1]);
-        L_MADD(ns, v->u[0], -1.0, ow->Om, v->rO[1]);
-        L_MADD(ns, v->u[1], 1.0, ow->Om, v->rO[0]);
-    } else {
-        for (a = 0; a < 3; a++) {
-            L_LIN4(ns, v->u[a], E->one, ow->cv[a], s->p[0], ow->N[3 * a], s->p[1], ow->N[3 * a + 1],
-                   s->p[2], ow->N[3 * a + 2]);
-        }
     }
+    LAW(velocity)(E, D, ns, s, v, ow->cv, ow->Om, ow->N, v->u);
     if (flat) {
-        /* a plane: nu is a constant (the values of the general branch, so the same bits),
-           and t = u - (nu . u) nu is linear in u */
-        double nv0[3][LAW_VL], mnv0[3][LAW_VL];
         int l;
         for (l = 0; l < LAW_VL; l++) {
             double gl[3] = {0.0, 0.0, 0.0}, nl[3];
@@ -158,38 +199,22 @@ SC_JET_KERNEL void LAW(forces)(const law_env *E, const int D, const int nq, cons
                 mnv0[a][l] = -nl[a];
             }
         }
-        L_SCALE(ns, v->nuu, nv0[0], v->u[0]);
-        for (a = 1; a < D; a++) {
-            L_AXPY(ns, v->nuu, nv0[a], v->u[a]);
-        }
-        for (a = 0; a < D; a++) {
-            L_LIN(ns, v->tg[a], E->one, v->u[a], mnv0[a], v->nuu);
-        }
-        if (vel & SC_CONTACT_DAMP) {
-            /* along the constant normal: its magnitude cd is what the 3D sums take */
-            L_MUL(ns, v->cd, v->pij, v->nuu);
-            for (a = 0; D == 2 && a < D; a++) {
-                L_SCALE(ns, v->Fd[a], nv0[a], v->cd);
-            }
-        }
     } else {
         L_INVNORM(nq, D, v->gg, v->gj, SC_CONTACT_TINY);
         for (a = 0; a < D; a++) {
             L_MUL(nq, v->nu[a], v->gg, v->gj[a]);
             L_PROMOTE(nq, ns, v->nu[a]);
         }
-        L_MUL(ns, v->nuu, v->nu[0], v->u[0]);
-        for (a = 1; a < D; a++) {
-            L_MADD(ns, v->nuu, 1.0, v->nu[a], v->u[a]);
-        }
+    }
+    LAW(split)(E, D, ns, flat, nv0, mnv0, v, v->u, v->nuu, v->tg);
+    if (vel & SC_CONTACT_DAMP) {
+        L_MUL(ns, v->cd, v->pij, v->nuu);
         for (a = 0; a < D; a++) {
-            L_MUL(ns, v->tg[a], v->nuu, v->nu[a]);
-            L_LIN(ns, v->tg[a], E->one, v->u[a], E->mone, v->tg[a]);
-        }
-        if (vel & SC_CONTACT_DAMP) {
-            L_MUL(ns, v->cd, v->pij, v->nuu);
-            for (a = 0; a < D; a++) {
+            if (!flat) {
                 L_MUL(ns, v->Fd[a], v->cd, v->nu[a]);
+            } else if (D == 2) {
+                /* 3D: along the constant normal, its magnitude cd is what the sums take */
+                L_SCALE(ns, v->Fd[a], nv0[a], v->cd);
             }
         }
     }
@@ -205,50 +230,9 @@ SC_JET_KERNEL void LAW(forces)(const law_env *E, const int D, const int nq, cons
     L_MUL(ns, v->ct, v->tt, v->pij);
 #if LAW_WNUM
     if (vel & SC_CONTACT_WNUM) {
-        /* the numerator's tangential velocity from the owner's cvw, Omw / Nw (the same
-           formulas as u, nu . u and t above, with nu the sample's) */
-        if (D == 2) {
-            L_SCALE(ns, v->uw[0], E->one, ow->cvw[0]);
-            L_SCALE(ns, v->uw[1], E->one, ow->cvw[1]);
-            L_MADD(ns, v->uw[0], -1.0, ow->Omw, v->rO[1]);
-            L_MADD(ns, v->uw[1], 1.0, ow->Omw, v->rO[0]);
-        } else {
-            for (a = 0; a < 3; a++) {
-                L_LIN4(ns, v->uw[a], E->one, ow->cvw[a], s->p[0], ow->Nw[3 * a], s->p[1],
-                       ow->Nw[3 * a + 1], s->p[2], ow->Nw[3 * a + 2]);
-            }
-        }
-        if (flat) {
-            double nv0[3][LAW_VL], mnv0[3][LAW_VL];
-            int l;
-            for (l = 0; l < LAW_VL; l++) {
-                double gl[3] = {0.0, 0.0, 0.0}, nl[3];
-                for (a = 0; a < D; a++) {
-                    gl[a] = s->g[a][l];
-                }
-                unit_value(D, gl, nl);
-                for (a = 0; a < D; a++) {
-                    nv0[a][l] = nl[a];
-                    mnv0[a][l] = -nl[a];
-                }
-            }
-            L_SCALE(ns, v->nuuw, nv0[0], v->uw[0]);
-            for (a = 1; a < D; a++) {
-                L_AXPY(ns, v->nuuw, nv0[a], v->uw[a]);
-            }
-            for (a = 0; a < D; a++) {
-                L_LIN(ns, v->tgw[a], E->one, v->uw[a], mnv0[a], v->nuuw);
-            }
-        } else {
-            L_MUL(ns, v->nuuw, v->nu[0], v->uw[0]);
-            for (a = 1; a < D; a++) {
-                L_MADD(ns, v->nuuw, 1.0, v->nu[a], v->uw[a]);
-            }
-            for (a = 0; a < D; a++) {
-                L_MUL(ns, v->tgw[a], v->nuuw, v->nu[a]);
-                L_LIN(ns, v->tgw[a], E->one, v->uw[a], E->mone, v->tgw[a]);
-            }
-        }
+        /* the numerator's tangential velocity, from the owner's cvw, Omw / Nw */
+        LAW(velocity)(E, D, ns, s, v, ow->cvw, ow->Omw, ow->Nw, v->uw);
+        LAW(split)(E, D, ns, flat, nv0, mnv0, v, v->uw, v->nuuw, v->tgw);
         for (a = 0; a < D; a++) {
             L_MUL(ns, v->F[a], v->ct, v->tgw[a]);
         }

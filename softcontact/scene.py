@@ -534,6 +534,10 @@ class Scene:
           costs); ``order=2`` and ``params=True`` need ``"euler"``.  A value step costs
           about as much as an Euler step with first derivatives.
 
+        The default, ``"euler"``, is the step with every derivative order and the
+        parameter derivatives; 3D scenes in resting contact at steps above ~1 ms want
+        ``"implicit"`` (benchmarks/physics.py and docs/physics.md compare both with MuJoCo).
+
         Pairs added without parameters get them fitted for this ``dt`` and integrator
         (:meth:`ContactParams.for_bodies`: stable at ``dt``); the model lists them in
         ``contact_params``.  When ``dt`` exceeds a stability limit of the scene
