@@ -474,9 +474,8 @@ int sc__contact_mode(int variant_isa, const sc_contact_body *a, const sc_contact
         (a->cloud->dim != 2 && a->cloud->dim != 3) || sc_contact_params_check(prm) != SC_OK ||
         sc_isa_resolve(variant_isa) != variant_isa || mode < SC_FRICTION_FULL ||
         mode > SC_FRICTION_NUMERATOR ||
-        (mode == SC_FRICTION_NUMERATOR &&
-         (wa == NULL || wb == NULL || order < 1 || out->scalars || out->phi || out->pi ||
-          out->forces || out->x_w || out->dw_dprm))) {
+        (mode == SC_FRICTION_NUMERATOR && (wa == NULL || wb == NULL || order < 1 || out->scalars ||
+                                           out->phi || out->pi || out->forces || out->x_w))) {
         return SC_EINVAL;
     }
     D = a->cloud->dim;
@@ -488,12 +487,8 @@ int sc__contact_mode(int variant_isa, const sc_contact_body *a, const sc_contact
           (prm->damping > 0.0 || out->dw_dprm != NULL ? SC_CONTACT_DAMP : 0);
     if (mode == SC_FRICTION_FROZEN && (vel & SC_CONTACT_FRIC)) {
         vel |= SC_CONTACT_FREEZE;
-    } else if (mode == SC_FRICTION_NUMERATOR) {
-        if (prm->friction == 0.0) {
-            zero_wrench(SC_NV(D), order, out->wrench, out->jac, out->hess, NULL);
-            return SC_OK;
-        }
-        vel = SC_CONTACT_FRIC | SC_CONTACT_WNUM;
+    } else if (mode == SC_FRICTION_NUMERATOR && vel) {
+        vel |= SC_CONTACT_WNUM;
     }
     pair_setup(&S, a, b, prm, order, vel);
     for (j = 0; mode == SC_FRICTION_NUMERATOR && j < SC_NV(D); j++) {

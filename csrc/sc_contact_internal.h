@@ -35,12 +35,10 @@ void sc__pose_samples(const sc_packed_cloud *a, const double *Ra, const double *
 /* the velocity-dependent terms of a pass (sc__contact.vel) */
 #define SC_CONTACT_FRIC 1 /* friction */
 #define SC_CONTACT_DAMP 2 /* damping */
-#define SC_CONTACT_FREEZE                                                                          \
-    4 /* with FRIC: the friction's normalizer without velocity                                     \
-         derivatives (sc_contact_law.h) */
-#define SC_CONTACT_WNUM                                                                            \
-    8 /* with FRIC alone: the friction's numerator from the                                        \
-         velocities wv, and only -mu lambda B in the wrench */
+/* with FRIC: the friction's normalizer without velocity derivatives (sc_contact_law.h) */
+#define SC_CONTACT_FREEZE 4
+/* the damping's normal velocity and the friction's numerator from the velocities wv */
+#define SC_CONTACT_WNUM 8
 
 typedef struct sc__contact {
     int D, nv;
@@ -94,10 +92,11 @@ enum {
     SC_FRICTION_FULL = 0,     /* the model's wrench (sc_contact) */
     SC_FRICTION_FROZEN = 1,   /* the same values; the friction's normalizer 1 / |t|_s without
                                  velocity derivatives */
-    SC_FRICTION_NUMERATOR = 2 /* only the friction, -mu lambda sum pi_k t_k(w) / |t_k|_s:
-                                 its numerator t from the velocities wa, wb (constants),
-                                 its normalizer from the bodies' (wrench and Jacobian only;
-                                 order 1 or 2) */
+    SC_FRICTION_NUMERATOR = 2 /* the wrench at the velocities wa, wb (constants) with the
+                                 friction's normalizer at the bodies' own: the damping
+                                 -c s pi_k (nu_k . u_k(w)) nu_k and the friction
+                                 -mu lambda pi_k t_k(w) / |t_k|_s (affine in w); wrench,
+                                 Jacobian and parameter derivatives only, order 1 or 2 */
 };
 
 /* sc__contact_with in a friction mode (wa, wb: the numerator's velocities, nv each, for

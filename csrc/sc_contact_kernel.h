@@ -1758,13 +1758,6 @@ static void assemble(contact_t *S, acc_t *Z, const sc_contact_params *prm,
     sc_jet_promote(c, nq, ns, sig);
     for (r = 0; r < 2 * nv; r++) {
         sc_jet_promote(c, nq, ns, Z->A[r]);
-        if (vel & SC_CONTACT_WNUM) {
-            /* the numerator pass: the friction alone */
-            sc_jet_const(c, ns, q, 0.0);
-            sc_jet_madd(c, ns, q, -mu, lam, Z->B[r]);
-            write_row(S, r, q, out);
-            continue;
-        }
         sc_jet_mul(c, ns, q, lam, Z->A[r]);
         if (cd > 0.0) {
             sc_jet_madd(c, ns, q, -cd, sig, Z->C[r]);

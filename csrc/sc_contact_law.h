@@ -26,8 +26,8 @@
  *     gradient: its g is the numbers of the sample, and nu is constant.
  *   the implicit step's lagged friction (sc_step.c): with SC_CONTACT_FREEZE the normalizer
  *     1 / sqrt(|t|^2 + v_s^2) has no velocity derivatives; with SC_CONTACT_WNUM the
- *     numerator t is that of other, given velocities (the owner's cvw, Omw / Nw), the
- *     normalizer that of the state's.
+ *     damping's normal velocity and the friction's numerator t are those of other, given
+ *     velocities (the owner's cvw, Omw / Nw), the normalizer that of the state's.
  *
  * Before including, define:
  *   LAW(name)    the instance's name of `name` (name##_values, ...)
@@ -130,8 +130,8 @@ SC_JET_KERNEL void LAW(velocity)(const law_env *E, const int D, const int ns, co
 /* u's normal part nuu = nu . u and tangential part t = u - nuu nu, with nu the constant
    nv0 (mnv0 = -nv0) against a plane (flat), else the sample's nu */
 SC_JET_KERNEL void LAW(split)(const law_env *E, const int D, const int ns, int flat,
-                              const double (*nv0)[LAW_VL], const double (*mnv0)[LAW_VL],
-                              const LAW(nums) *v, LAW_N const *u, LAW_N nuu, LAW_N const *tg)
+                              double (*nv0)[LAW_VL], double (*mnv0)[LAW_VL], const LAW(nums) *v,
+                              LAW_N const *u, LAW_N nuu, LAW_N const *tg)
 {
     int a;
     (void)ns;
@@ -207,8 +207,20 @@ SC_JET_KERNEL void LAW(forces)(const law_env *E, const int D, const int nq, cons
         }
     }
     LAW(split)(E, D, ns, flat, nv0, mnv0, v, v->u, v->nuu, v->tg);
+#if LAW_WNUM
+    if (vel & SC_CONTACT_WNUM) {
+        /* the numerator velocities' u, nu . u and t, from the owner's cvw, Omw / Nw: the
+           damping's and the friction numerator's */
+        LAW(velocity)(E, D, ns, s, v, ow->cvw, ow->Omw, ow->Nw, v->uw);
+        LAW(split)(E, D, ns, flat, nv0, mnv0, v, v->uw, v->nuuw, v->tgw);
+    }
+#endif
     if (vel & SC_CONTACT_DAMP) {
+#if LAW_WNUM
+        L_MUL(ns, v->cd, v->pij, (vel & SC_CONTACT_WNUM) ? v->nuuw : v->nuu);
+#else
         L_MUL(ns, v->cd, v->pij, v->nuu);
+#endif
         for (a = 0; a < D; a++) {
             if (!flat) {
                 L_MUL(ns, v->Fd[a], v->cd, v->nu[a]);
@@ -230,9 +242,6 @@ SC_JET_KERNEL void LAW(forces)(const law_env *E, const int D, const int nq, cons
     L_MUL(ns, v->ct, v->tt, v->pij);
 #if LAW_WNUM
     if (vel & SC_CONTACT_WNUM) {
-        /* the numerator's tangential velocity, from the owner's cvw, Omw / Nw */
-        LAW(velocity)(E, D, ns, s, v, ow->cvw, ow->Omw, ow->Nw, v->uw);
-        LAW(split)(E, D, ns, flat, nv0, mnv0, v, v->uw, v->nuuw, v->tgw);
         for (a = 0; a < D; a++) {
             L_MUL(ns, v->F[a], v->ct, v->tgw[a]);
         }

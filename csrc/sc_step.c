@@ -74,7 +74,8 @@ static ptrdiff_t step_layout(const sc_model *m, const sc_model_sizes *s, int ord
     w->cwork = sc__take(base, &off, contact_work(m, nthreads), d);
     w->pairbuf = sc__take(base, &off, PAIRBUF, d);
     w->arena = sc__take(base, &off, (n_jets(s) + 1) * (len0 > len1 ? len0 : len1), d);
-    w->lin = sc__take(base, &off, ndi * ndi + ndi * (1 + 2 * s->nv + s->nu), d);
+    w->lin =
+        sc__take(base, &off, ndi * ndi + ndi * (1 + 2 * s->nv + s->nu + (params ? s->np : 0)), d);
     w->piv = sc__take(base, &off, ndi, sizeof(int));
     w->amat = sc__take(base, &off, order == 0 && !params ? nd * nd : 0, d);
     return off;
@@ -1049,10 +1050,136 @@ static int implicit_pass(pass_t *P, const double *x, const double *u, const sc_o
     return P->jets.overflow ? SC_ENOMEM : SC_OK;
 }
 
-/* Linearly implicit step, order 0 or 1, no parameter derivatives */
+/* The implicit step's parameter derivatives, after its pass (x_next, and A's LU factors in
+ * w->lin): with the new velocities w+ held, M(p) dv = h (Q(x; w+; p) - gyro(p) + act)
+ * differentiates to (M - h D_dd) d(dv)/dp = h (dQ/dp - dgyro/dp) - (dM/dp) dv.  A pass of
+ * first-order jets in (dx, du, dp) forms r = h (Q - gyro + act) - M(p) dv (dv a constant):
+ * its p-entries are that right side; the solves give dv+/dp, and the positions stage's
+ * jets the chart's dq+/dp. */
+static int implicit_params(const sc_model *m, const sc_model_sizes *s, const double *x,
+                           const double *u, const sc_options *opt, const sc__step_ws *w,
+                           double *x_next, const sc_step_out *out)
+{
+    double *Qs[SC_MODEL_MAX_BODIES][6], *vps[SC_MODEL_MAX_BODIES][6];
+    double wnum[SC_MODEL_MAX_BODIES * 6], *col, *t;
+    const int D = m->dim, nv = SC_NV(D), nd = sc__n_dynamic_velocities(m), np = s->np;
+    const double h = m->dt;
+    pass_t P;
+    int i, k, c2, l, ra, st;
+    pass_init(&P, m, s, 1, 1, w->arena, Qs, vps);
+    /* w+: v+ (dynamic, from x_next), u (kinematic), 0 (static) */
+    for (i = 0; i < m->nbody; i++) {
+        const sc_body *b = m->bodies + i;
+        const int j = sc__move_index(m, i);
+        for (k = 0; k < nv; k++) {
+            wnum[nv * i + k] = j < 0                          ? 0.0
+                               : b->kind == SC_BODY_KINEMATIC ? u[sc__ctrl_offset(m, i) + k]
+                                                              : x_next[s->nq + j * nv + k];
+        }
+    }
+    /* the forces Q(x; w+; p): gravity, the contacts and the support at w+ */
+    P.wnum = wnum;
+    if ((st = forces_stage(&P, x, opt, w)) != SC_OK) {
+        return st;
+    }
+    P.wnum = NULL;
+    col = w->lin + nd * nd;
+    t = sc_jet_alloc(&P.jets);
+    for (i = 0, ra = 0; i < m->nbody; i++) {
+        const sc_body *b = m->bodies + i;
+        const int j = sc__move_index(m, i), uo = sc__ctrl_offset(m, i), p0 = sc__body_param(m, i);
+        double pose[7], vel[6], *a[6], **Q = P.Q[i];
+        if (b->kind != SC_BODY_DYNAMIC) {
+            continue;
+        }
+        sc__body_state(m, &P.s, x, i, pose, vel);
+        for (k = 0; k < nv; k++) {
+            a[k] = P.vp[i][k]; /* scratch until the velocities are set below */
+            if (uo >= 0) {
+                sc_jet_const(&P.c, P.n, t, u[uo + k]);
+                sc_jet_axpy(&P.c, P.n, Q[k], 1.0, t);
+            }
+        }
+        /* r = h (Q - gyro) - M(p) dv, the gyroscopic term and M with their parameters */
+        {
+            static const int pidx[9] = {1, 4, 5, 4, 2, 6, 5, 6, 3};
+            double *mj = sc_jet_alloc(&P.jets), *Ij[9];
+            pjet(&P, mj, b->mass, p0);
+            for (k = 0; k < nv; k++) {
+                sc_jet_lin(&P.c, P.n, a[k], h, Q[k], 0.0, NULL);
+            }
+            for (k = 0; k < D; k++) {
+                sc_jet_axpy(&P.c, P.n, a[k], -(x_next[s->nq + j * nv + k] - vel[k]), mj);
+            }
+            if (D == 2) {
+                pjet(&P, t, b->inertia[0], p0 + 1);
+                sc_jet_axpy(&P.c, P.n, a[2], -(x_next[s->nq + j * nv + 2] - vel[2]), t);
+            } else {
+                for (k = 0; k < 9; k++) {
+                    Ij[k] = sc_jet_alloc(&P.jets);
+                    pjet(&P, Ij[k], b->inertia[k], p0 + pidx[k]);
+                }
+                for (k = 0; k < 3; k++) {
+                    const int i1 = (k + 1) % 3, i2 = (k + 2) % 3;
+                    /* - h (w x I w)_k - (I dw)_k */
+                    for (c2 = 0; c2 < 3; c2++) {
+                        const double dwc = x_next[s->nq + j * nv + 3 + c2] - vel[3 + c2];
+                        sc_jet_axpy(&P.c, P.n, a[3 + k], -h * vel[3 + i1] * vel[3 + c2],
+                                    Ij[3 * i2 + c2]);
+                        sc_jet_axpy(&P.c, P.n, a[3 + k], h * vel[3 + i2] * vel[3 + c2],
+                                    Ij[3 * i1 + c2]);
+                        sc_jet_axpy(&P.c, P.n, a[3 + k], -dwc, Ij[3 * k + c2]);
+                    }
+                }
+                P.jets.used -= 9;
+            }
+            P.jets.used--;
+        }
+        for (k = 0; k < nv; k++, ra++) {
+            for (l = 0; l < np; l++) {
+                col[l * nd + ra] = a[k][1 + P.pbase + l];
+            }
+        }
+    }
+    for (l = 0; l < np; l++) {
+        lu_solve(w->lin, nd, w->piv, col + l * nd);
+    }
+    /* v+ with its parameter derivatives (dynamic), u (kinematic); then the positions */
+    for (i = 0, ra = 0; i < m->nbody; i++) {
+        const sc_body *b = m->bodies + i;
+        const int j = sc__move_index(m, i), uo = sc__ctrl_offset(m, i);
+        if (j < 0) {
+            continue;
+        }
+        for (k = 0; k < nv; k++) {
+            double *vp = P.vp[i][k];
+            if (b->kind == SC_BODY_KINEMATIC) {
+                sc_jet_const(&P.c, P.n, vp, u[uo + k]);
+                continue;
+            }
+            sc_jet_const(&P.c, P.n, vp, x_next[s->nq + j * nv + k]);
+            for (l = 0; l < np; l++) {
+                vp[1 + P.pbase + l] = col[l * nd + ra];
+            }
+            ra++;
+        }
+    }
+    for (i = 0; i < m->nbody; i++) {
+        if (m->bodies[i].kind != SC_BODY_STATIC) {
+            body_position(&P, x, i, x_next);
+        }
+    }
+    if (P.jets.overflow) {
+        return SC_ENOMEM;
+    }
+    write_derivatives(&P, 0, 0, out);
+    return SC_OK;
+}
+
+/* Linearly implicit step, order 0 or 1, and the parameter derivatives */
 static int step_implicit(const sc_model *m, const sc_model_sizes *s, const double *x,
-                         const double *u, int order, const sc_options *opt, const sc__step_ws *w,
-                         const sc_step_out *out, double *amat)
+                         const double *u, int order, int params, const sc_options *opt,
+                         const sc__step_ws *w, const sc_step_out *out, double *amat)
 {
     double *Qs[SC_MODEL_MAX_BODIES][6], *vps[SC_MODEL_MAX_BODIES][6];
     double *x_next = out->x_next ? out->x_next : w->xtmp;
@@ -1064,7 +1191,7 @@ static int step_implicit(const sc_model *m, const sc_model_sizes *s, const doubl
         return st;
     }
     write_derivatives(&P, 1, order, out);
-    return SC_OK;
+    return params ? implicit_params(m, s, x, u, opt, w, x_next, out) : SC_OK;
 }
 
 /* Semi-implicit Euler: pass 0, first-order jets in (dx, du, dp), when parameters are asked
@@ -1104,8 +1231,7 @@ int sc__step_with_matrix(const sc_model *m, const double *x, const double *u, in
     sc_options o;
     int st;
     if (sc_model_check(m, &s) != SC_OK || order < 0 || order > 2 || work == NULL || out == NULL ||
-        (m->integrator == SC_INTEGRATOR_IMPLICIT && (order > 1 || params)) ||
-        (amat && (order > 0 || params))) {
+        (m->integrator == SC_INTEGRATOR_IMPLICIT && order > 1) || (amat && (order > 0 || params))) {
         return SC_EINVAL;
     }
     if ((st = sc__state_check(m, &s, x, u, s.nu)) != SC_OK ||
@@ -1114,7 +1240,8 @@ int sc__step_with_matrix(const sc_model *m, const double *x, const double *u, in
     }
     sc__step_ws_layout(m, &s, order, params, o.nthreads, work, &w);
     switch (m->integrator) {
-    case SC_INTEGRATOR_IMPLICIT: return step_implicit(m, &s, x, u, order, &o, &w, out, amat);
+    case SC_INTEGRATOR_IMPLICIT:
+        return step_implicit(m, &s, x, u, order, params, &o, &w, out, amat);
     case SC_INTEGRATOR_EULER:
     default:
         if (amat) {

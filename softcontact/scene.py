@@ -531,11 +531,11 @@ class Scene:
           iteration, so the step stays a smooth closed-form map (docs/method.md section
           7); that box rests at 10 ms steps, and sliding stops within 1.3 % of Coulomb's
           distance at 5 ms.  Orders 0 and 1 (step, rollouts, gradients of trajectory
-          costs); ``order=2`` and ``params=True`` need ``"euler"``.  A value step costs
+          costs) and ``params=True``; ``order=2`` needs ``"euler"``.  A value step costs
           about as much as an Euler step with first derivatives.
 
-        The default, ``"euler"``, is the step with every derivative order and the
-        parameter derivatives; 3D scenes in resting contact at steps above ~1 ms want
+        The default, ``"euler"``, is the step with every derivative order (Hessians of
+        trajectories need it); 3D scenes in resting contact at steps above ~1 ms want
         ``"implicit"`` (benchmarks/physics.py and docs/physics.md compare both with MuJoCo).
 
         Pairs added without parameters get them fitted for this ``dt`` and integrator
@@ -951,12 +951,11 @@ class Model:
         """One step of the model's integrator and its derivatives (docs/method.md
         section 7).
 
-        ``order`` 0, 1 or 2 (0 or 1 with ``integrator="implicit"``); ``params=True`` (only
-        with ``integrator="euler"``) adds ``dx_dp``, the first derivative with
-        respect to :attr:`param_names`.  Derivatives are those of
-        ``(dx, du) -> x_next(x (+) dx, u + du) (-) x_next(x, u)``.  ``dense=True`` turns
-        off the exact pruning of negligible samples and pairs (equal to rounding;
-        docs/method.md section 10); the same keyword exists on :meth:`rollout`,
+        ``order`` 0, 1 or 2 (0 or 1 with ``integrator="implicit"``); ``params=True`` adds
+        ``dx_dp``, the first derivative with respect to :attr:`param_names`.  Derivatives
+        are those of ``(dx, du) -> x_next(x (+) dx, u + du) (-) x_next(x, u)``.
+        ``dense=True`` turns off the exact pruning of negligible samples and pairs (equal to
+        rounding; docs/method.md section 10); the same keyword exists on :meth:`rollout`,
         :meth:`inverse_dynamics` and :meth:`energy`.
         """
         if (
@@ -998,10 +997,6 @@ class Model:
         order = self._as_order(order)
         if not isinstance(params, (bool, np.bool_)):
             raise TypeError(f"params must be a bool, got {type(params).__name__}")
-        if params and self.integrator != "euler":
-            raise ValueError(
-                f"params=True needs integrator='euler' (this model's is {self.integrator!r})"
-            )
         return _step_result(
             _core.step(
                 self._cap,

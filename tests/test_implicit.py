@@ -24,8 +24,8 @@ U = np.finfo(float).eps
 pytestmark = pytest.mark.filterwarnings("ignore::softcontact.SoftContactWarning")
 
 
-def _setup(name, contact=True, dt=None):
-    return ts._setup(name, contact, dt, integrator="implicit")
+def _setup(name, contact=True, dt=None, **changes):
+    return ts._setup(name, contact, dt, integrator="implicit", **changes)
 
 
 @pytest.mark.parametrize("name, contact", ts.CASES, ids=ts.CASE_IDS)
@@ -169,8 +169,6 @@ def test_arguments_the_implicit_step_refuses():
     model, x, u = _setup("pusher")
     with pytest.raises(ValueError, match="order=2 needs integrator='euler'"):
         model.step(x, u, order=2)
-    with pytest.raises(ValueError, match="params=True needs integrator='euler'"):
-        model.step(x, u, params=True)
     with pytest.raises(ValueError, match="order"):
         model.rollout(x, np.zeros((1, 2, model.nu)), order=2)
     s = sc.Scene(dim=2)
@@ -269,3 +267,37 @@ def test_a_sliding_box_stops_at_coulombs_distance(dt, tol):
     coulomb = 1.0 / (2 * 0.5 * 9.81)
     assert abs((X[-1, 0] - x0) / coulomb - 1) < tol
     assert np.abs(X[-1, model.nq :]).max() < 1e-6
+
+
+@pytest.mark.parametrize("name, contact", ts.CASES, ids=ts.CASE_IDS)
+def test_parameter_derivatives_vs_rebuilt_models(name, contact):
+    """dx_dp of the implicit step column by column against central differences of models
+    rebuilt with the parameter moved by +-1e-5 of its value (an off-diagonal inertia: of
+    the largest diagonal one), as tests/test_step.py checks the Euler step's; with
+    order=1 the same dx_dp, and dx_dx, dx_du those of params=False bit for bit."""
+    model, x, u = _setup(name, contact)
+    defaults = ts.SCENES[name][2]
+    r = model.step(x, u, order=0, params=True)
+    assert r.dx_dp.shape == (2 * model.nv, model.np)
+    assert r.dx_dx is None and r.dx_du is None
+    xs = np.abs(r.x_next).max()
+    for j, pname in enumerate(model.param_names):
+        p0 = defaults[pname]
+        if pname.endswith((".Ixy", ".Ixz", ".Iyz")):
+            body = pname.rsplit(".", 1)[0]
+            scale = max(defaults[f"{body}.I{a}"] for a in ("xx", "yy", "zz"))
+        else:
+            scale = p0
+        d = 1e-5 * scale
+        fp = _setup(name, contact, **{pname: p0 + d})[0].step(x, u).x_next
+        fm = _setup(name, contact, **{pname: p0 - d})[0].step(x, u).x_next
+        fd = (model.difference(fp, r.x_next) - model.difference(fm, r.x_next)) / (2 * d)
+        col = r.dx_dp[:, j]
+        bound = 1e-6 * np.abs(col).max() + 16 * U * xs / d
+        assert np.all(np.abs(fd - col) <= bound), (pname, col, fd, bound)
+    r1 = model.step(x, u, order=1, params=True)
+    r0 = model.step(x, u, order=1)
+    np.testing.assert_array_equal(r1.dx_dp, r.dx_dp)
+    np.testing.assert_array_equal(r1.dx_dx, r0.dx_dx)
+    np.testing.assert_array_equal(r1.dx_du, r0.dx_du)
+    np.testing.assert_array_equal(r1.x_next, r0.x_next)
