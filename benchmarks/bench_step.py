@@ -52,7 +52,7 @@ def pushing_scene(dt=0.005):
     scene.add_body(
         pusher, kind="kinematic", pose=[0.003, stem_bottom - 0.015 + 0.002, 0.0], name="pusher"
     )
-    scene.add_contact("T", "pusher")
+    scene.add_contact("T", "pusher", sc.ContactParams())
     scene.add_support("T", friction=0.3)
     model = _build(scene, dt)
     x = model.initial_state()
@@ -74,7 +74,7 @@ def box_scene(dt=0.001):
         velocity=[0.05, 0.0, -0.01, 0.0, 0.2, 0.1],
         name="box",
     )
-    scene.add_contact("box", "floor")
+    scene.add_contact("box", "floor", sc.ContactParams())
     model = _build(scene, dt)
     return model, model.initial_state(), np.zeros(0), (len(box), 1)
 

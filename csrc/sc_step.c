@@ -15,12 +15,16 @@
  *     product is the identity at 0, dth+ = 2 vec(product) to second order (the quaternion
  *     logarithm is 2 v / w (1 + O(|v|^2)) with w = 1 + O(|v|^2)).
  *
- * The linearly implicit step (step_implicit) evaluates the forces with jets one order
- * higher than asked for, so that D = dQ/dv (and, at order 1, its derivatives d2Q/dv dz)
- * are entries of the force jets; then solves (M - h D_dd) dv = h r, r = Q + actuation -
- * gyro + D_dk (u_k - v_k), by LU with partial pivoting on the values and, at order 1,
- * differentiates the solve exactly: (M - h D_dd) d(dv)/dz = h (dr/dz + dD_dd/dz dv).
- * The positions stage is the semi-implicit Euler step's.
+ * The linearly implicit step (step_implicit) takes damping and friction at the new
+ * velocities w+, friction lagged (its normalizer 1 / |t|_s at the current ones): it
+ * evaluates the forces with jets one order higher than asked for, the normalizers frozen
+ * (SC_FRICTION_FROZEN), so that D = dQ/dw (and, at order 1, its derivatives) are entries
+ * of the force jets; then solves (M - h D_dd) dv = h r, r = Q + actuation - gyro + D_dk
+ * (u_k - v_k), by LU with partial pivoting on the values and, at order 1, differentiates
+ * the solve exactly: (M - h D_dd) d(dv)/dz = h (dr/dz + dD_dd/dz dv) plus the normalizers'
+ * velocity derivatives times t(w+), from a numerator pass at w+ (numerator_pass).  The
+ * parameter derivatives solve with the same matrix (implicit_params).  The positions
+ * stage is the semi-implicit Euler step's.
  */
 #include <math.h>
 #include <string.h>
@@ -419,7 +423,7 @@ static void add_support(pass_t *P, const double *x)
         /* the points' sums, with the order a compile-time constant in each copy */
         {
             /* the numerator pass (wv) keeps the normalizer's velocity derivatives */
-            const double *wv = P->wnum ? P->wnum + 3 * i : NULL;
+            const double *wv = P->wnum ? P->wnum + nv * i : NULL;
             const int lag = P->lag && wv == NULL;
             switch (c->order) {
             case 0: support_sums(b, R, vel, 0, lag, wv, acc); break;

@@ -483,8 +483,8 @@ plt.show()
 
 # %% [markdown]
 # The implicit step keeps the contact stiffness explicit (symplectic, so elastic contacts keep
-# their energy) and gives exact first derivatives; Hessians of trajectories and parameter
-# derivatives need `integrator="euler"` at a time step within `stability_limits`.
+# their energy) and gives exact first and parameter derivatives; Hessians of trajectories
+# need `integrator="euler"` at a time step within `stability_limits`.
 #
 # ## Parameters fitted to the bodies
 #

@@ -426,6 +426,7 @@ class Scene:
                 if friction is None
                 else as_positive_float(friction, "friction", allow_zero=True)
             )
+            _check_fittable(self._bodies[ia], self._bodies[ib])
             params = _Fitted(mu)
         elif not isinstance(params, ContactParams):
             raise TypeError(f"params must be a ContactParams, got {type(params).__name__}")
@@ -679,12 +680,18 @@ def _spacing(cloud: PointCloud) -> float:
 
 
 def _soft_count(b, down, eps_c) -> float:
-    """``sum exp(-(h_k - min h) / eps_c)`` over a body's samples, ``h_k`` their heights
-    against ``down`` at its pose: the soft minimum's ``exp(offset / eps_c)`` when the body
-    rests on a plane normal to ``down``."""
-    pts = b.cloud.points @ _rot(b.pose, b.cloud.dim).T
-    h = -(pts @ down)
-    return float(np.sum(np.exp(-(h - h.min()) / eps_c)))
+    """``max sum exp(-(h_k - min h) / eps_c)`` over a body's samples, ``h_k`` their
+    heights along a direction: the soft minimum's ``exp(offset / eps_c)`` when the body
+    rests on a plane normal to it; the largest over ``down`` at the body's pose and its
+    frame's axes (a box on any face), so that a body resting on any of those sinks at
+    least as deep as fitted, never floats above."""
+    D = b.cloud.dim
+    dirs = [_rot(b.pose, D).T @ down, *np.eye(D), *(-np.eye(D))]
+    best = 0.0
+    for d in dirs:
+        h = -(b.cloud.points @ d)
+        best = max(best, float(np.sum(np.exp(-(h - h.min()) / eps_c))))
+    return best
 
 
 def _stiffness_limit(k, c, m_eff, integrator) -> float:
@@ -713,16 +720,21 @@ def _stable_stiffness(k, mass, m_eff, dt, integrator) -> float:
     return math.exp(lo)
 
 
+def _check_fittable(ba, bb) -> None:
+    """ValueError unless one of the two bodies has a size (two samples apart) to fit to."""
+    if not any(len(b.cloud) > 1 and b.cloud.size > 0 for b in (ba, bb)):
+        raise ValueError(
+            f"cannot fit contact parameters between {ba.name!r} and {bb.name!r}: neither has "
+            "two distinct samples (a size); pass params"
+        )
+
+
 def _fit_params(scene, ia, ib, dt, integrator, friction) -> ContactParams:
     """ContactParams.for_bodies (its docstring states the rules)."""
     D = scene.dim
     bodies = (scene._bodies[ia], scene._bodies[ib])
-    shaped = [b for b in bodies if len(b.cloud) > 1]
-    if not shaped:
-        raise ValueError(
-            f"cannot fit contact parameters between {bodies[0].name!r} and {bodies[1].name!r}: "
-            "neither has more than one sample; pass params"
-        )
+    _check_fittable(*bodies)
+    shaped = [b for b in bodies if len(b.cloud) > 1 and b.cloud.size > 0]
     dyn = [b for b in bodies if b.kind == "dynamic"]
     load = min(dyn, key=lambda b: b.mass)
     g = float(np.linalg.norm(scene.gravity))
@@ -734,7 +746,7 @@ def _fit_params(scene, ia, ib, dt, integrator, friction) -> ContactParams:
     eps_c = 0.5 * delta
     if dt is not None:
         eps_c = max(eps_c, 0.25 * g_eff * dt * dt)
-    rest_body = load if len(load.cloud) > 1 else max(shaped, key=lambda b: len(b.cloud))
+    rest_body = load if load in shaped else max(shaped, key=lambda b: len(b.cloud))
     depth = delta + eps_c * math.log(_soft_count(rest_body, down, eps_c))
     beta = 0.5 * delta
     z = depth / beta

@@ -55,8 +55,9 @@ def test_resting_penetration_is_one_percent_of_the_size_at_any_sampling(side, ma
             x = _run(model, 2.0)[-1]
             assert np.abs(x[model.nq :]).max() < 1e-6
             depths.append(_penetration(s, x))
-        np.testing.assert_allclose(depths, 0.01 * side, rtol=0.1)
-        assert max(depths) - min(depths) <= 0.1 * 0.01 * side
+        # measured to 1e-4 relative; what matters most is the spread across spacings
+        np.testing.assert_allclose(depths, 0.01 * side, rtol=1e-3)
+        assert max(depths) - min(depths) <= 1e-3 * 0.01 * side
 
 
 def test_box_rests_at_10ms_steps():
@@ -135,7 +136,7 @@ def test_for_bodies_follows_its_rules():
         np.testing.assert_allclose(p.damping, 2 * math.sqrt(p.stiffness * 1.0), rtol=1e-12)
         assert p.slip_velocity == 5e-4
         # the resting force: lambda at the soft depth delta + eps_c log N is the weight
-        z = s._bodies[1].cloud.points[:, 2]
+        z = s._bodies[1].cloud.points[:, 2]  # every face of the cube has the same count
         n_soft = np.sum(np.exp(-(z - z.min()) / p.eps_c))
         d = (delta + p.eps_c * math.log(n_soft)) / p.beta
         lam = p.stiffness * p.beta * np.logaddexp(0.0, d) / (1 + math.exp(-d))
@@ -201,12 +202,28 @@ def test_add_contact_and_for_bodies_reject_bad_input():
         s2.add_contact("floor", "box", sc.ContactParams(), friction=0.2)
     with pytest.raises(ValueError, match="friction"):
         s2.add_contact("floor", "box", friction=float("nan"))
-    # two one-sample bodies: nothing to fit to
-    s3 = sc.Scene(dim=3)
-    s3.add_body(FLOOR, kind="static", name="floor")
-    s3.add_body(
-        sc.PointCloud(np.zeros((1, 3)), [[0.0, 0.0, 1.0]]), mass=1.0, inertia=[1, 1, 1], name="p"
+    # a one-sample body, or samples all at one point, against a half-space: nothing to fit
+    # to (add_contact says so; explicit parameters are fine)
+    for pts in (np.zeros((1, 3)), np.zeros((4, 3))):
+        s3 = sc.Scene(dim=3)
+        s3.add_body(FLOOR, kind="static", name="floor")
+        normals = np.tile([0.0, 0.0, 1.0], (len(pts), 1))
+        s3.add_body(sc.PointCloud(pts, normals), mass=1.0, inertia=[1, 1, 1], name="p")
+        with pytest.raises(ValueError, match="cannot fit contact parameters"):
+            s3.add_contact("floor", "p")
+        s3.add_contact("floor", "p", sc.ContactParams())
+
+
+def test_the_fit_does_not_depend_on_the_starting_orientation():
+    """The soft minimum's offset is counted for the largest count of samples near the lowest
+    level over the body's axes and its current orientation: a cube starting tilted gets the
+    parameters of one starting flat, so it rests 1 % deep after it lands flat."""
+    flat = _box_on_floor(0.1, 0.01)
+    tilted = sc.Scene(dim=3)
+    tilted.add_body(FLOOR, kind="static", name="floor")
+    q = [math.cos(0.2), math.sin(0.2), 0.0, 0.0]  # 0.4 rad about x
+    tilted.add_body(sc.PointCloud.box([0.05] * 3, 0.01), mass=1.0, pose=[0, 0, 0.1, *q], name="box")
+    tilted.add_contact("floor", "box")
+    assert sc.ContactParams.for_bodies(flat, "floor", "box") == sc.ContactParams.for_bodies(
+        tilted, "floor", "box"
     )
-    s3.add_contact("floor", "p")
-    with pytest.raises(ValueError, match="cannot fit contact parameters"):
-        s3.build(0.001)

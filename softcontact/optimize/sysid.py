@@ -72,7 +72,8 @@ def fit_parameters(build, names, p0, x0, U, observed, **least_squares_options):
     build : callable
         ``build(p) -> Model`` for a parameter vector ``p`` (the entries named ``names``;
         every other parameter must not depend on ``p`` -- e.g. give the inertia explicitly
-        when identifying the mass).
+        when identifying the mass, and contact parameters explicitly (``params=``): those
+        fitted to the bodies depend on their masses).
     names : sequence of str
         The model parameters in ``p`` (entries of ``Model.param_names``).
     p0 : array_like

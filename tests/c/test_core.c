@@ -1167,6 +1167,22 @@ static void test_contact_friction_modes(void)
             CHECK(scale > 0.0 && err <= 1e-12 * scale,
                   "numerator pass: affine in its velocities (%dD, order %d: %g)", dim, order,
                   err / scale);
+            /* at the bodies' own velocities the Jacobians fit together: the pose columns are
+               the full model's in all three; its velocity columns are the frozen
+               normalizer's plus the numerator pass's (the normalizer's derivatives times
+               t(w)), each to rounding */
+            err = 0.0, scale = 0.0;
+            for (i = 0; i < nw; i++) {
+                for (k = 0; k < ns; k++) {
+                    const double f = full[nw + i * ns + k], z = frz[nw + i * ns + k];
+                    const double q = num[0][nw + i * ns + k];
+                    scale = fmax(scale, fabs(f));
+                    err = fmax(err, k < ns / 2 ? fmax(fabs(z - f), fabs(q - f)) : fabs(z + q - f));
+                }
+            }
+            CHECK(scale > 0.0 && err <= 1e-12 * scale,
+                  "full Jacobian = frozen + numerator velocity columns (%dD, order %d: %g)", dim,
+                  order, err / scale);
             /* the frozen normalizer's Jacobian differs (velocity columns) from the full one */
             err = 0.0;
             for (k = nw; k < nw + nw * ns; k++) {
@@ -1307,7 +1323,7 @@ static void test_model(void)
     m.integrator = -1;
     CHECK(sc_model_check(&m, NULL) == SC_EINVAL, "negative integrator");
     /* the implicit step in free flight (no velocity-dependent force): the Euler step's
-       values and first derivatives to rounding; no order 2, no parameter derivatives */
+       values and first derivatives to rounding; no order 2 */
     m.integrator = SC_INTEGRATOR_IMPLICIT;
     work = (double *)malloc((size_t)sc_step_workspace_size(&m, 1, 0, 1) * sizeof(double));
     if (work != NULL) {
@@ -1333,10 +1349,32 @@ static void test_model(void)
         }
         CHECK(ok, "implicit: inverse dynamics recovers u");
         so.dx_dx = so.dx_du = NULL;
-        CHECK(sc_step(&m, x, u, 2, 0, NULL, work, &so) == SC_EINVAL &&
-                  sc_step(&m, x, u, 0, 1, NULL, work, &so) == SC_EINVAL,
-              "implicit: no order 2, no parameter derivatives");
+        CHECK(sc_step(&m, x, u, 2, 0, NULL, work, &so) == SC_EINVAL, "implicit: no order 2");
         free(work);
+    }
+    /* its parameter derivatives in free flight: the Euler step's to rounding */
+    {
+        sc_model_sizes szp;
+        double *wp, *dpi, *dpe, xi[12];
+        sc_step_out sp = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+        CHECK(sc_model_check(&m, &szp) == SC_OK && szp.np > 0, "parameters to differentiate");
+        wp = malloc(sizeof(double) * (size_t)sc_step_workspace_size(&m, 0, 1, 1));
+        dpi = malloc(sizeof(double) * (size_t)(2 * 2 * szp.nv * szp.np));
+        if (wp != NULL && dpi != NULL) {
+            dpe = dpi + 2 * szp.nv * szp.np;
+            sp.x_next = xi, sp.dx_dp = dpi;
+            st = sc_step(&m, x, u, 0, 1, NULL, wp, &sp);
+            m.integrator = SC_INTEGRATOR_EULER;
+            sp.dx_dp = dpe;
+            ok = st == SC_OK && sc_step(&m, x, u, 0, 1, NULL, wp, &sp) == SC_OK;
+            m.integrator = SC_INTEGRATOR_IMPLICIT;
+            for (k = 0; k < 2 * szp.nv * szp.np; k++) {
+                ok &= fabs(dpi[k] - dpe[k]) <= 1e-13 * (1.0 + fabs(dpe[k]));
+            }
+            CHECK(ok, "implicit parameter derivatives in free flight: the Euler step's");
+        }
+        free(wp);
+        free(dpi);
     }
     m.integrator = SC_INTEGRATOR_EULER;
     CHECK(sc_model_check(&m, NULL) == SC_OK, "Euler integrator");
