@@ -1314,9 +1314,11 @@ static void relative_velocity(contact_t *S, acc_t *Z, int O, double *(*w)[3], co
     }
 }
 
-/* the numerator's N_O = (Omw_O x) L_O (3D) and cv_O, N_O taken to K's frame (M_K^T), as
-   lever_arms does for the state's; w: 3 scratch jets, tmp: 6 */
-static void numerator_terms(contact_t *S, acc_t *Z, int O, double **w, double **tmp)
+/* owner O's velocity terms from its relative angular velocity Om and velocity cv (the
+   state's, or the friction numerator's): 3D N_O = (Om_O x) L_O into N, then cv and N taken
+   to K's frame (M_K^T); w: 3 scratch jets, tmp: 6 */
+static void velocity_terms(contact_t *S, int O, double *const *Om, double *const *cv,
+                           double *(*N)[3], double **w, double **tmp)
 {
     const sc_jet_ctx *c = &S->c;
     const int D = S->D, ns = S->ns, K = 1 - O;
@@ -1324,16 +1326,16 @@ static void numerator_terms(contact_t *S, acc_t *Z, int O, double **w, double **
     for (cb = 0; D == 3 && cb < 3; cb++) {
         for (aa = 0; aa < 3; aa++) {
             const int i1 = (aa + 1) % 3, i2 = (aa + 2) % 3;
-            double *nab = Z->Nw[O][aa][cb];
+            double *nab = N[aa][cb];
             sc_jet_const(c, ns, nab, 0.0);
-            sc_jet_madd(c, ns, nab, 1.0, Z->Omw[O][i1], S->L[O][i2][cb]);
-            sc_jet_madd(c, ns, nab, -1.0, Z->Omw[O][i2], S->L[O][i1][cb]);
+            sc_jet_madd(c, ns, nab, 1.0, Om[i1], S->L[O][i2][cb]);
+            sc_jet_madd(c, ns, nab, -1.0, Om[i2], S->L[O][i1][cb]);
         }
     }
     for (cb = 0; cb < (D == 3 ? 4 : 1); cb++) {
         double *v[3] = {NULL, NULL, NULL};
         for (aa = 0; aa < D; aa++) {
-            v[aa] = cb == 0 ? Z->cvw[O][aa] : Z->Nw[O][aa][cb - 1];
+            v[aa] = cb == 0 ? cv[aa] : N[aa][cb - 1];
         }
         to_body(S, ns, w, v, K, tmp);
         for (aa = 0; aa < D; aa++) {
@@ -1363,23 +1365,9 @@ static void lever_arms(contact_t *S, acc_t *Z, int O, double **w, double **tmp)
         }
         to_world(S, ns, col, tmp + 3, O, tmp);
         to_body(S, nq, qcol, col, K, tmp);
-        for (aa = 0; D == 3 && vel && aa < 3; aa++) {
-            const int i1 = (aa + 1) % 3, i2 = (aa + 2) % 3;
-            double *nab = Z->N[O][aa][cb];
-            sc_jet_const(c, ns, nab, 0.0);
-            sc_jet_madd(c, ns, nab, 1.0, Z->Om[O][i1], S->L[O][i2][cb]);
-            sc_jet_madd(c, ns, nab, -1.0, Z->Om[O][i2], S->L[O][i1][cb]);
-        }
     }
-    for (cb = 0; vel && cb < (D == 3 ? 4 : 1); cb++) {
-        double *v[3] = {NULL, NULL, NULL};
-        for (aa = 0; aa < D; aa++) {
-            v[aa] = cb == 0 ? Z->cv[O][aa] : Z->N[O][aa][cb - 1];
-        }
-        to_body(S, ns, w, v, K, tmp);
-        for (aa = 0; aa < D; aa++) {
-            sc_jet_lin(c, ns, v[aa], 1.0, w[aa], 0.0, NULL);
-        }
+    if (vel) {
+        velocity_terms(S, O, Z->Om[O], Z->cv[O], Z->N[O], w, tmp);
     }
 }
 
@@ -1487,8 +1475,8 @@ static void kinematics(contact_t *S, acc_t *Z)
         for (O = 0; O < 2; O++) {
             relative_velocity(S, Z, O, w, (const double (*)[6])S->wv, 0, Z->Omw[O], Z->cvw[O]);
         }
-        numerator_terms(S, Z, 0, w[0], tmp);
-        numerator_terms(S, Z, 1, w[0], tmp);
+        velocity_terms(S, 0, Z->Omw[0], Z->cvw[0], Z->Nw[0], w[0], tmp);
+        velocity_terms(S, 1, Z->Omw[1], Z->cvw[1], Z->Nw[1], w[0], tmp);
     }
     S->jets.used = base;
     sc_jet_const(c, nq, Z->mj, S->m);

@@ -550,8 +550,9 @@ class Scene:
             raise ValueError("the scene has no bodies")
         if not any(b.kind != "static" for b in self._bodies):
             raise ValueError("the scene has no moving body")
-        model = Model(self, dt, integrator)
-        limits = self.stability_limits(integrator, dt)
+        pairs = self._resolved_pairs(dt, integrator)  # fitted once for both
+        model = Model(self, dt, integrator, pairs)
+        limits = self._stability_limits(integrator, pairs)
         if limits and dt > limits[0].dt_max:
             worst = limits[0]
             warnings.warn(
@@ -597,10 +598,14 @@ class Scene:
         integrator = _as_integrator(integrator)
         if dt is not None:
             dt = as_positive_float(dt, "dt")
+        return self._stability_limits(integrator, self._resolved_pairs(dt, integrator))
+
+    def _stability_limits(self, integrator, pairs) -> list[StabilityLimit]:
+        """stability_limits of a checked integrator for the resolved pairs."""
         explicit = integrator == "euler"
         g = float(np.linalg.norm(self.gravity))
         out = []
-        for a, c, p in self._resolved_pairs(dt, integrator):
+        for a, c, p in pairs:
             ba, bb = self._bodies[a], self._bodies[c]
             dyn = [b for b in (ba, bb) if b.kind == "dynamic"]
             if not dyn:
@@ -791,7 +796,7 @@ class Model:
     given, or fitted to the bodies by :meth:`ContactParams.for_bodies`).
     """
 
-    def __init__(self, scene: Scene, dt: float, integrator: str = "euler"):
+    def __init__(self, scene: Scene, dt: float, integrator: str = "euler", pairs=None):
         D = scene.dim
         nb = len(scene._bodies)
         kinds = np.array([_KINDS[b.kind] for b in scene._bodies], dtype=float)
@@ -808,7 +813,7 @@ class Model:
         clouds = tuple(_packed(b.cloud) for b in scene._bodies)
         counts = np.array([len(b.cloud) for b in scene._bodies], dtype=float)
         supports = tuple(b.support for b in scene._bodies)
-        resolved = scene._resolved_pairs(dt, integrator)
+        resolved = scene._resolved_pairs(dt, integrator) if pairs is None else pairs
         pairs = np.array([[a, c] for a, c, _ in resolved], dtype=float).reshape(-1, 2)
         pp = np.array([p._astuple() for _, _, p in resolved], dtype=float).reshape(-1, 7)
         g3 = np.zeros(3)

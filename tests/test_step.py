@@ -485,6 +485,33 @@ def test_taylor_remainders(rng, name, contact):
             assert valid[-1] > n + 0.85, (n, slopes[n])
 
 
+def check_dx_dp(name, contact, model, x, u, r, integrator="euler"):
+    """Assert r.dx_dp (a step of ``model`` at (x, u) with params=True) column by column
+    against central differences of models rebuilt with the parameter moved by +-1e-5 of
+    its value (an off-diagonal inertia: of the largest diagonal one); yields (name,
+    column)."""
+    defaults = SCENES[name][2]
+    xs = np.abs(r.x_next).max()
+    for j, pname in enumerate(model.param_names):
+        p0 = defaults[pname]
+        if pname.endswith((".Ixy", ".Ixz", ".Iyz")):
+            body = pname.rsplit(".", 1)[0]
+            scale = max(defaults[f"{body}.I{a}"] for a in ("xx", "yy", "zz"))
+        else:
+            scale = p0
+        d = 1e-5 * scale
+        fp = _setup(name, contact, integrator=integrator, **{pname: p0 + d})[0].step(x, u)
+        fm = _setup(name, contact, integrator=integrator, **{pname: p0 - d})[0].step(x, u)
+        diff = model.difference(fp.x_next, r.x_next) - model.difference(fm.x_next, r.x_next)
+        fd = diff / (2 * d)
+        col = r.dx_dp[:, j]
+        # truncation (p / 1e5)^2 f''' ~ 1e-10 relative, rounding 16 u |x_next| / d
+        # (measured: <= 1.5e-8 of the column's largest entry, or below the floor)
+        bound = 1e-6 * np.abs(col).max() + 16 * U * xs / d
+        assert np.all(np.abs(fd - col) <= bound), (pname, col, fd, bound)
+        yield pname, col
+
+
 @pytest.mark.parametrize("name, contact", CASES, ids=CASE_IDS)
 def test_parameter_derivatives_vs_rebuilt_models(name, contact):
     """dx_dp column by column against central differences of models rebuilt with the
@@ -497,23 +524,7 @@ def test_parameter_derivatives_vs_rebuilt_models(name, contact):
     r = model.step(x, u, order=0, params=True)
     assert r.dx_dp.shape == (2 * model.nv, model.np)
     assert r.dx_dx is None and r.dx_du is None and r.d2x_dx2 is None
-    xs = np.abs(r.x_next).max()
-    for j, pname in enumerate(model.param_names):
-        p0 = defaults[pname]
-        if pname.endswith((".Ixy", ".Ixz", ".Iyz")):
-            body = pname.rsplit(".", 1)[0]
-            scale = max(defaults[f"{body}.I{a}"] for a in ("xx", "yy", "zz"))
-        else:
-            scale = p0
-        d = 1e-5 * scale
-        fp = _setup(name, contact, **{pname: p0 + d})[0].step(x, u).x_next
-        fm = _setup(name, contact, **{pname: p0 - d})[0].step(x, u).x_next
-        fd = (model.difference(fp, r.x_next) - model.difference(fm, r.x_next)) / (2 * d)
-        col = r.dx_dp[:, j]
-        # truncation (p / 1e5)^2 f''' ~ 1e-10 relative, rounding 16 u |x_next| / d
-        # (measured: <= 1.5e-8 of the column's largest entry, or below the floor)
-        bound = 1e-6 * np.abs(col).max() + 16 * U * xs / d
-        assert np.all(np.abs(fd - col) <= bound), (pname, col, fd, bound)
+    for pname, col in check_dx_dp(name, contact, model, x, u, r):
         if contact and pname.startswith("contact("):
             # every pair touches, except the ball and the floor (~2.5 cm apart)
             touching = "ball,floor" not in pname
