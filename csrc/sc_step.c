@@ -17,14 +17,14 @@
  *
  * The linearly implicit step (step_implicit) takes damping and friction at the new
  * velocities w+, friction lagged (its normalizer 1 / |t|_s at the current ones): it
- * evaluates the forces with jets one order higher than asked for, the normalizers frozen
- * (SC_FRICTION_FROZEN), so that D = dQ/dw (and, at order 1, its derivatives) are entries
- * of the force jets; then solves (M - h D_dd) dv = h r, r = Q + actuation - gyro + D_dk
- * (u_k - v_k), by LU with partial pivoting on the values and, at order 1, differentiates
- * the solve exactly: (M - h D_dd) d(dv)/dz = h (dr/dz + dD_dd/dz dv) plus the normalizers'
- * velocity derivatives times t(w+), from a numerator pass at w+ (numerator_pass).  The
- * parameter derivatives solve with the same matrix (implicit_params).  The positions
- * stage is the semi-implicit Euler step's.
+ * evaluates the forces with the normalizers frozen (SC_FRICTION_FROZEN), at least to
+ * first order so that D = dQ/dw is among the jets' entries; solves (M - h D_dd) dv = h r,
+ * r = Q + actuation - gyro + D_dk (u_k - v_k), by LU with partial pivoting; and
+ * differentiates the solve exactly (implicit_velocities): the first derivatives from a
+ * numerator pass at w+ (the forces with w+ held, SC_FRICTION_NUMERATOR), the second ones
+ * with the frozen jets' second-order entries and numerator passes at unit velocities
+ * (second_order_velocities).  The parameter derivatives solve with the same matrix
+ * (implicit_params).  The positions stage is the semi-implicit Euler step's.
  */
 #include <math.h>
 #include <string.h>
@@ -66,8 +66,8 @@ static ptrdiff_t step_layout(const sc_model *m, const sc_model_sizes *s, int ord
                              int nthreads, double *base, sc__step_ws *w)
 {
     const ptrdiff_t d = sizeof(double);
-    /* the implicit step's forces carry one order more than its outputs */
-    const int jord = order + (m->integrator == SC_INTEGRATOR_IMPLICIT && order < 2);
+    /* the implicit step's frozen force jets are at least of order 1 */
+    const int jord = order + (m->integrator == SC_INTEGRATOR_IMPLICIT && order == 0);
     const ptrdiff_t nd = sc__n_dynamic_velocities(m);
     const ptrdiff_t ndi = m->integrator == SC_INTEGRATOR_IMPLICIT ? nd : 0;
     const ptrdiff_t len0 = jord >= 2 ? SC_JET_LEN(2 * s->nv + s->nu) : 1 + 2 * s->nv + s->nu;
@@ -78,10 +78,16 @@ static ptrdiff_t step_layout(const sc_model *m, const sc_model_sizes *s, int ord
     w->cwork = sc__take(base, &off, contact_work(m, nthreads), d);
     w->pairbuf = sc__take(base, &off, PAIRBUF, d);
     w->arena = sc__take(base, &off, (n_jets(s) + 1) * (len0 > len1 ? len0 : len1), d);
-    w->lin =
-        sc__take(base, &off, ndi * ndi + ndi * (1 + 2 * s->nv + s->nu + (params ? s->np : 0)), d);
+    /* the implicit step's matrix, its right sides (values, first-order variables,
+       parameters) and, at order 2, one second-order right side and a row of dD/dz */
+    w->lin = sc__take(base, &off,
+                      ndi * ndi + ndi * (1 + 2 * s->nv + s->nu + (params ? s->np : 0)) +
+                          (ndi && order == 2 ? ndi + 2 * s->nv + s->nu : 0),
+                      d);
     w->piv = sc__take(base, &off, ndi, sizeof(int));
-    w->amat = sc__take(base, &off, order == 0 && !params ? nd * nd : 0, d);
+    /* the step matrix of sc__step_with_matrix (inverse dynamics), kept at every order so
+       that the scratch grows with the order */
+    w->amat = sc__take(base, &off, nd * nd, d);
     return off;
 }
 
@@ -133,6 +139,8 @@ typedef struct {
                                          (SC_FRICTION_FROZEN) */
     const double *wnum;               /* NULL, or the friction numerator's velocities (nv per
                                          body): only friction, SC_FRICTION_NUMERATOR */
+    int only;                         /* with wnum: -1, or the one body whose pairs and
+                                         support are evaluated (the others' are zero) */
 } pass_t;
 
 static void pass_init(pass_t *P, const sc_model *m, const sc_model_sizes *s, int order, int params,
@@ -149,6 +157,7 @@ static void pass_init(pass_t *P, const sc_model *m, const sc_model_sizes *s, int
     sc_jet_ctx_init(&P->c, P->n, params ? 1 : order);
     P->ubase = 2 * s->nv;
     P->pbase = params ? 2 * s->nv + s->nu : SC_JET_NOVAR;
+    P->only = -1;
     sc_jet_arena_init(&P->jets, arena, P->c.len, n_jets(s));
     for (i = 0; i < m->nbody; i++) {
         P->Q[i] = Qs[i];
@@ -303,7 +312,8 @@ static int add_contacts(pass_t *P, const double *x, const sc_options *opt, doubl
         const sc_body *ba = m->bodies + pr->a, *bb = m->bodies + pr->b;
         const int pidx = sc__n_body_params(m) + 3 * k;
         sc_contact_out out = {NULL};
-        if (ba->kind != SC_BODY_DYNAMIC && bb->kind != SC_BODY_DYNAMIC) {
+        if ((ba->kind != SC_BODY_DYNAMIC && bb->kind != SC_BODY_DYNAMIC) ||
+            (P->only >= 0 && pr->a != P->only && pr->b != P->only)) {
             continue;
         }
         out.wrench = W;
@@ -409,7 +419,7 @@ static void add_support(pass_t *P, const double *x)
         sc_jet_ctx c4;
         double pose[3], vel[3], R[4], tt[2], *mu, *mj, *coef, *full, acc[3][SC_JET4_LEN];
         int map[4], base;
-        if (b->nsupport == 0) {
+        if (b->nsupport == 0 || (P->only >= 0 && i != P->only)) {
             continue;
         }
         sc__body_state(m, &P->s, x, i, pose, vel);
@@ -811,45 +821,54 @@ static double mass_entry(const sc_body *b, int D, int r, int c)
     return D == 2 ? b->inertia[0] : b->inertia[3 * (r - 3) + (c - 3)];
 }
 
-/* The right side r of dynamic body i (nv jets of the lower order clo, into vp[i]): its
-   forces Q (the higher-order jets' leading entries), actuation, minus the 3D gyroscopic
-   term w x I w, plus D_ik (u_k - v_k) for every kinematic body k; chi the forces' jets */
-static void implicit_rhs(pass_t *P, const sc_jet_ctx *chi, const sc_jet_ctx *clo, const double *x,
-                         const double *u, int i)
+/* r (3 jets in the context c) -= w x I w, the gyroscopic term of a 3D body at its
+   velocity vel (w = vel[3..5], the state's variables of slot j) */
+static void sub_gyro(pass_t *P, const sc_jet_ctx *c, const sc_body *b, const double *vel, int j,
+                     double **r)
+{
+    const int nv = P->nv1, nvt = P->nvt, n = P->n, base = P->jets.used;
+    double *wj[3], *Iw[3];
+    int k, r2;
+    for (k = 0; k < 3; k++) {
+        wj[k] = sc_jet_alloc(&P->jets);
+        Iw[k] = sc_jet_alloc(&P->jets);
+        sc_jet_var(c, n, wj[k], vel[3 + k], nvt + j * nv + 3 + k);
+    }
+    for (r2 = 0; r2 < 3; r2++) {
+        sc_jet_lin(c, n, Iw[r2], b->inertia[3 * r2], wj[0], b->inertia[3 * r2 + 1], wj[1]);
+        sc_jet_axpy(c, n, Iw[r2], b->inertia[3 * r2 + 2], wj[2]);
+    }
+    for (k = 0; k < 3; k++) {
+        const int i1 = (k + 1) % 3, i2 = (k + 2) % 3;
+        sc_jet_madd(c, n, r[k], -1.0, wj[i1], Iw[i2]);
+        sc_jet_madd(c, n, r[k], 1.0, wj[i2], Iw[i1]);
+    }
+    P->jets.used = base;
+}
+
+/* The value of the right side r of dynamic body i (nv order-0 jets c0, into vp[i]): its
+   forces Q (the frozen jets' values), actuation, minus the 3D gyroscopic term w x I w,
+   plus D_ik (u_k - v_k) for every kinematic body k */
+static void implicit_rhs(pass_t *P, const sc_jet_ctx *c0, const double *x, const double *u, int i)
 {
     const sc_model *m = P->m;
     const sc_body *b = m->bodies + i;
     const int D = P->D, nv = P->nv1, nvt = P->nvt, n = P->n;
     const int j = sc__move_index(m, i), uo = sc__ctrl_offset(m, i);
     double pose[7], vel[6], **Q = P->Q[i], **r = P->vp[i], *t, *d;
-    int k, kb, c2, l, base = P->jets.used;
+    int k, kb, c2, base = P->jets.used;
     sc__body_state(m, &P->s, x, i, pose, vel);
     t = sc_jet_alloc(&P->jets);
     d = sc_jet_alloc(&P->jets);
     for (k = 0; k < nv; k++) {
-        sc_jet_lin(clo, n, r[k], 1.0, Q[k], 0.0, NULL);
+        sc_jet_lin(c0, n, r[k], 1.0, Q[k], 0.0, NULL);
         if (uo >= 0) {
-            sc_jet_var(clo, n, t, u[uo + k], P->ubase + uo + k);
-            sc_jet_axpy(clo, n, r[k], 1.0, t);
+            sc_jet_var(c0, n, t, u[uo + k], P->ubase + uo + k);
+            sc_jet_axpy(c0, n, r[k], 1.0, t);
         }
     }
     if (D == 3) {
-        double *wj[3], *Iw[3];
-        int r2;
-        for (k = 0; k < 3; k++) {
-            wj[k] = sc_jet_alloc(&P->jets);
-            Iw[k] = sc_jet_alloc(&P->jets);
-            sc_jet_var(clo, n, wj[k], vel[3 + k], nvt + j * nv + 3 + k);
-        }
-        for (r2 = 0; r2 < 3; r2++) {
-            sc_jet_lin(clo, n, Iw[r2], b->inertia[3 * r2], wj[0], b->inertia[3 * r2 + 1], wj[1]);
-            sc_jet_axpy(clo, n, Iw[r2], b->inertia[3 * r2 + 2], wj[2]);
-        }
-        for (k = 0; k < 3; k++) {
-            const int i1 = (k + 1) % 3, i2 = (k + 2) % 3;
-            sc_jet_madd(clo, n, r[3 + k], -1.0, wj[i1], Iw[i2]);
-            sc_jet_madd(clo, n, r[3 + k], 1.0, wj[i2], Iw[i1]);
-        }
+        sub_gyro(P, c0, b, vel, j, r + 3);
     }
     /* the kinematic bodies' velocity changes, known: D_ik (u_k - v_k) */
     for (kb = 0; kb < m->nbody; kb++) {
@@ -863,42 +882,65 @@ static void implicit_rhs(pass_t *P, const sc_jet_ctx *chi, const sc_jet_ctx *clo
         for (c2 = 0; c2 < nv; c2++) {
             const int var = nvt + jk * nv + c2;
             /* d = u_k - v_k */
-            sc_jet_var(clo, n, d, u[uk + c2], P->ubase + uk + c2);
-            sc_jet_var(clo, n, t, vk[c2], var);
-            sc_jet_lin(clo, n, d, 1.0, d, -1.0, t);
+            sc_jet_var(c0, n, d, u[uk + c2], P->ubase + uk + c2);
+            sc_jet_var(c0, n, t, vk[c2], var);
+            sc_jet_lin(c0, n, d, 1.0, d, -1.0, t);
             for (k = 0; k < nv; k++) {
-                /* t = D_ik: dQ_k / dv_var with its derivatives */
+                /* t = D_ik = dQ_k / dv_var */
                 t[0] = Q[k][1 + var];
-                for (l = 0; clo->order >= 1 && l < n; l++) {
-                    t[1 + l] = Q[k][sc_jet_hidx(chi, var, l)];
-                }
-                sc_jet_madd(clo, n, r[k], 1.0, t, d);
+                sc_jet_madd(c0, n, r[k], 1.0, t, d);
             }
         }
     }
     P->jets.used = base;
 }
 
-/* The lagged friction's numerator pass (order 1): into Qw (nv jets per dynamic body, in
-   the context clo) the friction forces -mu lambda sum pi_k t_k(w+) / |t_k|_s of the
-   contacts and the support, their numerator t from the step's new velocities w+ (v + dv
-   for dynamic bodies, u for kinematic ones, 0 for static ones) held constant, their
-   normalizer from the state; dv from rhs (nd values).  Its derivatives with respect to
-   the state's velocities are what the frozen normalizer's jets leave out of the step's
-   derivatives. */
-static int numerator_pass(pass_t *P, const sc_jet_ctx *clo, const double *x, const double *u,
-                          const sc_options *opt, const sc__step_ws *w, const double *rhs,
-                          double *(*Qw)[6])
+/* Phi = G(z, W(z)) + act(u) - gyro(v) of dynamic body i to first order (and, at order 2,
+   without the cross terms second_order_velocities adds), in the jets Qw[i] of the context
+   c: Qw holds G(z, w+) (numerator_pass), W(z) the numerators' velocities (w for the
+   dynamic bodies, held; u for the kinematic ones, which adds D_ik du_k/dz) */
+static void implicit_phi(pass_t *P, const sc_jet_ctx *c, const double *x, const double *u, int i,
+                         double **Qw)
 {
     const sc_model *m = P->m;
-    const sc_jet_ctx chi = P->c;
+    const sc_body *b = m->bodies + i;
+    const int nv = P->nv1, nvt = P->nvt, n = P->n;
+    const int uo = sc__ctrl_offset(m, i);
+    double pose[7], vel[6], *t = sc_jet_alloc(&P->jets);
+    int k, kb, c2;
+    sc__body_state(m, &P->s, x, i, pose, vel);
+    for (k = 0; uo >= 0 && k < nv; k++) {
+        sc_jet_var(c, n, t, u[uo + k], P->ubase + uo + k);
+        sc_jet_axpy(c, n, Qw[k], 1.0, t);
+    }
+    P->jets.used--;
+    if (P->D == 3) {
+        sub_gyro(P, c, b, vel, sc__move_index(m, i), Qw + 3);
+    }
+    for (kb = 0; kb < m->nbody; kb++) {
+        const int jk = sc__move_index(m, kb), uk = sc__ctrl_offset(m, kb);
+        if (m->bodies[kb].kind != SC_BODY_KINEMATIC) {
+            continue;
+        }
+        for (c2 = 0; c2 < nv; c2++) {
+            for (k = 0; k < nv; k++) {
+                Qw[k][1 + P->ubase + uk + c2] += P->Q[i][k][1 + nvt + jk * nv + c2];
+            }
+        }
+    }
+}
+
+/* The friction numerators' velocities w+ of the step (nv per body, into wnum): v + dv for
+   dynamic bodies (dv from rhs, nd values), u for kinematic ones, 0 for static ones */
+static void new_velocities(const pass_t *P, const double *x, const double *u, const double *rhs,
+                           double *wnum)
+{
+    const sc_model *m = P->m;
     const int nv = P->nv1;
-    double wnum[SC_MODEL_MAX_BODIES * 6], **Qs[SC_MODEL_MAX_BODIES];
-    int i, k, ra = 0, st;
+    int i, k, ra = 0;
     for (i = 0; i < m->nbody; i++) {
         const sc_body *b = m->bodies + i;
         double pose[7], vel[6];
-        Qs[i] = P->Q[i];
         for (k = 0; k < nv; k++) {
             wnum[nv * i + k] = 0.0;
         }
@@ -909,12 +951,36 @@ static int numerator_pass(pass_t *P, const sc_jet_ctx *clo, const double *x, con
         for (k = 0; k < nv; k++) {
             wnum[nv * i + k] =
                 b->kind == SC_BODY_KINEMATIC ? u[sc__ctrl_offset(m, i) + k] : vel[k] + rhs[ra++];
+        }
+    }
+}
+
+/* The lagged friction's numerator pass (jets of the context cn, order 1 or 2): into Qw (nv
+   jets per moving body) the contacts' and the support's forces at the numerator velocities
+   wnum held constant -- the damping -c s pi_k (nu_k . u_k(w)) nu_k and the friction
+   -mu lambda pi_k t_k(w) / |t_k|_s, affine in w -- with the normalizers (and everything
+   else) at the state.  At w = w+ its derivatives with respect to the state's velocities
+   are what the frozen normalizer's jets leave out of the step's first derivatives.  With
+   P->only set, the pairs and support of that body only. */
+static int numerator_pass(pass_t *P, const sc_jet_ctx *cn, const double *x, const double *wnum,
+                          const sc_options *opt, const sc__step_ws *w, double *(*Qw)[6])
+{
+    const sc_model *m = P->m;
+    const sc_jet_ctx chi = P->c;
+    double **Qs[SC_MODEL_MAX_BODIES];
+    int i, k, st;
+    for (i = 0; i < m->nbody; i++) {
+        Qs[i] = P->Q[i];
+        if (m->bodies[i].kind == SC_BODY_STATIC) {
+            continue;
+        }
+        for (k = 0; k < P->nv1; k++) {
             Qw[i][k] = sc_jet_alloc(&P->jets);
-            sc_jet_const(clo, P->n, Qw[i][k], 0.0);
+            sc_jet_const(cn, P->n, Qw[i][k], 0.0);
         }
         P->Q[i] = Qw[i];
     }
-    P->c = *clo;
+    P->c = *cn;
     P->wnum = wnum;
     st = add_contacts(P, x, opt, w->cwork, w->pairbuf);
     if (st == SC_OK) {
@@ -928,10 +994,121 @@ static int numerator_pass(pass_t *P, const sc_jet_ctx *clo, const double *x, con
     return st;
 }
 
-/* The velocity stage of the implicit step: r into vp (implicit_rhs), A = M - h D_dd
-   factored, dv = h A^-1 r and, at order 1, its derivatives; then vp := v + dv
-   (kinematic bodies: vp = u).  amat (NULL or nd x nd) receives A before the factorization. */
-static int implicit_velocities(pass_t *P, const sc_jet_ctx *chi, const sc_jet_ctx *clo,
+/* whether any pair or support has friction (the numerator passes' velocity columns) */
+static int has_friction(const sc_model *m)
+{
+    int i;
+    for (i = 0; i < m->npair; i++) {
+        if (m->pairs[i].prm.friction > 0.0) {
+            return 1;
+        }
+    }
+    for (i = 0; i < m->nbody; i++) {
+        if (m->bodies[i].nsupport > 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Order 2 of the implicit step's new velocities, after implicit_velocities' first-order
+ * solves: vp holds w+ (order-2 jets, second derivatives zero) and its first derivatives
+ * W'; Qw the second-order Phi (implicit_phi; overwritten).  F (implicit_velocities) is
+ * affine in w, so the second derivatives solve
+ *   (M - h D_dd) w''_lm = h (G_zz(z, w+) - gyro_zz + X_lm + X_ml),
+ *   X_lm = sum_i dD_i/dz_l W'_im,   D_i = dG/dW_i,
+ * with dD_i/dz_l the frozen force jets' entries (z_l, v_i) (P->Q, context chi) plus, for a
+ * velocity z_l, the normalizers' derivative: the velocity column l of a first-order
+ * numerator pass at the unit velocity e_i (t(w) is linear in w and zero at w = 0, the
+ * damping constant in the state's velocities).  No third derivative of a force enters. */
+static int second_order_velocities(pass_t *P, const sc_jet_ctx *chi, const sc_jet_ctx *c2,
+                                   const double *x, const sc_options *opt, const sc__step_ws *w,
+                                   double *(*Qw)[6])
+{
+    const sc_model *m = P->m;
+    const int nv = P->nv1, nvt = P->nvt, n = P->n, nd = sc__n_dynamic_velocities(m);
+    const int fric = has_friction(m);
+    const double h = m->dt;
+    double *col = w->lin + nd * nd + nd * (1 + n), *K = col + nd;
+    double wnum[SC_MODEL_MAX_BODIES * 6], *Qe[SC_MODEL_MAX_BODIES][6];
+    sc_jet_ctx c1;
+    int i, i2, k, k2, l, l2, ra, st;
+    sc_jet_ctx_init(&c1, n, 1);
+    /* Qw: Phi_zz = G_zz(z, w+) - gyro_zz (implicit_phi); + X_lm + X_ml, one moving
+       velocity i = (i2, k2) at a time */
+    for (i2 = 0; i2 < m->nbody; i2++) {
+        const int j2 = sc__move_index(m, i2);
+        for (k2 = 0; j2 >= 0 && k2 < nv; k2++) {
+            const int vi = nvt + j2 * nv + k2, base = P->jets.used;
+            const double *Wi = P->vp[i2][k2];
+            if (fric) {
+                for (l = 0; l < nv * m->nbody; l++) {
+                    wnum[l] = 0.0;
+                }
+                wnum[nv * i2 + k2] = 1.0;
+                P->only = i2;
+                st = numerator_pass(P, &c1, x, wnum, opt, w, Qe);
+                P->only = -1;
+                if (st != SC_OK) {
+                    return st;
+                }
+            }
+            for (i = 0; i < m->nbody; i++) {
+                if (m->bodies[i].kind != SC_BODY_DYNAMIC) {
+                    continue;
+                }
+                for (k = 0; k < nv; k++) {
+                    double *q = Qw[i][k];
+                    const double *Hf = P->Q[i][k];
+                    for (l = 0; l < n; l++) {
+                        K[l] = Hf[sc_jet_hidx(chi, l, vi)];
+                        if (fric && l >= nvt && l < 2 * nvt) {
+                            K[l] += Qe[i][k][1 + l];
+                        }
+                    }
+                    for (l = 0; l < n; l++) {
+                        for (l2 = 0; l2 <= l; l2++) {
+                            q[sc_jet_hidx(c2, l, l2)] += K[l] * Wi[1 + l2] + K[l2] * Wi[1 + l];
+                        }
+                    }
+                }
+            }
+            P->jets.used = base;
+        }
+    }
+    /* the solves, one Hessian entry (l, l2) at a time */
+    for (l = 0; l < n; l++) {
+        for (l2 = 0; l2 <= l; l2++) {
+            const int e = sc_jet_hidx(c2, l, l2);
+            for (i = 0, ra = 0; i < m->nbody; i++) {
+                for (k = 0; m->bodies[i].kind == SC_BODY_DYNAMIC && k < nv; k++) {
+                    col[ra++] = h * Qw[i][k][e];
+                }
+            }
+            lu_solve(w->lin, nd, w->piv, col);
+            for (i = 0, ra = 0; i < m->nbody; i++) {
+                for (k = 0; m->bodies[i].kind == SC_BODY_DYNAMIC && k < nv; k++) {
+                    P->vp[i][k][e] = col[ra++];
+                }
+            }
+        }
+    }
+    return SC_OK;
+}
+
+/* The velocity stage of the implicit step.  The new velocities w (dynamic bodies) solve
+ *   F(z, w) = M (w - v) - h (G(z, W) + act(u) - gyro(v)) = 0,
+ * G the forces with the damping's and the friction's numerators at W (w for the dynamic
+ * bodies, u for the kinematic ones, 0 for static ones) and the friction's normalizers at
+ * the state z = (x, u).  G is affine in w: G(z, W) = Q(z) + D (W - v), with Q and
+ * D = dQ/dv the frozen force jets (P's context chi: the normalizers without velocity
+ * derivatives), so A = M - h D_dd and w = v + h A^-1 r, r = Q + act - gyro + D_dk (u_k -
+ * v_k) (implicit_rhs).  Differentiating F(z, w(z)) = 0,
+ *   A w'_l = M dv/dz_l + h Phi_l,   Phi = G(z, W) + act - gyro with w held at w+,
+ * whose first derivatives are a numerator pass at w+ (numerator_pass, implicit_phi); at
+ * order 2, second_order_velocities.  vp := w (kinematic bodies: u) as jets of the
+ * output's context cout.  amat (NULL or nd x nd) receives A before the factorization. */
+static int implicit_velocities(pass_t *P, const sc_jet_ctx *chi, const sc_jet_ctx *cout,
                                const double *x, const double *u, const sc_options *opt,
                                const sc__step_ws *w, double *amat)
 {
@@ -940,10 +1117,13 @@ static int implicit_velocities(pass_t *P, const sc_jet_ctx *chi, const sc_jet_ct
     const int nd = sc__n_dynamic_velocities(m);
     const double h = m->dt;
     double *A = w->lin, *rhs = A + nd * nd, *Qw[SC_MODEL_MAX_BODIES][6];
+    double wnum[SC_MODEL_MAX_BODIES * 6];
+    sc_jet_ctx c0;
     int i, i2, k, c2, l, ra, rb, st;
+    sc_jet_ctx_init(&c0, n, 0);
     for (i = 0; i < m->nbody; i++) {
         if (m->bodies[i].kind == SC_BODY_DYNAMIC) {
-            implicit_rhs(P, chi, clo, x, u, i);
+            implicit_rhs(P, &c0, x, u, i);
         }
     }
     /* A and the values' right side, row (i, k) and column (i2, c2) over dynamic bodies */
@@ -973,37 +1153,36 @@ static int implicit_velocities(pass_t *P, const sc_jet_ctx *chi, const sc_jet_ct
         return st;
     }
     lu_solve(A, nd, w->piv, rhs);
-    if (clo->order >= 1 && (st = numerator_pass(P, clo, x, u, opt, w, rhs, Qw)) != SC_OK) {
-        return st;
+    if (cout->order >= 1) {
+        new_velocities(P, x, u, rhs, wnum);
+        if ((st = numerator_pass(P, cout, x, wnum, opt, w, Qw)) != SC_OK) {
+            return st;
+        }
+        for (i = 0; i < m->nbody; i++) {
+            if (m->bodies[i].kind == SC_BODY_DYNAMIC) {
+                implicit_phi(P, cout, x, u, i, Qw[i]);
+            }
+        }
     }
-    /* order 1: the right side of variable l, h (dr/dz_l + sum_b dD_ab/dz_l dv_b), and for a
-       velocity l the lagged friction's d(1 / |t|_s)/dv_l t(w+) (numerator_pass) */
-    for (l = 0; clo->order >= 1 && l < n; l++) {
+    /* the first derivatives: column l, M dv/dz_l + h Phi_l */
+    for (l = 0; cout->order >= 1 && l < n; l++) {
         double *rl = rhs + nd * (1 + l);
+        const int jl = l >= nvt && l < 2 * nvt ? (l - nvt) / nv : -1, cl = (l - nvt) % nv;
         for (i = 0, ra = 0; i < m->nbody; i++) {
-            if (m->bodies[i].kind != SC_BODY_DYNAMIC) {
+            const sc_body *b = m->bodies + i;
+            if (b->kind != SC_BODY_DYNAMIC) {
                 continue;
             }
             for (k = 0; k < nv; k++, ra++) {
-                double acc = P->vp[i][k][1 + l];
-                for (i2 = 0, rb = 0; i2 < m->nbody; i2++) {
-                    const int j2 = sc__move_index(m, i2);
-                    if (m->bodies[i2].kind != SC_BODY_DYNAMIC) {
-                        continue;
-                    }
-                    for (c2 = 0; c2 < nv; c2++, rb++) {
-                        acc += P->Q[i][k][sc_jet_hidx(chi, nvt + j2 * nv + c2, l)] * rhs[rb];
-                    }
+                rl[ra] = h * Qw[i][k][1 + l];
+                if (jl >= 0 && jl == sc__move_index(m, i)) {
+                    rl[ra] += mass_entry(b, D, k, cl);
                 }
-                if (l >= nvt && l < 2 * nvt) {
-                    acc += Qw[i][k][1 + l];
-                }
-                rl[ra] = h * acc;
             }
         }
         lu_solve(A, nd, w->piv, rl);
     }
-    /* v+ = v + dv (dynamic), u (kinematic) */
+    /* v+ = v + dv, with its derivatives (dynamic), u (kinematic) */
     for (i = 0, ra = 0; i < m->nbody; i++) {
         const sc_body *b = m->bodies + i;
         const int j = sc__move_index(m, i), uo = sc__ctrl_offset(m, i);
@@ -1015,37 +1194,37 @@ static int implicit_velocities(pass_t *P, const sc_jet_ctx *chi, const sc_jet_ct
         for (k = 0; k < nv; k++) {
             double *vp = P->vp[i][k];
             if (b->kind == SC_BODY_KINEMATIC) {
-                sc_jet_var(clo, n, vp, u[uo + k], P->ubase + uo + k);
+                sc_jet_var(cout, n, vp, u[uo + k], P->ubase + uo + k);
                 continue;
             }
-            sc_jet_var(clo, n, vp, vel[k], nvt + j * nv + k);
-            vp[0] += rhs[ra];
-            for (l = 0; clo->order >= 1 && l < n; l++) {
-                vp[1 + l] += rhs[nd * (1 + l) + ra];
+            sc_jet_const(cout, n, vp, vel[k] + rhs[ra]);
+            for (l = 0; cout->order >= 1 && l < n; l++) {
+                vp[1 + l] = rhs[nd * (1 + l) + ra];
             }
             ra++;
         }
     }
-    return SC_OK;
+    return cout->order >= 2 ? second_order_velocities(P, chi, cout, x, opt, w, Qw) : SC_OK;
 }
 
-/* The implicit step's pass: forces as jets of order clo->order + 1 (P's context), the
-   velocity stage, then the positions with jets of the output's order */
-static int implicit_pass(pass_t *P, const double *x, const double *u, const sc_options *opt,
-                         const sc__step_ws *w, double *x_next, double *amat)
+/* The implicit step's pass, output order `order`: the frozen force jets (P's context:
+   order 1, or 2 for the second derivatives' dD/dz), the velocity stage, then the
+   positions with jets of the output's order */
+static int implicit_pass(pass_t *P, int order, const double *x, const double *u,
+                         const sc_options *opt, const sc__step_ws *w, double *x_next, double *amat)
 {
     const sc_model *m = P->m;
     const sc_jet_ctx chi = P->c;
-    sc_jet_ctx clo;
+    sc_jet_ctx cout;
     int i, st;
-    sc_jet_ctx_init(&clo, P->n, chi.order - 1);
+    sc_jet_ctx_init(&cout, P->n, order);
     if ((st = forces_stage(P, x, opt, w)) != SC_OK) {
         return st;
     }
-    if ((st = implicit_velocities(P, &chi, &clo, x, u, opt, w, amat)) != SC_OK) {
+    if ((st = implicit_velocities(P, &chi, &cout, x, u, opt, w, amat)) != SC_OK) {
         return st;
     }
-    P->c = clo;
+    P->c = cout;
     for (i = 0; i < m->nbody; i++) {
         if (m->bodies[i].kind != SC_BODY_STATIC) {
             body_position(P, x, i, x_next);
@@ -1180,7 +1359,7 @@ static int implicit_params(const sc_model *m, const sc_model_sizes *s, const dou
     return SC_OK;
 }
 
-/* Linearly implicit step, order 0 or 1, and the parameter derivatives */
+/* Linearly implicit step, order 0, 1 or 2, and the parameter derivatives */
 static int step_implicit(const sc_model *m, const sc_model_sizes *s, const double *x,
                          const double *u, int order, int params, const sc_options *opt,
                          const sc__step_ws *w, const sc_step_out *out, double *amat)
@@ -1189,9 +1368,9 @@ static int step_implicit(const sc_model *m, const sc_model_sizes *s, const doubl
     double *x_next = out->x_next ? out->x_next : w->xtmp;
     pass_t P;
     int st;
-    pass_init(&P, m, s, order + 1, 0, w->arena, Qs, vps);
+    pass_init(&P, m, s, order < 2 ? 1 : 2, 0, w->arena, Qs, vps);
     P.lag = 1;
-    if ((st = implicit_pass(&P, x, u, opt, w, x_next, amat)) != SC_OK) {
+    if ((st = implicit_pass(&P, order, x, u, opt, w, x_next, amat)) != SC_OK) {
         return st;
     }
     write_derivatives(&P, 1, order, out);
@@ -1235,7 +1414,7 @@ int sc__step_with_matrix(const sc_model *m, const double *x, const double *u, in
     sc_options o;
     int st;
     if (sc_model_check(m, &s) != SC_OK || order < 0 || order > 2 || work == NULL || out == NULL ||
-        (m->integrator == SC_INTEGRATOR_IMPLICIT && order > 1) || (amat && (order > 0 || params))) {
+        (amat && (order > 0 || params))) {
         return SC_EINVAL;
     }
     if ((st = sc__state_check(m, &s, x, u, s.nu)) != SC_OK ||

@@ -35,7 +35,7 @@ SC_API ptrdiff_t sc_step_workspace_size(const sc_model *m, int order, int params
  *   x        const double*       nq + nv state (quaternions of unit norm within
  *                                SC_UNIT_TOL, normalized here)
  *   u        const double*       nu controls (may be NULL when nu == 0)
- *   order    int                 0, 1 or 2 (SC_INTEGRATOR_IMPLICIT: 0 or 1)
+ *   order    int                 0, 1 or 2
  *   params   int                 1: also dx_dp (first order)
  *   opt      const sc_options*   the SSDF evaluations' options; NULL: SC_OPTIONS_DEFAULT
  *                                (results do not depend on the threads)

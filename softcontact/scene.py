@@ -531,13 +531,16 @@ class Scene:
           |t|_s`` held at the current ones (lagged) -- one linear solve per step, no
           iteration, so the step stays a smooth closed-form map (docs/method.md section
           7); that box rests at 10 ms steps, and sliding stops within 1.3 % of Coulomb's
-          distance at 5 ms.  Orders 0 and 1 (step, rollouts, gradients of trajectory
-          costs) and ``params=True``; ``order=2`` needs ``"euler"``.  A value step costs
-          about as much as an Euler step with first derivatives.
+          distance at 5 ms.  Every derivative order and ``params=True``, exact (the
+          second derivatives without third derivatives of the forces: docs/method.md
+          section 7).  A value step costs about as much as an Euler step with first
+          derivatives; with first derivatives about 2.5x, with second derivatives about
+          3.5x the Euler step of the same order (push-T and a box on a floor).
 
-        The default, ``"euler"``, is the step with every derivative order (Hessians of
-        trajectories need it); 3D scenes in resting contact at steps above ~1 ms want
-        ``"implicit"`` (benchmarks/physics.py and docs/physics.md compare both with MuJoCo).
+        The default, ``"euler"``, is the cheaper step, right wherever its time step is
+        below the stability limits (2D tasks such as push-T at 10 ms, fine steps in 3D);
+        3D scenes in resting contact at steps above ~1 ms want ``"implicit"``
+        (benchmarks/physics.py and docs/physics.md compare both with MuJoCo).
 
         Pairs added without parameters get them fitted for this ``dt`` and integrator
         (:meth:`ContactParams.for_bodies`: stable at ``dt``); the model lists them in
@@ -836,7 +839,6 @@ class Model:
         )
         nq, nv, nu, np_, _ = _core.model_sizes(self._cap)
         self.dim, self.dt, self.integrator = D, dt, integrator
-        self._max_order = 2 if integrator == "euler" else 1
         self.nq, self.nv, self.nu, self.np, self.nx = nq, nv, nu, np_, nq + nv
         self.body_names = tuple(b.name for b in scene._bodies)
         self.moving = tuple(b.name for b in scene._bodies if b.kind != "static")
@@ -968,7 +970,7 @@ class Model:
         """One step of the model's integrator and its derivatives (docs/method.md
         section 7).
 
-        ``order`` 0, 1 or 2 (0 or 1 with ``integrator="implicit"``); ``params=True`` adds
+        ``order`` 0, 1 or 2; ``params=True`` adds
         ``dx_dp``, the first derivative with respect to :attr:`param_names`.  Derivatives
         are those of ``(dx, du) -> x_next(x (+) dx, u + du) (-) x_next(x, u)``.
         ``dense=True`` turns off the exact pruning of negligible samples and pairs (equal to
@@ -980,7 +982,7 @@ class Model:
             and x.dtype == _F64
             and x.shape == (self.nx,)
             and type(order) is int
-            and 0 <= order <= self._max_order
+            and 0 <= order <= 2
             and params is False
             and isa == "auto"
             and dense is False
@@ -1011,7 +1013,7 @@ class Model:
                 raise
         x = self._as_state(x)
         u = self._as_control(u)
-        order = self._as_order(order)
+        order = as_int(order, "order", 0, 2)
         if not isinstance(params, (bool, np.bool_)):
             raise TypeError(f"params must be a bool, got {type(params).__name__}")
         return _step_result(
@@ -1026,15 +1028,6 @@ class Model:
             )
         )
 
-    def _as_order(self, order, top=2):
-        order = as_int(order, "order", 0, top)
-        if order > self._max_order:
-            raise ValueError(
-                f"order={order} needs integrator='euler' (this model's is "
-                f"{self.integrator!r}, orders 0..{self._max_order})"
-            )
-        return order
-
     def rollout(self, x0, U, order=0, num_threads=None, *, isa="auto", dense=False) -> Rollout:
         """Batched rollouts: ``x0`` (..., nx), ``U`` (..., T, nu) with the same leading
         dimensions (``x0`` may also be a single (nx,) state shared by all), run in C across
@@ -1045,7 +1038,7 @@ class Model:
         A trajectory whose state or controls become non-finite does not stop the others:
         its ``status`` is -3 (the C core's SC_ENONFINITE) and its states from the failing
         step on are NaN.  Shapes and quaternions are still checked up front (ValueError)."""
-        order = self._as_order(order, 1)
+        order = as_int(order, "order", 0, 1)
         Ua = as_float_array(U, "U")
         if Ua.ndim < 2 or Ua.shape[-1] != self.nu:
             raise ValueError(f"U must have shape (..., T, {self.nu}), got {shape_str(Ua.shape)}")

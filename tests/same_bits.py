@@ -4,7 +4,8 @@ cases, as SHA-256 digests of their bytes (``tests/data/same_bits.json``).
 The cases cover the SSDF at orders 0-3 (near, far and very far queries; 2D and 3D; clouds
 with and without a spatial index, and a half-space), the separation field and the contact
 model at several gaps and orders 0-2 (with and without friction), and ``Model.step`` of
-the push-T, box-on-floor and two-tori scenes at orders 0-2 (with parameter derivatives),
+the push-T, box-on-floor and two-tori scenes at orders 0-2 (with parameter derivatives;
+push-T and the box also with the implicit integrator),
 plus rollouts, inverse dynamics and energies: each dense and pruned, with every
 instruction set this CPU supports.  A change to the C core that is meant to keep results
 (a refactor, a faster loop) must keep every digest; ``tests/test_same_bits.py`` checks.
@@ -188,10 +189,13 @@ def pairs():
 
 
 def scenes():
-    """Name -> (model, x, u) of the three benchmark scenes, in contact."""
+    """Name -> (model, x, u) of the three benchmark scenes, in contact, and of the push-T
+    and box scenes built with ``integrator="implicit"``."""
+    from scene_capture import capture_scene
+
     from softcontact.tasks import push_t
 
-    task = push_t.make(3)
+    task, push_scene = capture_scene(push_t.make, 3)
     x = np.array(task.x0, dtype=float)
     th = x[2]
     R = np.array([[math.cos(th), -math.sin(th)], [math.sin(th), math.cos(th)]])
@@ -204,6 +208,7 @@ def scenes():
     x[6:9] = [0.01, -0.02, 0.1]
     x[9:12] = u
     out = {"push_t": (task.model, x, u)}
+    out["push_t_implicit"] = (push_scene.build(task.model.dt, "implicit"), x, u)
 
     box = sc.PointCloud.box([0.05, 0.05, 0.05], 0.1 / 6)
     floor = sc.PointCloud.halfspace([0.0, 0.0, 0.0], [0.0, 0.0, 1.0])
@@ -219,6 +224,7 @@ def scenes():
     scene.add_contact("box", "floor", sc.ContactParams())
     model = scene.build(0.001)
     out["box"] = (model, model.initial_state(), None)
+    out["box_implicit"] = (scene.build(0.01, "implicit"), model.initial_state(), None)
 
     # two interlocked tori (benchmarks/scenes.py, two_tori)
     R_, r_, nM, nm = 0.05, 0.015, 12, 8

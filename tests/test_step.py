@@ -416,7 +416,12 @@ def _fd_errors(model, x, u, r):
 
 @pytest.mark.parametrize("name, contact", CASES, ids=CASE_IDS)
 def test_derivatives_vs_finite_differences(name, contact):
-    model, x, u = _setup(name, contact)
+    check_derivatives_vs_finite_differences(*_setup(name, contact), contact)
+
+
+def check_derivatives_vs_finite_differences(model, x, u, contact, at_rounding=()):
+    """Assert the step's first and second derivatives at (x, u) against central
+    differences of its values and first derivatives (_fd_errors)."""
     r = model.step(x, u, order=2)
     n, nu = 2 * model.nv, model.nu
     assert r.dx_dx.shape == (n, n) and r.dx_du.shape == (n, nu)
@@ -442,7 +447,14 @@ def test_derivatives_vs_finite_differences(name, contact):
         # entry of 1e-7 of its row's scale brings the ratio to ~1 in most scenes.  (3D
         # apart the only nonlinearity is the rotation, with tiny third derivatives: the
         # differences are exact to rounding, and there is no convergence to see.)
+        # `at_rounding` names the outputs whose error at the smaller step is known to be
+        # near rounding (the implicit step's Jacobian of actbox in contact: 2.5e-4 of the
+        # bound, ~2.5e-10 of the row's scale, ratio 1.9): there that error, asserted below
+        # 1e-3 of the bound, replaces the ratio.
         for what, e1, e2 in (("jacobian", ej1, ej2), ("hessian", eh1, eh2)):
+            if what in at_rounding:
+                assert np.abs(e2).max() <= 1e-3, (what, np.abs(e2).max())
+                continue
             ratio = np.linalg.norm(e1) / np.linalg.norm(e2)
             assert 3.5 < ratio < 4.5, (what, ratio)
 
@@ -456,9 +468,12 @@ FREE_TAYLOR_STEPS = np.geomspace(1.0, 1.0 / 32, 6)
 
 @pytest.mark.parametrize("name, contact", CASES, ids=CASE_IDS)
 def test_taylor_remainders(rng, name, contact):
+    check_taylor_remainders(rng, *_setup(name, contact), contact)
+
+
+def check_taylor_remainders(rng, model, x, u, contact):
     """F(t z) minus its first/second-order expansion (J z t, z^T H z t^2 / 2) shrinks like
     t^2 / t^3 along random directions z = (dx, du) of physical size (_direction)."""
-    model, x, u = _setup(name, contact)
     r = model.step(x, u, order=2)
     J, H = _full_jacobian(r), _full_hessian(r)
     steps = FREE_TAYLOR_STEPS if model.dim == 3 and not contact else TAYLOR_STEPS

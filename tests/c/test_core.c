@@ -1323,7 +1323,7 @@ static void test_model(void)
     m.integrator = -1;
     CHECK(sc_model_check(&m, NULL) == SC_EINVAL, "negative integrator");
     /* the implicit step in free flight (no velocity-dependent force): the Euler step's
-       values and first derivatives to rounding; no order 2 */
+       values and derivatives to rounding */
     m.integrator = SC_INTEGRATOR_IMPLICIT;
     work = (double *)malloc((size_t)sc_step_workspace_size(&m, 1, 0, 1) * sizeof(double));
     if (work != NULL) {
@@ -1348,9 +1348,37 @@ static void test_model(void)
             ok &= fabs(uid[k] - u[k]) < 1e-12;
         }
         CHECK(ok, "implicit: inverse dynamics recovers u");
-        so.dx_dx = so.dx_du = NULL;
-        CHECK(sc_step(&m, x, u, 2, 0, NULL, work, &so) == SC_EINVAL, "implicit: no order 2");
         free(work);
+    }
+    /* and its second derivatives: the Euler step's to rounding */
+    {
+        double *w2, *Hi;
+        sc_step_out s2 = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+        const ptrdiff_t wn = sc_step_workspace_size(&m, 2, 0, 1);
+        m.integrator = SC_INTEGRATOR_EULER;
+        w2 = malloc(sizeof(double) * (size_t)(wn > sc_step_workspace_size(&m, 2, 0, 1)
+                                                  ? wn
+                                                  : sc_step_workspace_size(&m, 2, 0, 1)));
+        Hi = malloc(sizeof(double) * 2 * (12 + 144 + 72 + 1728 + 864 + 432));
+        if (w2 != NULL && Hi != NULL) {
+            double *He = Hi + 12 + 144 + 72 + 1728 + 864 + 432;
+            int t;
+            for (t = 0; t < 2; t++) {
+                double *o = t == 0 ? He : Hi;
+                s2.x_next = o, s2.dx_dx = o + 12, s2.dx_du = o + 156;
+                s2.d2x_dx2 = o + 228, s2.d2x_dxdu = o + 1956, s2.d2x_du2 = o + 2820;
+                st = sc_step(&m, x, u, 2, 0, NULL, w2, &s2);
+                CHECK(st == SC_OK, "order-2 step of integrator %d: status %d", m.integrator, st);
+                m.integrator = SC_INTEGRATOR_IMPLICIT;
+            }
+            ok = 1;
+            for (k = 0; k < 12 + 144 + 72 + 1728 + 864 + 432; k++) {
+                ok &= fabs(Hi[k] - He[k]) <= 1e-13 * (1.0 + fabs(He[k]));
+            }
+            CHECK(ok, "implicit second derivatives in free flight: the Euler step's");
+        }
+        free(w2);
+        free(Hi);
     }
     /* its parameter derivatives in free flight: the Euler step's to rounding */
     {
