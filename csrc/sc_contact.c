@@ -111,7 +111,7 @@ static double pair_cut(const sc__contact *S, const sc_contact_params *prm, ptrdi
         }
         rad[X] = sqrt(c2) + hdr[D];
         vrel += sqrt(v2) + sqrt(w2) * rad[X];
-        if (S->pv[X] == SC_JET_NOVAR) {
+        if (S->vv[X] == SC_JET_NOVAR) {
             rad[X] = 0.0; /* frozen: no lever arm among the variables */
         }
     }
@@ -298,7 +298,7 @@ static int body_check(const sc_contact_body *x, int D)
 /* the pair's frames, velocities and jet variables: the moving bodies' poses, then their
    velocities (a frozen body has none) */
 static void pair_setup(sc__contact *S, const sc_contact_body *A, const sc_contact_body *B,
-                       const sc_contact_params *prm, int order, int vel)
+                       const sc_contact_params *prm, int order, int vel, int velocity_only)
 {
     const sc_contact_body *bodies[2] = {A, B};
     const int D = A->cloud->dim, nv = SC_NV(D), fa = A->frozen != 0, fb = B->frozen != 0;
@@ -324,13 +324,15 @@ static void pair_setup(sc__contact *S, const sc_contact_body *A, const sc_contac
             S->v[X][j] = bodies[X]->vel[j];
         }
     }
-    S->pv[0] = fa ? SC_JET_NOVAR : 0;
-    S->pv[1] = fb ? SC_JET_NOVAR : (fa ? 0 : nv);
-    S->vv[0] = fa ? SC_JET_NOVAR : nm * nv;
-    S->vv[1] = fb ? SC_JET_NOVAR : nm * nv + (fa ? 0 : nv);
-    sc_jet_ctx_init(&S->c, 2 * nm * nv, order);
-    S->nq = order > 0 ? nm * nv : 0;
-    S->ns = order > 0 ? 2 * nm * nv : 0;
+    /* velocity_only: the poses are no variables (nq = 0), the velocities the only ones */
+    const int np = velocity_only ? 0 : nm * nv;
+    S->pv[0] = fa || velocity_only ? SC_JET_NOVAR : 0;
+    S->pv[1] = fb || velocity_only ? SC_JET_NOVAR : (fa ? 0 : nv);
+    S->vv[0] = fa ? SC_JET_NOVAR : np;
+    S->vv[1] = fb ? SC_JET_NOVAR : np + (fa ? 0 : nv);
+    sc_jet_ctx_init(&S->c, np + nm * nv, order);
+    S->nq = order > 0 ? np : 0;
+    S->ns = order > 0 ? np + nm * nv : 0;
 }
 
 /* Pass 1: the SSDF of the other body at every sample, phi (and, with all, the derivatives
@@ -473,9 +475,10 @@ int sc__contact_mode(int variant_isa, const sc_contact_body *a, const sc_contact
     if (a == NULL || a->cloud == NULL || work == NULL || out == NULL || order < 0 || order > 2 ||
         (a->cloud->dim != 2 && a->cloud->dim != 3) || sc_contact_params_check(prm) != SC_OK ||
         sc_isa_resolve(variant_isa) != variant_isa || mode < SC_FRICTION_FULL ||
-        mode > SC_FRICTION_NUMERATOR ||
+        mode > SC_FRICTION_FROZEN_VELOCITY ||
         (mode == SC_FRICTION_NUMERATOR && (wa == NULL || wb == NULL || order < 1 || out->scalars ||
-                                           out->phi || out->pi || out->forces || out->x_w))) {
+                                           out->phi || out->pi || out->forces || out->x_w)) ||
+        (mode == SC_FRICTION_FROZEN_VELOCITY && (order > 1 || out->dw_dprm || out->hess))) {
         return SC_EINVAL;
     }
     D = a->cloud->dim;
@@ -485,12 +488,13 @@ int sc__contact_mode(int variant_isa, const sc_contact_body *a, const sc_contact
     }
     vel = (prm->friction > 0.0 || out->dw_dprm != NULL ? SC_CONTACT_FRIC : 0) |
           (prm->damping > 0.0 || out->dw_dprm != NULL ? SC_CONTACT_DAMP : 0);
-    if (mode == SC_FRICTION_FROZEN && (vel & SC_CONTACT_FRIC)) {
+    if ((mode == SC_FRICTION_FROZEN || mode == SC_FRICTION_FROZEN_VELOCITY) &&
+        (vel & SC_CONTACT_FRIC)) {
         vel |= SC_CONTACT_FREEZE;
     } else if (mode == SC_FRICTION_NUMERATOR && vel) {
         vel |= SC_CONTACT_WNUM;
     }
-    pair_setup(&S, a, b, prm, order, vel);
+    pair_setup(&S, a, b, prm, order, vel, mode == SC_FRICTION_FROZEN_VELOCITY);
     for (j = 0; mode == SC_FRICTION_NUMERATOR && j < SC_NV(D); j++) {
         if (!isfinite(wa[j]) || !isfinite(wb[j])) {
             return SC_ENONFINITE;

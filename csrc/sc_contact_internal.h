@@ -89,14 +89,18 @@ int sc__contact_with(int variant_isa, const sc_contact_body *a, const sc_contact
 
 /* The friction modes of the implicit step's lagged friction (sc_step.c) */
 enum {
-    SC_FRICTION_FULL = 0,     /* the model's wrench (sc_contact) */
-    SC_FRICTION_FROZEN = 1,   /* the same values; the friction's normalizer 1 / |t|_s without
-                                 velocity derivatives */
-    SC_FRICTION_NUMERATOR = 2 /* the wrench at the velocities wa, wb (constants) with the
-                                 friction's normalizer at the bodies' own: the damping
-                                 -c s pi_k (nu_k . u_k(w)) nu_k and the friction
-                                 -mu lambda pi_k t_k(w) / |t_k|_s (affine in w); wrench,
-                                 Jacobian and parameter derivatives only, order 1 or 2 */
+    SC_FRICTION_FULL = 0,           /* the model's wrench (sc_contact) */
+    SC_FRICTION_FROZEN = 1,         /* the same values; the friction's normalizer 1 / |t|_s without
+                                       velocity derivatives */
+    SC_FRICTION_NUMERATOR = 2,      /* the wrench at the velocities wa, wb (constants) with the
+                                       friction's normalizer at the bodies' own: the damping
+                                       -c s pi_k (nu_k . u_k(w)) nu_k and the friction
+                                       -mu lambda pi_k t_k(w) / |t_k|_s (affine in w); wrench,
+                                       Jacobian and parameter derivatives only, order 1 or 2 */
+    SC_FRICTION_FROZEN_VELOCITY = 3 /* SC_FRICTION_FROZEN's values and velocity derivatives,
+                                       the same bits, with the poses' derivatives zero (not
+                                       computed: jets in the velocities only); order 0 or 1,
+                                       no parameter derivatives */
 };
 
 /* sc__contact_with in a friction mode (wa, wb: the numerator's velocities, nv each, for

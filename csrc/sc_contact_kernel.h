@@ -1200,6 +1200,9 @@ SC_JET_KERNEL void owner_pass_lanes(contact_t *S, acc_t *Z, const sc_jet_ctx *c,
             double jp[1 + SC_CONTACT_MAXV], jc[1 + SC_CONTACT_MAXV];
             double *gp[3] = {jg[0], jg[1], jg[2]}, *fp[3] = {jf[0], jf[1], jf[2]};
             double *dp[3] = {jd[0], jd[1], jd[2]}, *rp[3] = {jr[0], jr[1], jr[2]};
+            /* read only against a half-space, where they are set below (GCC cannot tell
+               in the copies without pose variables) */
+            jp[0] = jc[0] = 0.0;
             for (a = 0; a < D; a++) {
                 pl[a] = p[a][l];
                 lj_get(nq, piG[a], l, jg[a]);
@@ -1265,7 +1268,7 @@ PASS_VALUES_COPY(2)
 PASS_VALUES_COPY(3)
 #undef PASS_VALUES_COPY
 #define PASS_LANES_COPY(D_, nq_, ns_)                                                              \
-    static SC_CONTACT_NOINLINE void pass_lanes_##D_##_##nq_(                                       \
+    static SC_CONTACT_NOINLINE void pass_lanes_##D_##_##nq_##_##ns_(                               \
         contact_t *S, acc_t *Z, const unsigned char *mark, const double *PhiR, int vel,            \
         double vs2, double *pf, double *pd, double *forces)                                        \
     {                                                                                              \
@@ -1275,6 +1278,11 @@ PASS_LANES_COPY(2, 3, 6)
 PASS_LANES_COPY(2, 6, 12)
 PASS_LANES_COPY(3, 6, 12)
 PASS_LANES_COPY(3, 12, 24)
+/* SC_FRICTION_FROZEN_VELOCITY: jets in the velocities only */
+PASS_LANES_COPY(2, 0, 3)
+PASS_LANES_COPY(2, 0, 6)
+PASS_LANES_COPY(3, 0, 6)
+PASS_LANES_COPY(3, 0, 12)
 #undef PASS_LANES_COPY
 
 /* ---- the jets stage: sc_contact after pass 1 (sc__contact_fn) ---- */
@@ -1527,13 +1535,17 @@ static double *samples_pass(contact_t *S, acc_t *Z, double *forces)
         /* the lagged friction's numerator pass (sc_step.c): jets one sample at a time */
         pass_jets(S, Z, order, D, nq, ns, mark, PhiR, S->dphi, nf, vs2, pf, pd, forces);
     } else if (order == 1 && D == 2 && nq == 3) {
-        pass_lanes_2_3(S, Z, mark, PhiR, nf, vs2, pf, pd, forces);
+        pass_lanes_2_3_6(S, Z, mark, PhiR, nf, vs2, pf, pd, forces);
     } else if (order == 1 && D == 2 && nq == 6) {
-        pass_lanes_2_6(S, Z, mark, PhiR, nf, vs2, pf, pd, forces);
+        pass_lanes_2_6_12(S, Z, mark, PhiR, nf, vs2, pf, pd, forces);
     } else if (order == 1 && D == 3 && nq == 6) {
-        pass_lanes_3_6(S, Z, mark, PhiR, nf, vs2, pf, pd, forces);
+        pass_lanes_3_6_12(S, Z, mark, PhiR, nf, vs2, pf, pd, forces);
     } else if (order == 1 && D == 3 && nq == 12) {
-        pass_lanes_3_12(S, Z, mark, PhiR, nf, vs2, pf, pd, forces);
+        pass_lanes_3_12_24(S, Z, mark, PhiR, nf, vs2, pf, pd, forces);
+    } else if (order == 1 && nq == 0 && D == 2) {
+        (ns == 3 ? pass_lanes_2_0_3 : pass_lanes_2_0_6)(S, Z, mark, PhiR, nf, vs2, pf, pd, forces);
+    } else if (order == 1 && nq == 0) {
+        (ns == 6 ? pass_lanes_3_0_6 : pass_lanes_3_0_12)(S, Z, mark, PhiR, nf, vs2, pf, pd, forces);
     } else {
         pass_jets(S, Z, order, D, nq, ns, mark, PhiR, S->dphi, nf, vs2, pf, pd, forces);
     }

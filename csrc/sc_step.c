@@ -136,7 +136,9 @@ typedef struct {
                                          reused for the dq+ rows at the end */
     double **vp[SC_MODEL_MAX_BODIES]; /* per moving body: v+ (nv jets) */
     int lag;                          /* the implicit step: friction's normalizer frozen
-                                         (SC_FRICTION_FROZEN) */
+                                         (1: SC_FRICTION_FROZEN; 2: the contacts'
+                                         derivatives in the velocities only,
+                                         SC_FRICTION_FROZEN_VELOCITY) */
     const double *wnum;               /* NULL, or the friction numerator's velocities (nv per
                                          body): only friction, SC_FRICTION_NUMERATOR */
     int only;                         /* with wnum: -1, or the one body whose pairs and
@@ -321,9 +323,10 @@ static int add_contacts(pass_t *P, const double *x, const sc_options *opt, doubl
         out.hess = order >= 2 ? hess : NULL;
         out.dw_dprm = P->pbase != SC_JET_NOVAR ? dwdp : NULL;
         if ((st = sc__pair_contact(m, &P->s, x, k, order, 1, opt, cwork, &out,
-                                   P->wnum  ? SC_FRICTION_NUMERATOR
-                                   : P->lag ? SC_FRICTION_FROZEN
-                                            : SC_FRICTION_FULL,
+                                   P->wnum       ? SC_FRICTION_NUMERATOR
+                                   : P->lag == 2 ? SC_FRICTION_FROZEN_VELOCITY
+                                   : P->lag      ? SC_FRICTION_FROZEN
+                                                 : SC_FRICTION_FULL,
                                    P->wnum)) != SC_OK) {
             return st;
         }
@@ -1369,7 +1372,8 @@ static int step_implicit(const sc_model *m, const sc_model_sizes *s, const doubl
     pass_t P;
     int st;
     pass_init(&P, m, s, order < 2 ? 1 : 2, 0, w->arena, Qs, vps);
-    P.lag = 1;
+    /* below order 2 the step needs the frozen forces' velocity derivatives D only */
+    P.lag = order < 2 ? 2 : 1;
     if ((st = implicit_pass(&P, order, x, u, opt, w, x_next, amat)) != SC_OK) {
         return st;
     }

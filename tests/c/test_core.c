@@ -1108,7 +1108,8 @@ static void test_contact_friction_modes(void)
             cloud_data a, b;
             sc_contact_body ba, bb;
             const ptrdiff_t len = nw + nw * ns + (order == 2 ? nw * ns * ns : 0);
-            double *full, *num0, *frz, *num[3], *num2, *work, nq, scale = 0.0, err = 0.0;
+            double *full, *num0, *frz, *num[3], *num2, *velo, *frz1, *work, nq, scale = 0.0,
+                                                                                err = 0.0;
             ptrdiff_t ws, k;
             int i, ok = 1;
             sc_contact_out out = {NULL};
@@ -1127,9 +1128,10 @@ static void test_contact_friction_modes(void)
             bb.cloud = &b.pc, bb.pose = dim == 2 ? qb2 : qb3, bb.vel = vb, bb.frozen = 0;
             ws = sc_contact_workspace_size(&a.pc, &b.pc, 1);
             work = malloc(sizeof(double) * (size_t)ws);
-            full = malloc(sizeof(double) * (size_t)len * 7);
+            full = malloc(sizeof(double) * (size_t)len * 9);
             num0 = full + len, frz = num0 + len, num2 = frz + len;
             num[0] = num2 + len, num[1] = num[0] + len, num[2] = num[1] + len;
+            velo = num[2] + len, frz1 = velo + len;
 #define RUN(buf, p, mode, wa, wb, variant)                                                         \
     (out.wrench = (buf), out.jac = (buf) + nw,                                                     \
      out.hess = order == 2 ? (buf) + nw + nw * ns : NULL,                                          \
@@ -1190,6 +1192,30 @@ static void test_contact_friction_modes(void)
             }
             CHECK(err > 0.0, "the frozen normalizer drops velocity derivatives (%dD, order %d)",
                   dim, order);
+            /* the velocities-only frozen mode: the frozen mode's value and velocity columns,
+               the same bits, in every ISA variant, with both bodies moving and with B
+               frozen (a wall); the pose columns zero; no second order */
+            for (i = 0; order == 1 && i < 2; i++) {
+                bb.frozen = i;
+                ok = RUN(frz1, &prm, SC_FRICTION_FROZEN, NULL, NULL, 0) == SC_OK;
+                for (v = 0; v < nvar; v++) {
+                    int same;
+                    ok &= RUN(velo, &prm, SC_FRICTION_FROZEN_VELOCITY, NULL, NULL, v) == SC_OK;
+                    same = memcmp(velo, frz1, sizeof(double) * (size_t)nw) == 0;
+                    for (k = 0; k < nw * ns; k++) {
+                        const double q = velo[nw + k], z = frz1[nw + k];
+                        same &= k % ns < ns / 2 ? q == 0.0 : memcmp(&q, &z, sizeof q) == 0;
+                    }
+                    CHECK(ok && same,
+                          "velocities-only frozen mode: the frozen bits (%dD, B frozen %d, "
+                          "ISA %d)",
+                          dim, i, isa[v]);
+                }
+            }
+            bb.frozen = 0;
+            CHECK(order == 1 ||
+                      RUN(velo, &prm, SC_FRICTION_FROZEN_VELOCITY, NULL, NULL, 0) == SC_EINVAL,
+                  "velocities-only frozen mode: no order 2 (%dD)", dim);
             CHECK(RUN(num[0], &prm, SC_FRICTION_NUMERATOR, NULL, vb, 0) == SC_EINVAL &&
                       RUN(num[0], &prm, SC_FRICTION_NUMERATOR, bad, vb, 0) == SC_ENONFINITE &&
                       RUN(num[0], &prm, 7, NULL, NULL, 0) == SC_EINVAL,
