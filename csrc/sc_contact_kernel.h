@@ -832,7 +832,7 @@ typedef double lane_jet[1 + SC_CONTACT_MAXV][SC_CONTACT_VL];
 typedef double (*lj_t)[SC_CONTACT_VL]; /* a lane jet's rows */
 /* lane jets of the pass in the arena (pass_lanes: PhiR, then the owner's common jets) and
    the room for them past the first-order jets */
-#define SC_CONTACT_LANE_JETS 26
+#define SC_CONTACT_LANE_JETS 39
 _Static_assert((SC_CONTACT_NJETS + 1) * (1 + SC_CONTACT_MAXV) +
                        SC_CONTACT_LANE_JETS * (1 + SC_CONTACT_MAXV) * SC_CONTACT_VL <=
                    (SC_CONTACT_NJETS + 1) * SC_CONTACT_JLEN,
@@ -1033,7 +1033,7 @@ typedef struct {
 #define LAW_N lj_t
 #define LAW_VL SC_CONTACT_VL
 #define LAW_DERIVS 1
-#define LAW_WNUM 0
+#define LAW_WNUM 1
 #define LAW_SAMPLE sample_lanes
 #define L_LIN(na, out, ka, a, kb, b) lj_lin(na, out, ka, a, kb, b)
 #define L_SCALE(na, out, ka, a) lj_scale(na, out, ka, a)
@@ -1079,7 +1079,8 @@ static int next_lanes(const unsigned char *mark, ptrdiff_t *k, ptrdiff_t k1,
 }
 
 /* the owner's numbers in lanes, LJ (see pass_lanes): Q (D x D), y0 (D), and for the
-   velocity terms cv (D), N (3D: 3 x 3) or Om (2D) */
+   velocity terms cv (D), N (3D: 3 x 3) or Om (2D), and those of the numerator's velocities
+   (SC_CONTACT_WNUM) */
 SC_JET_KERNEL void lanes_owner_of(const contact_t *S, const acc_t *Z, const int D, const int nq,
                                   const int ns, int O, lane_jet *LJ, lane_jet *PhiR, int vel,
                                   owner_lanes *ow)
@@ -1105,6 +1106,24 @@ SC_JET_KERNEL void lanes_owner_of(const contact_t *S, const acc_t *Z, const int 
     if (vel && D == 2) {
         lj_bcast(ns, ow->Om, Z->Om[O][0]);
     }
+    for (a = 0; a < 3; a++) {
+        ow->cvw[a] = LJ[25 + a];
+        for (b = 0; b < 3; b++) {
+            ow->Nw[3 * a + b] = LJ[28 + 3 * a + b];
+        }
+    }
+    ow->Omw = LJ[37];
+    if (vel & SC_CONTACT_WNUM) {
+        for (a = 0; a < D; a++) {
+            lj_bcast(ns, ow->cvw[a], Z->cvw[O][a]);
+            for (b = 0; D == 3 && b < D; b++) {
+                lj_bcast(ns, ow->Nw[3 * a + b], Z->Nw[O][a][b]);
+            }
+        }
+        if (D == 2) {
+            lj_bcast(ns, ow->Omw, Z->Omw[O][0]);
+        }
+    }
     ow->PhiR = *PhiR;
 }
 
@@ -1124,7 +1143,7 @@ SC_JET_KERNEL void owner_pass_lanes(contact_t *S, acc_t *Z, const sc_jet_ctx *c,
     /* the samples' lane jets on the stack (~30 KB; there the compiler knows that they
        alias nothing, which it cannot in the arena) */
     lane_jet rO[3], yy[3], gj[3], piG[3], u[3], nu[3], tg[3], F[3], Fd[3], Phi, pij, gg, nuu;
-    lane_jet tt, ct, cd;
+    lane_jet tt, ct, cd, uw[3], tgw[3], nuuw;
     ptrdiff_t ks[SC_CONTACT_VL], k = k0;
     int a, b, l, nl;
 
@@ -1151,7 +1170,10 @@ SC_JET_KERNEL void owner_pass_lanes(contact_t *S, acc_t *Z, const sc_jet_ctx *c,
         v.tg[a] = tg[a];
         v.F[a] = F[a];
         v.Fd[a] = Fd[a];
+        v.uw[a] = uw[a];
+        v.tgw[a] = tgw[a];
     }
+    v.nuuw = nuuw;
     v.Phi = Phi;
     v.pij = pij;
     v.gg = gg;
@@ -1531,9 +1553,6 @@ static double *samples_pass(contact_t *S, acc_t *Z, double *forces)
     }
     if (order == 0) {
         (D == 2 ? pass_values_2 : pass_values_3)(S, Z, mark, nf, vs2, pf, pd, forces);
-    } else if (nf & SC_CONTACT_WNUM) {
-        /* the lagged friction's numerator pass (sc_step.c): jets one sample at a time */
-        pass_jets(S, Z, order, D, nq, ns, mark, PhiR, S->dphi, nf, vs2, pf, pd, forces);
     } else if (order == 1 && D == 2 && nq == 3) {
         pass_lanes_2_3_6(S, Z, mark, PhiR, nf, vs2, pf, pd, forces);
     } else if (order == 1 && D == 2 && nq == 6) {

@@ -36,7 +36,7 @@
  *   LAW_VL       lanes per number (1 for values and jets)
  *   LAW_DERIVS   1 where numbers carry derivatives (jets, lanes), 0 for values
  *   LAW_WNUM     1 where the friction's numerator may come from other velocities
- *                (SC_CONTACT_WNUM: jets only, samples_pass), else 0
+ *                (SC_CONTACT_WNUM: the jets and the lanes), else 0
  *   LAW_SAMPLE   the instance's sample type, with members p[3], pi, g[3], y[3]: pointers
  *                to LAW_VL doubles (one per lane), and what its L_COMPOSE reads
  * and the operations on numbers (na: the leading variables the operands depend on; the
