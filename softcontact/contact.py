@@ -274,10 +274,14 @@ class ContactParams:
         - ``slip_velocity`` 0.5 mm/s (creep of about ``1.06 v_s``, 0.5 mm/s, on a 20
           degree incline with ``friction`` 0.5); with ``integrator="euler"`` and ``dt`` in
           a 3D scene with gravity, raised to 1.25 times the explicit step's friction bound
-          (:meth:`Scene.stability_limits`) when that is larger.
+          (:meth:`Scene.stability_limits`, with the weight the contact carries) when that
+          is larger.
 
-        A heavier body resting on the lighter one sinks deeper in proportion to its
-        weight; pass explicit parameters for such pairs.
+        A heavier body resting on the lighter one, or a stack resting on it, sinks deeper
+        in proportion to its weight; pass explicit parameters for such pairs.
+        :meth:`Scene.build` warns when a fitted contact, softened to be stable at ``dt``,
+        holds the weight it carries as the bodies are placed only deeper than 10 % of
+        the body's size.
 
         Parameters
         ----------

@@ -545,7 +545,11 @@ class Scene:
         Pairs added without parameters get them fitted for this ``dt`` and integrator
         (:meth:`ContactParams.for_bodies`: stable at ``dt``); the model lists them in
         ``contact_params``.  When ``dt`` exceeds a stability limit of the scene
-        (:meth:`stability_limits`) the build warns with :class:`SoftContactWarning`.
+        (:meth:`stability_limits`) the build warns with :class:`SoftContactWarning`; it
+        also warns when a fitted contact, its stiffness lowered to be stable at ``dt``,
+        holds the weight it carries (as the bodies are placed: a stack's bottom contact
+        carries the stack) only deeper than 10 % of the body's size -- a 1 kg, 10 cm
+        cube with ``"euler"`` at 5 ms and above.
         """
         dt = as_positive_float(dt, "dt")
         integrator = _as_integrator(integrator)
@@ -570,6 +574,20 @@ class Scene:
                 SoftContactWarning,
                 stacklevel=2,
             )
+        for (a, c, given), (_, _, p) in zip(self._pairs, pairs, strict=True):
+            if not isinstance(given, _Fitted):
+                continue
+            depth, size = _fitted_sink(self, a, c, p)
+            if depth > _FIT_SINK_WARN * size:
+                warnings.warn(
+                    f"contact({self._bodies[a].name},{self._bodies[c].name}): the stiffness "
+                    f"fitted to be stable at dt = {dt:g} s with integrator={integrator!r} holds "
+                    f"its load only {1e3 * depth:.3g} mm deep ({100 * depth / size:.0f} % of "
+                    "the body's size): use a smaller dt"
+                    + (" or integrator='implicit'" if integrator == "euler" else ""),
+                    SoftContactWarning,
+                    stacklevel=2,
+                )
         return model
 
     def stability_limits(self, integrator="euler", dt=None) -> list[StabilityLimit]:
@@ -589,8 +607,10 @@ class Scene:
         - contact stiffness (``"implicit"``, damping implicit): ``dt^2 k < 4 m_eff + 2 dt
           c``;
         - friction in its stick regime (``"euler"``, 3D scenes with gravity): a viscous
-          rate ``mu N / (v_s m_eff)`` with the normal force ``N`` the weight of the pair's
-          lighter dynamic body: ``dt < 2 v_s m_eff / (mu N)``;
+          rate ``mu N / (v_s m_eff)`` with the normal force ``N`` the weight the contact
+          carries (the body resting on it and, through the contact pairs, every body
+          resting on that one, as the bodies are placed; side by side: the lighter
+          body's): ``dt < 2 v_s m_eff / (mu N)``;
         - support friction (``"euler"``, 2D): a viscous rate ``mu_s g / v_s`` on the body's
           translation and ``mu_s m g <r^2> / (v_s I)`` on its rotation (``<r^2>`` the
           support points' mean squared distance from the centre of mass).
@@ -620,7 +640,7 @@ class Scene:
             if explicit:
                 out.append(StabilityLimit(where, "contact stiffness and damping", h))
                 if p.friction > 0 and self.dim == 3 and g > 0:
-                    weight = min(b.mass for b in dyn) * g
+                    weight = _pair_load(self, a, c)[1] * g
                     h = 2.0 * p.slip_velocity * m_eff / (p.friction * weight)
                     out.append(StabilityLimit(where, "friction (stick regime)", h))
             else:
@@ -666,6 +686,9 @@ _FIT_PENETRATION = 0.01
 _FIT_DAMPING_RATIO = 1.0
 _FIT_SLIP_VELOCITY = 5e-4
 _FIT_GRAVITY = 9.81
+# Scene.build warns when a fitted contact, softened to be stable at dt, holds its load only
+# deeper than this fraction of the body's size (10 times the fitted penetration)
+_FIT_SINK_WARN = 0.1
 
 
 def _spacing(cloud: PointCloud) -> float:
@@ -737,6 +760,89 @@ def _check_fittable(ba, bb) -> None:
         )
 
 
+def _rests_on(scene):
+    """rests_on(i, j): whether body i rests on body j as the bodies are placed (a dynamic
+    body on a static or kinematic one, or on a dynamic one whose centre is lower along
+    gravity); never in a scene without gravity."""
+    bodies = scene._bodies
+    g = float(np.linalg.norm(scene.gravity))
+    if g == 0:
+        return lambda i, j: False
+    up = -np.asarray(scene.gravity, dtype=float) / g
+    D = scene.dim
+    height = [float(np.dot(np.asarray(b.pose[:D], dtype=float), up)) for b in bodies]
+    scale = max(1.0, max(abs(h) for h in height))
+
+    def rests_on(i, j):
+        if bodies[i].kind != "dynamic":
+            return False
+        return bodies[j].kind != "dynamic" or height[i] > height[j] + 1e-12 * scale
+
+    return rests_on
+
+
+def _pair_load(scene, ia, ib):
+    """(the body resting on the contact of bodies ia and ib, the mass M the contact
+    carries), from the scene's gravity and its bodies' poses: a dynamic body rests on a
+    static or kinematic one, and on a dynamic one whose centre is lower along gravity;
+    M is its mass plus, through the scene's contact pairs, that of every body resting on
+    it, transitively (a stack's bottom contact carries the whole stack).  Two dynamic
+    bodies side by side (centres level), or a scene without gravity: the lighter body
+    and its own mass."""
+    bodies = scene._bodies
+    dyn = [i for i in (ia, ib) if bodies[i].kind == "dynamic"]
+    lighter = min(dyn, key=lambda i: bodies[i].mass)
+    rests_on = _rests_on(scene)
+    upper = ia if rests_on(ia, ib) else ib if rests_on(ib, ia) else None
+    if upper is None:
+        return bodies[lighter], bodies[lighter].mass
+    # the bodies resting on each body through the pairs; what a body carries, from the
+    # top down (a body rests only on lower ones, so those above are summed first)
+    above: dict[int, set[int]] = {}
+    for a, c, _ in scene._pairs:
+        for i, j in ((a, c), (c, a)):
+            if rests_on(j, i):
+                above.setdefault(i, set()).add(j)
+    g = np.asarray(scene.gravity, dtype=float)
+    carried: dict[int, float] = {}
+    # dynamic bodies from the highest down, then the static and kinematic ones (the
+    # supports, under whatever rests on them)
+    for i in sorted(
+        range(len(bodies)),
+        key=lambda i: (bodies[i].kind != "dynamic", float(np.dot(bodies[i].pose[: scene.dim], g))),
+    ):
+        carried[i] = bodies[i].mass + sum(carried[j] for j in above.get(i, ()))
+    return bodies[upper], carried[upper]
+
+
+def _ramp(d, beta):
+    """sp_b(d) s_b(d): the normal force per unit stiffness at the soft depth d."""
+    z = d / beta
+    return beta * (z + math.log1p(math.exp(-z))) / (1.0 + math.exp(-z))
+
+
+def _fitted_sink(scene, ia, ib, p):
+    """(the penetration at which the fitted parameters p hold the contact's load: the
+    soft depth of that force less the soft minimum's offset eps_c log N of the resting
+    body, the size L of the smaller body with a size), as in _fit_params."""
+    bodies = (scene._bodies[ia], scene._bodies[ib])
+    shaped = [b for b in bodies if len(b.cloud) > 1 and b.cloud.size > 0]
+    size = min(b.cloud.size for b in shaped) / math.sqrt(scene.dim)
+    g = float(np.linalg.norm(scene.gravity))
+    load, mass = _pair_load(scene, ia, ib)
+    weight = mass * (g if g > 0 else _FIT_GRAVITY)
+    down = scene.gravity / g if g > 0 else -np.eye(scene.dim)[scene.dim - 1]
+    rest_body = load if load in shaped else max(shaped, key=lambda b: len(b.cloud))
+    offset = p.eps_c * math.log(_soft_count(rest_body, down, p.eps_c))
+    lo, hi = 0.0, p.beta
+    while p.stiffness * _ramp(hi, p.beta) < weight:
+        lo, hi = hi, 2.0 * hi
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if p.stiffness * _ramp(mid, p.beta) < weight else (lo, mid)
+    return hi - offset, size
+
+
 def _fit_params(scene, ia, ib, dt, integrator, friction) -> ContactParams:
     """ContactParams.for_bodies (its docstring states the rules)."""
     D = scene.dim
@@ -745,6 +851,7 @@ def _fit_params(scene, ia, ib, dt, integrator, friction) -> ContactParams:
     shaped = [b for b in bodies if len(b.cloud) > 1 and b.cloud.size > 0]
     dyn = [b for b in bodies if b.kind == "dynamic"]
     load = min(dyn, key=lambda b: b.mass)
+    mass = load.mass
     g = float(np.linalg.norm(scene.gravity))
     g_eff = g if g > 0 else _FIT_GRAVITY
     down = scene.gravity / g if g > 0 else -np.eye(D)[D - 1]
@@ -757,18 +864,19 @@ def _fit_params(scene, ia, ib, dt, integrator, friction) -> ContactParams:
     rest_body = load if load in shaped else max(shaped, key=lambda b: len(b.cloud))
     depth = delta + eps_c * math.log(_soft_count(rest_body, down, eps_c))
     beta = 0.5 * delta
-    z = depth / beta
     # lambda(-depth) = k sp_b(depth) s_b(depth) = the load's weight
-    ramp = beta * (z + math.log1p(math.exp(-z))) / (1.0 + math.exp(-z))
-    weight = load.mass * g_eff
+    ramp = _ramp(depth, beta)
+    weight = mass * g_eff
     k = weight / ramp
     m_eff = 1.0 / sum(1.0 / _effective_mass(b) for b in dyn)
     if dt is not None:
-        k = _stable_stiffness(k, load.mass, m_eff, dt, integrator)
-    c = 2.0 * _FIT_DAMPING_RATIO * math.sqrt(k * load.mass)
+        k = _stable_stiffness(k, mass, m_eff, dt, integrator)
+    c = 2.0 * _FIT_DAMPING_RATIO * math.sqrt(k * mass)
     v_s = _FIT_SLIP_VELOCITY
     if integrator == "euler" and dt is not None and friction > 0 and D == 3 and g > 0:
-        v_s = max(v_s, 1.25 * friction * weight * dt / (2.0 * m_eff))
+        # the friction bound with the weight the contact carries (_pair_load)
+        carried = _pair_load(scene, ia, ib)[1] * g
+        v_s = max(v_s, 1.25 * friction * carried * dt / (2.0 * m_eff))
     return ContactParams(
         eps=h * h,
         eps_c=eps_c,

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import softcontact as sc
+from softcontact.scene import _fitted_sink, _pair_load
 
 FLOOR = sc.PointCloud.halfspace([0.0, 0.0, 0.0], [0.0, 0.0, 1.0])
 
@@ -101,17 +102,28 @@ def test_creep_on_an_incline_is_that_of_the_slip_velocity(degrees):
     assert creep <= 1e-3
 
 
+CUBE = sc.PointCloud.box([0.05] * 3, 0.01)
+
+
+STACK_PAIRS = (("floor", "b0"), ("b0", "b1"), ("b1", "b2"))
+
+
+def _stack():
+    """Three 1 kg, 10 cm cubes b0, b1, b2 stacked on a floor, fitted contacts."""
+    s = sc.Scene(dim=3)
+    prev = s.add_body(FLOOR, kind="static", name="floor")
+    for i in range(3):
+        name = s.add_body(CUBE, mass=1.0, pose=[0, 0, 0.05 + 0.1 * i, 1, 0, 0, 0], name=f"b{i}")
+        s.add_contact(prev, name)
+        prev = name
+    return s
+
+
 def test_a_stack_of_three_settles_at_5ms():
     """Three 1 kg, 10 cm cubes stacked on a floor, implicit step at 5 ms: after 10 s the
     stack stands (the top box within 1 mm of its start horizontally, no tilt) and every
     speed has been below 1 mm/s since 2 s."""
-    cube = sc.PointCloud.box([0.05] * 3, 0.01)
-    s = sc.Scene(dim=3)
-    prev = s.add_body(FLOOR, kind="static", name="floor")
-    for i in range(3):
-        name = s.add_body(cube, mass=1.0, pose=[0, 0, 0.05 + 0.1 * i, 1, 0, 0, 0], name=f"b{i}")
-        s.add_contact(prev, name)
-        prev = name
+    s = _stack()
     model = s.build(0.005, "implicit")
     X = _run(model, 10.0)
     top = X[-1, 14:21]
@@ -154,14 +166,63 @@ def test_for_bodies_follows_its_rules():
 def test_fitted_models_build_without_a_stability_warning(integrator, dt):
     """The fit keeps dt within 0.8 of the stiffness limit (lowering the stiffness when it
     must: the penetration is then deeper than 1 %) and, for Euler, v_s above its friction
-    limit; so Scene.build does not warn (pytest turns warnings into errors)."""
+    limit; so Scene.build does not warn that dt exceeds a stability limit.  Where the
+    lowered stiffness holds the box only deeper than 10 % of its size (the explicit step
+    at 5 ms and above; measured 10.1 % to 990 %), it warns about that, and only then."""
     for s in (_box_on_floor(0.1, 0.01), _box_on_floor(0.02, 0.004, mass=0.01)):
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", sc.SoftContactWarning)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", sc.SoftContactWarning)
             model = s.build(dt, integrator)
         assert all(x.dt_max >= dt for x in s.stability_limits(integrator, dt))
         p = model.contact_params[0]
         assert p == sc.ContactParams.for_bodies(s, "floor", "box", dt, integrator)
+        depth, size = _fitted_sink(s, 0, 1, p)
+        messages = [str(w.message) for w in caught]
+        if depth > 0.1 * size:
+            assert integrator == "euler" and dt >= 0.002
+            assert messages == [
+                f"contact(floor,box): the stiffness fitted to be stable at dt = {dt:g} s with "
+                f"integrator='euler' holds its load only {1e3 * depth:.3g} mm deep "
+                f"({100 * depth / size:.0f} % of the body's size): use a smaller dt or "
+                "integrator='implicit'"
+            ]
+        else:
+            assert messages == []
+            if integrator == "implicit":
+                # the implicit step holds the box at the fitted 1 % at every dt here
+                np.testing.assert_allclose(depth, 0.01 * size, rtol=1e-6)
+
+
+def test_a_stack_loads_its_lower_contacts():
+    """The contacts of a stack carry the weight above them (as placed): the explicit
+    friction bound takes that weight, the fitted slip velocity is raised for it, and the
+    Euler step at 5 ms, whose stable stiffness cannot carry it, warns by name."""
+    s = _stack()
+    assert [_pair_load(s, a, b)[1] for a, b in ((0, 1), (1, 2), (2, 3))] == [3.0, 2.0, 1.0]
+    assert [_pair_load(s, a, b)[0].name for a, b in ((1, 0), (2, 1), (3, 2))] == ["b0", "b1", "b2"]
+    # v_s raised to 1.25 times the friction bound of each contact's own load: the bound
+    # (with that load) is then 1.25 dt for all three
+    limits = {(x.where, x.term): x.dt_max for x in s.stability_limits("euler", 0.001)}
+    for where in ("contact(floor,b0)", "contact(b0,b1)", "contact(b1,b2)"):
+        np.testing.assert_allclose(
+            limits[(where, "friction (stick regime)")], 1.25 * 0.001, rtol=1e-12
+        )
+    v_s = [sc.ContactParams.for_bodies(s, a, b, 0.001).slip_velocity for a, b in STACK_PAIRS]
+    assert min(v_s) > 5e-4
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", sc.SoftContactWarning)
+        s.build(0.005)
+    sinking = [str(w.message).split(":")[0] for w in caught if "holds its load" in str(w.message)]
+    assert sinking == [f"contact({a},{b})" for a, b in STACK_PAIRS]
+    # side by side on the floor: each carries itself
+    t = sc.Scene(dim=3)
+    t.add_body(FLOOR, kind="static", name="floor")
+    t.add_body(CUBE, mass=1.0, pose=[0, 0, 0.05, 1, 0, 0, 0], name="a")
+    t.add_body(CUBE, mass=2.0, pose=[0.1, 0, 0.05, 1, 0, 0, 0], name="b")
+    t.add_contact("floor", "a")
+    t.add_contact("floor", "b")
+    t.add_contact("a", "b")
+    assert [_pair_load(t, *ab)[1] for ab in ((0, 1), (0, 2), (1, 2))] == [1.0, 2.0, 1.0]
 
 
 def test_planar_pushing_builds_with_fitted_parameters():
