@@ -255,8 +255,14 @@ class ContactParams:
 
         With ``L`` the size of the smaller body (the diagonal of its samples' bounding box
         over ``sqrt(D)``: the side of a cube; bodies of one sample, such as half-spaces,
-        have none), ``M`` the mass of the lighter dynamic body and ``g`` the scene's
-        gravity (9.81 m/s^2 when it has none, as in a planar scene):
+        have none), ``g`` the scene's gravity (9.81 m/s^2 when it has none, as in a
+        planar scene) and ``M`` the mass of the lighter dynamic body -- with
+        ``integrator="implicit"`` the mass the contact carries as the bodies are placed:
+        the body resting on it (on a static or kinematic body, or on a dynamic one whose
+        centre is lower along gravity) plus every body resting on that one through the
+        scene's contact pairs, so that a stack's floor contact sinks ``delta`` under the
+        whole stack (the explicit step keeps the lighter body's: its damper bound would
+        soften a loaded contact further):
 
         - the body rests with its lowest sample ``delta = 0.01 L`` inside a plane under
           its weight ``W = M g``: ``beta = delta / 2``, and ``stiffness`` solves
@@ -277,8 +283,10 @@ class ContactParams:
           (:meth:`Scene.stability_limits`, with the weight the contact carries) when that
           is larger.
 
-        A heavier body resting on the lighter one, or a stack resting on it, sinks deeper
-        in proportion to its weight; pass explicit parameters for such pairs.
+        With ``"euler"`` a heavier body resting on the lighter one, or a stack resting on
+        it, sinks deeper in proportion to its weight; pass explicit parameters for such
+        pairs.  Bodies that come to rest on each other only later (dropped, pushed) are
+        not counted in a load.
         :meth:`Scene.build` warns when a fitted contact, softened to be stable at ``dt``,
         holds the weight it carries as the bodies are placed only deeper than 10 % of
         the body's size.

@@ -850,8 +850,14 @@ def _fit_params(scene, ia, ib, dt, integrator, friction) -> ContactParams:
     _check_fittable(*bodies)
     shaped = [b for b in bodies if len(b.cloud) > 1 and b.cloud.size > 0]
     dyn = [b for b in bodies if b.kind == "dynamic"]
-    load = min(dyn, key=lambda b: b.mass)
-    mass = load.mass
+    if integrator == "implicit":
+        # the mass the contact carries (a stack's lower contacts the bodies above)
+        load, mass = _pair_load(scene, ia, ib)
+    else:
+        # the lighter body's: the explicit damper bound, 2 dt c < 4 m_eff with c critical
+        # for the carried mass, would soften a loaded contact further instead
+        load = min(dyn, key=lambda b: b.mass)
+        mass = load.mass
     g = float(np.linalg.norm(scene.gravity))
     g_eff = g if g > 0 else _FIT_GRAVITY
     down = scene.gravity / g if g > 0 else -np.eye(D)[D - 1]

@@ -121,8 +121,11 @@ def _stack():
 
 def test_a_stack_of_three_settles_at_5ms():
     """Three 1 kg, 10 cm cubes stacked on a floor, implicit step at 5 ms: after 10 s the
-    stack stands (the top box within 1 mm of its start horizontally, no tilt) and every
-    speed has been below 1 mm/s since 2 s."""
+    stack stands (the top box within 1 mm of its start horizontally, no tilt), every
+    speed has been below 1 mm/s since 2 s, and the floor contact, fitted to the whole
+    stack it carries, rests 1 % of the size deep (measured 1.00 mm; 8.1 mm when fitted
+    to one box); the box-box contacts, two clouds face to face, rest shallower than a box
+    on a plane (measured 0.03 mm)."""
     s = _stack()
     model = s.build(0.005, "implicit")
     X = _run(model, 10.0)
@@ -131,6 +134,10 @@ def test_a_stack_of_three_settles_at_5ms():
     np.testing.assert_allclose(np.abs(top[3]), 1.0, atol=1e-9)
     assert 0.2 < top[2] < 0.25
     assert np.abs(X[400:, model.nq :]).max() < 1e-3
+    z = X[-1, [2, 9, 16]]
+    depths = np.array([0.05 - z[0], 0.1 - (z[1] - z[0]), 0.1 - (z[2] - z[1])])
+    assert 0.9e-3 < depths[0] < 1.1e-3, depths
+    assert np.all((depths[1:] > 0) & (depths[1:] < 1.1e-3)), depths
 
 
 def test_for_bodies_follows_its_rules():
