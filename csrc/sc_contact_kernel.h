@@ -1561,10 +1561,15 @@ static double *samples_pass(contact_t *S, acc_t *Z, double *forces)
         pass_lanes_3_6_12(S, Z, mark, PhiR, nf, vs2, pf, pd, forces);
     } else if (order == 1 && D == 3 && nq == 12) {
         pass_lanes_3_12_24(S, Z, mark, PhiR, nf, vs2, pf, pd, forces);
-    } else if (order == 1 && nq == 0 && D == 2) {
-        (ns == 3 ? pass_lanes_2_0_3 : pass_lanes_2_0_6)(S, Z, mark, PhiR, nf, vs2, pf, pd, forces);
-    } else if (order == 1 && nq == 0) {
-        (ns == 6 ? pass_lanes_3_0_6 : pass_lanes_3_0_12)(S, Z, mark, PhiR, nf, vs2, pf, pd, forces);
+    } else if (order == 1 && D == 2 && nq == 0 && ns == 3) {
+        /* SC_FRICTION_FROZEN_VELOCITY (both bodies frozen, ns = 0, takes pass_jets) */
+        pass_lanes_2_0_3(S, Z, mark, PhiR, nf, vs2, pf, pd, forces);
+    } else if (order == 1 && D == 2 && nq == 0 && ns == 6) {
+        pass_lanes_2_0_6(S, Z, mark, PhiR, nf, vs2, pf, pd, forces);
+    } else if (order == 1 && D == 3 && nq == 0 && ns == 6) {
+        pass_lanes_3_0_6(S, Z, mark, PhiR, nf, vs2, pf, pd, forces);
+    } else if (order == 1 && D == 3 && nq == 0 && ns == 12) {
+        pass_lanes_3_0_12(S, Z, mark, PhiR, nf, vs2, pf, pd, forces);
     } else {
         pass_jets(S, Z, order, D, nq, ns, mark, PhiR, S->dphi, nf, vs2, pf, pd, forces);
     }

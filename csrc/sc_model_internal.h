@@ -50,9 +50,11 @@ int sc__pair_contact(const sc_model *m, const sc_model_sizes *s, const double *x
  * contact model's scratch, one pair's wrench and derivatives, the jet arena. */
 typedef struct sc__step_ws {
     double *xtmp, *utmp, *cwork, *pairbuf, *arena;
-    double *lin;  /* the implicit step's matrix (nd x nd, LU) and right sides ((1 + n) x nd) */
+    double *lin;  /* the implicit step's matrix (nd x nd, LU), right sides ((1 + n (+ np)) x
+                     nd) and, at order 2, one more right side (nd) and a row of n */
     int *piv;     /* its row pivots (nd) */
-    double *amat; /* order 0: room for the step's matrix (sc__step_with_matrix; nd x nd) */
+    double *amat; /* room for the step's matrix (sc__step_with_matrix; nd x nd), at every
+                     order so that the scratch grows with the order */
 } sc__step_ws;
 
 /* the velocity coordinates of the dynamic bodies (nv per dynamic body) */

@@ -287,9 +287,9 @@ class ContactParams:
         it, sinks deeper in proportion to its weight; pass explicit parameters for such
         pairs.  Bodies that come to rest on each other only later (dropped, pushed) are
         not counted in a load.
-        :meth:`Scene.build` warns when a fitted contact, softened to be stable at ``dt``,
-        holds the weight it carries as the bodies are placed only deeper than 10 % of
-        the body's size.
+        :meth:`Scene.build` warns when a fitted contact holds the weight it carries as
+        the bodies are placed only deeper than 10 % of the body's size (its stiffness
+        softened to be stable at ``dt``, or sized for a lighter body).
 
         Parameters
         ----------

@@ -546,10 +546,11 @@ class Scene:
         (:meth:`ContactParams.for_bodies`: stable at ``dt``); the model lists them in
         ``contact_params``.  When ``dt`` exceeds a stability limit of the scene
         (:meth:`stability_limits`) the build warns with :class:`SoftContactWarning`; it
-        also warns when a fitted contact, its stiffness lowered to be stable at ``dt``,
-        holds the weight it carries (as the bodies are placed: a stack's bottom contact
-        carries the stack) only deeper than 10 % of the body's size -- a 1 kg, 10 cm
-        cube with ``"euler"`` at 5 ms and above.
+        also warns when a fitted contact holds the weight it carries (as the bodies are
+        placed: a stack's bottom contact carries the stack) only deeper than 10 % of the
+        body's size: its stiffness lowered to be stable at ``dt`` (a 1 kg, 10 cm cube
+        with ``"euler"`` at 5 ms and above), or, with ``"euler"``, sized for the lighter
+        body's weight under a heavier load.
         """
         dt = as_positive_float(dt, "dt")
         integrator = _as_integrator(integrator)
@@ -578,16 +579,24 @@ class Scene:
             if not isinstance(given, _Fitted):
                 continue
             depth, size = _fitted_sink(self, a, c, p)
-            if depth > _FIT_SINK_WARN * size:
-                warnings.warn(
-                    f"contact({self._bodies[a].name},{self._bodies[c].name}): the stiffness "
-                    f"fitted to be stable at dt = {dt:g} s with integrator={integrator!r} holds "
-                    f"its load only {1e3 * depth:.3g} mm deep ({100 * depth / size:.0f} % of "
-                    "the body's size): use a smaller dt"
-                    + (" or integrator='implicit'" if integrator == "euler" else ""),
-                    SoftContactWarning,
-                    stacklevel=2,
+            if depth <= _FIT_SINK_WARN * size:
+                continue
+            where = f"contact({self._bodies[a].name},{self._bodies[c].name})"
+            held = f"{1e3 * depth:.3g} mm deep ({100 * depth / size:.0f} % of the body's size)"
+            if _fit(self, a, c, dt, integrator, given.friction)[1]:
+                why = (
+                    f"the stiffness fitted to be stable at dt = {dt:g} s with "
+                    f"integrator={integrator!r} holds its load only {held}: use a smaller dt"
+                    + (" or integrator='implicit'" if integrator == "euler" else "")
                 )
+            else:
+                mass = _pair_load(self, a, c)[1]
+                why = (
+                    f"the stiffness fitted with integrator={integrator!r} to the lighter "
+                    f"body's weight holds the {mass:g} kg it carries only {held}: pass "
+                    "explicit parameters or use integrator='implicit'"
+                )
+            warnings.warn(f"{where}: {why}", SoftContactWarning, stacklevel=2)
         return model
 
     def stability_limits(self, integrator="euler", dt=None) -> list[StabilityLimit]:
@@ -845,6 +854,11 @@ def _fitted_sink(scene, ia, ib, p):
 
 def _fit_params(scene, ia, ib, dt, integrator, friction) -> ContactParams:
     """ContactParams.for_bodies (its docstring states the rules)."""
+    return _fit(scene, ia, ib, dt, integrator, friction)[0]
+
+
+def _fit(scene, ia, ib, dt, integrator, friction) -> tuple[ContactParams, bool]:
+    """(_fit_params, whether its stiffness was lowered to be stable at dt)."""
     D = scene.dim
     bodies = (scene._bodies[ia], scene._bodies[ib])
     _check_fittable(*bodies)
@@ -875,6 +889,7 @@ def _fit_params(scene, ia, ib, dt, integrator, friction) -> ContactParams:
     weight = mass * g_eff
     k = weight / ramp
     m_eff = 1.0 / sum(1.0 / _effective_mass(b) for b in dyn)
+    k_load = k
     if dt is not None:
         k = _stable_stiffness(k, mass, m_eff, dt, integrator)
     c = 2.0 * _FIT_DAMPING_RATIO * math.sqrt(k * mass)
@@ -883,7 +898,7 @@ def _fit_params(scene, ia, ib, dt, integrator, friction) -> ContactParams:
         # the friction bound with the weight the contact carries (_pair_load)
         carried = _pair_load(scene, ia, ib)[1] * g
         v_s = max(v_s, 1.25 * friction * carried * dt / (2.0 * m_eff))
-    return ContactParams(
+    params = ContactParams(
         eps=h * h,
         eps_c=eps_c,
         stiffness=k,
@@ -892,6 +907,7 @@ def _fit_params(scene, ia, ib, dt, integrator, friction) -> ContactParams:
         friction=friction,
         slip_velocity=v_s,
     )
+    return params, k < k_load
 
 
 def _rot(pose, D):

@@ -1212,6 +1212,31 @@ static void test_contact_friction_modes(void)
                           dim, i, isa[v]);
                 }
             }
+            /* both frozen (no variables at all): at order 1 every mode gives the values of
+               order 0 and a zero Jacobian */
+            if (order == 1) {
+                const int modes[3] = {SC_FRICTION_FULL, SC_FRICTION_FROZEN,
+                                      SC_FRICTION_FROZEN_VELOCITY};
+                ba.frozen = bb.frozen = 1;
+                out.wrench = frz1, out.jac = NULL, out.hess = NULL;
+                ok = sc__contact_mode(isa[0], &ba, &bb, &prm, 0, &opt, work, &out, SC_FRICTION_FULL,
+                                      NULL, NULL) == SC_OK;
+                for (i = 0; i < 3; i++) {
+                    for (v = 0; v < nvar; v++) {
+                        int same;
+                        ok &= RUN(velo, &prm, modes[i], NULL, NULL, v) == SC_OK;
+                        same = memcmp(velo, frz1, sizeof(double) * (size_t)nw) == 0;
+                        for (k = 0; k < nw * ns; k++) {
+                            same &= velo[nw + k] == 0.0;
+                        }
+                        CHECK(ok && same,
+                              "both bodies frozen, order 1, mode %d: the values of order 0, "
+                              "zero Jacobian (%dD, ISA %d)",
+                              modes[i], dim, isa[v]);
+                    }
+                }
+                ba.frozen = 0;
+            }
             bb.frozen = 0;
             CHECK(order == 1 ||
                       RUN(velo, &prm, SC_FRICTION_FROZEN_VELOCITY, NULL, NULL, 0) == SC_EINVAL,
