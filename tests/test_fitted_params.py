@@ -119,6 +119,16 @@ def _stack():
     return s
 
 
+def _cubes(a, b, contact):
+    """A floor, two cubes a and b given as (name, mass, position), and one contact."""
+    s = sc.Scene(dim=3)
+    s.add_body(FLOOR, kind="static", name="floor")
+    for name, mass, pos in (a, b):
+        s.add_body(CUBE, mass=mass, pose=[*pos, 1, 0, 0, 0], name=name)
+    s.add_contact(*contact)
+    return s
+
+
 def test_a_stack_of_three_settles_at_5ms():
     """Three 1 kg, 10 cm cubes stacked on a floor, implicit step at 5 ms: after 10 s the
     stack stands (the top box within 1 mm of its start horizontally, no tilt), every
@@ -222,11 +232,7 @@ def test_a_stack_loads_its_lower_contacts():
     sinking = [str(w.message).split(":")[0] for w in caught if "holds its load" in str(w.message)]
     assert sinking == [f"contact({a},{b})" for a, b in STACK_PAIRS]
     # side by side on the floor: each carries itself
-    t = sc.Scene(dim=3)
-    t.add_body(FLOOR, kind="static", name="floor")
-    t.add_body(CUBE, mass=1.0, pose=[0, 0, 0.05, 1, 0, 0, 0], name="a")
-    t.add_body(CUBE, mass=2.0, pose=[0.1, 0, 0.05, 1, 0, 0, 0], name="b")
-    t.add_contact("floor", "a")
+    t = _cubes(("a", 1.0, (0, 0, 0.05)), ("b", 2.0, (0.1, 0, 0.05)), ("floor", "a"))
     t.add_contact("floor", "b")
     t.add_contact("a", "b")
     assert [_pair_load(t, *ab)[1] for ab in ((0, 1), (0, 2), (1, 2))] == [1.0, 2.0, 1.0]
@@ -302,11 +308,7 @@ def test_a_heavy_body_on_a_light_one_warns_with_euler_only():
     cube's weight, so they cannot hold the load (measured 143 % and 139 % of the size)
     even at a tiny dt, and the build says so and why; the implicit fit takes the loads
     and builds without a warning."""
-    s = sc.Scene(dim=3)
-    s.add_body(FLOOR, kind="static", name="floor")
-    s.add_body(CUBE, mass=0.05, pose=[0, 0, 0.05, 1, 0, 0, 0], name="light")
-    s.add_body(CUBE, mass=2.0, pose=[0, 0, 0.15, 1, 0, 0, 0], name="heavy")
-    s.add_contact("floor", "light")
+    s = _cubes(("light", 0.05, (0, 0, 0.05)), ("heavy", 2.0, (0, 0, 0.15)), ("floor", "light"))
     s.add_contact("light", "heavy")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", sc.SoftContactWarning)
