@@ -807,13 +807,13 @@ def _pair_load(scene, ia, ib):
         return bodies[lighter], bodies[lighter].mass
     # the bodies resting on each body through the pairs; what a body carries, from the
     # top down (a body rests only on lower ones, so those above are summed first)
-    above: dict[int, set[int]] = {}
+    above = {}  # body -> the bodies resting on it
     for a, c, _ in scene._pairs:
         for i, j in ((a, c), (c, a)):
             if rests_on(j, i):
                 above.setdefault(i, set()).add(j)
     g = np.asarray(scene.gravity, dtype=float)
-    carried: dict[int, float] = {}
+    carried = {}  # body -> the mass it carries
     # dynamic bodies from the highest down, then the static and kinematic ones (the
     # supports, under whatever rests on them)
     for i in sorted(
