@@ -1236,8 +1236,8 @@ static int implicit_pass(pass_t *P, int order, const double *x, const double *u,
     return P->jets.overflow ? SC_ENOMEM : SC_OK;
 }
 
-/* The implicit step's parameter derivatives, after its pass (x_next, and A's LU factors in
- * w->lin): with the new velocities w+ held, M(p) dv = h (Q(x; w+; p) - gyro(p) + act)
+/* The implicit step's parameter derivatives, after its pass (x_next, and A's LU factors and
+ * dv in w->lin): with the new velocities w+ held, M(p) dv = h (Q(x; w+; p) - gyro(p) + act)
  * differentiates to (M - h D_dd) d(dv)/dp = h (dQ/dp - dgyro/dp) - (dM/dp) dv.  A pass of
  * first-order jets in (dx, du, dp) forms r = h (Q - gyro + act) - M(p) dv (dv a constant):
  * its p-entries are that right side; the solves give dv+/dp, and the positions stage's
@@ -1253,16 +1253,8 @@ static int implicit_params(const sc_model *m, const sc_model_sizes *s, const dou
     pass_t P;
     int i, k, c2, l, ra, st;
     pass_init(&P, m, s, 1, 1, w->arena, Qs, vps);
-    /* w+: v+ (dynamic, from x_next), u (kinematic), 0 (static) */
-    for (i = 0; i < m->nbody; i++) {
-        const sc_body *b = m->bodies + i;
-        const int j = sc__move_index(m, i);
-        for (k = 0; k < nv; k++) {
-            wnum[nv * i + k] = j < 0                          ? 0.0
-                               : b->kind == SC_BODY_KINEMATIC ? u[sc__ctrl_offset(m, i) + k]
-                                                              : x_next[s->nq + j * nv + k];
-        }
-    }
+    /* w+, from the values' solution dv that w->lin still holds */
+    new_velocities(&P, x, u, w->lin + nd * nd, wnum);
     /* the forces Q(x; w+; p): gravity, the contacts and the support at w+ */
     P.wnum = wnum;
     if ((st = forces_stage(&P, x, opt, w)) != SC_OK) {

@@ -439,17 +439,20 @@ class Scene:
             )
         self._pairs.append((ia, ib, params))
 
-    def _resolved_pairs(self, dt=None, integrator="euler"):
-        """[(a, b, ContactParams)]: the pairs with their fitted parameters filled in."""
+    def _fits(self, dt=None, integrator="euler"):
+        """[(a, b, _FitResult or None)]: each pair's fit, None for given parameters."""
         return [
-            (
-                a,
-                c,
-                _fit_params(self, a, c, dt, integrator, p.friction)
-                if isinstance(p, _Fitted)
-                else p,
-            )
+            (a, c, _fit(self, a, c, dt, integrator, p.friction) if isinstance(p, _Fitted) else None)
             for a, c, p in self._pairs
+        ]
+
+    def _resolved_pairs(self, dt=None, integrator="euler", fits=None):
+        """[(a, b, ContactParams)]: the pairs with their fitted parameters filled in (from
+        ``fits``, _fits' result, when given)."""
+        fits = self._fits(dt, integrator) if fits is None else fits
+        return [
+            (a, c, f.params if f is not None else p)
+            for (a, c, p), (_, _, f) in zip(self._pairs, fits, strict=True)
         ]
 
     def add_support(
@@ -558,7 +561,8 @@ class Scene:
             raise ValueError("the scene has no bodies")
         if not any(b.kind != "static" for b in self._bodies):
             raise ValueError("the scene has no moving body")
-        pairs = self._resolved_pairs(dt, integrator)  # fitted once for both
+        fits = self._fits(dt, integrator)  # fitted once for the model and the checks
+        pairs = self._resolved_pairs(dt, integrator, fits)
         model = Model(self, dt, integrator, pairs)
         limits = self._stability_limits(integrator, pairs)
         if limits and dt > limits[0].dt_max:
@@ -575,25 +579,21 @@ class Scene:
                 SoftContactWarning,
                 stacklevel=2,
             )
-        for (a, c, given), (_, _, p) in zip(self._pairs, pairs, strict=True):
-            if not isinstance(given, _Fitted):
-                continue
-            depth, size = _fitted_sink(self, a, c, p)
-            if depth <= _FIT_SINK_WARN * size:
+        for a, c, f in fits:
+            if f is None or f.sink <= _FIT_SINK_WARN * f.size:
                 continue
             where = f"contact({self._bodies[a].name},{self._bodies[c].name})"
-            held = f"{1e3 * depth:.3g} mm deep ({100 * depth / size:.0f} % of the body's size)"
-            if _fit(self, a, c, dt, integrator, given.friction)[1]:
+            held = f"{1e3 * f.sink:.3g} mm deep ({100 * f.sink / f.size:.0f} % of the body's size)"
+            if f.softened:
                 why = (
                     f"the stiffness fitted to be stable at dt = {dt:g} s with "
                     f"integrator={integrator!r} holds its load only {held}: use a smaller dt"
                     + (" or integrator='implicit'" if integrator == "euler" else "")
                 )
             else:
-                mass = _pair_load(self, a, c)[1]
                 why = (
                     f"the stiffness fitted with integrator={integrator!r} to the lighter "
-                    f"body's weight holds the {mass:g} kg it carries only {held}: pass "
+                    f"body's weight holds the {f.carried:g} kg it carries only {held}: pass "
                     "explicit parameters or use integrator='implicit'"
                 )
             warnings.warn(f"{where}: {why}", SoftContactWarning, stacklevel=2)
@@ -770,13 +770,14 @@ def _check_fittable(ba, bb) -> None:
 
 
 def _rests_on(scene):
-    """rests_on(i, j): whether body i rests on body j as the bodies are placed (a dynamic
-    body on a static or kinematic one, or on a dynamic one whose centre is lower along
-    gravity); never in a scene without gravity."""
+    """(rests_on, height): rests_on(i, j) whether body i rests on body j as the bodies are
+    placed (a dynamic body on a static or kinematic one, or on a dynamic one whose centre
+    is lower along gravity), and each body's height along -gravity; a scene without
+    gravity: never, heights None."""
     bodies = scene._bodies
     g = float(np.linalg.norm(scene.gravity))
     if g == 0:
-        return lambda i, j: False
+        return (lambda i, j: False), None
     up = -np.asarray(scene.gravity, dtype=float) / g
     D = scene.dim
     height = [float(np.dot(np.asarray(b.pose[:D], dtype=float), up)) for b in bodies]
@@ -787,7 +788,7 @@ def _rests_on(scene):
             return False
         return bodies[j].kind != "dynamic" or height[i] > height[j] + 1e-12 * scale
 
-    return rests_on
+    return rests_on, height
 
 
 def _pair_load(scene, ia, ib):
@@ -801,7 +802,7 @@ def _pair_load(scene, ia, ib):
     bodies = scene._bodies
     dyn = [i for i in (ia, ib) if bodies[i].kind == "dynamic"]
     lighter = min(dyn, key=lambda i: bodies[i].mass)
-    rests_on = _rests_on(scene)
+    rests_on, height = _rests_on(scene)
     upper = ia if rests_on(ia, ib) else ib if rests_on(ib, ia) else None
     if upper is None:
         return bodies[lighter], bodies[lighter].mass
@@ -812,14 +813,10 @@ def _pair_load(scene, ia, ib):
         for i, j in ((a, c), (c, a)):
             if rests_on(j, i):
                 above.setdefault(i, set()).add(j)
-    g = np.asarray(scene.gravity, dtype=float)
     carried = {}  # body -> the mass it carries
     # dynamic bodies from the highest down, then the static and kinematic ones (the
     # supports, under whatever rests on them)
-    for i in sorted(
-        range(len(bodies)),
-        key=lambda i: (bodies[i].kind != "dynamic", float(np.dot(bodies[i].pose[: scene.dim], g))),
-    ):
+    for i in sorted(range(len(bodies)), key=lambda i: (bodies[i].kind != "dynamic", -height[i])):
         carried[i] = bodies[i].mass + sum(carried[j] for j in above.get(i, ()))
     return bodies[upper], carried[upper]
 
@@ -830,43 +827,46 @@ def _ramp(d, beta):
     return beta * (z + math.log1p(math.exp(-z))) / (1.0 + math.exp(-z))
 
 
-def _fitted_sink(scene, ia, ib, p):
-    """(the penetration at which the fitted parameters p hold the contact's load: the
-    soft depth of that force less the soft minimum's offset eps_c log N of the resting
-    body, the size L of the smaller body with a size), as in _fit_params."""
-    bodies = (scene._bodies[ia], scene._bodies[ib])
-    shaped = [b for b in bodies if len(b.cloud) > 1 and b.cloud.size > 0]
-    size = min(b.cloud.size for b in shaped) / math.sqrt(scene.dim)
-    g = float(np.linalg.norm(scene.gravity))
-    load, mass = _pair_load(scene, ia, ib)
-    weight = mass * (g if g > 0 else _FIT_GRAVITY)
-    down = scene.gravity / g if g > 0 else -np.eye(scene.dim)[scene.dim - 1]
-    rest_body = load if load in shaped else max(shaped, key=lambda b: len(b.cloud))
-    offset = p.eps_c * math.log(_soft_count(rest_body, down, p.eps_c))
-    lo, hi = 0.0, p.beta
-    while p.stiffness * _ramp(hi, p.beta) < weight:
+def _sink(k, beta, weight, offset):
+    """The penetration at which a contact of stiffness k holds the weight: the soft depth
+    d of k sp_b(d) s_b(d) = weight (bisection) less the soft minimum's offset."""
+    lo, hi = 0.0, beta
+    while k * _ramp(hi, beta) < weight:
         lo, hi = hi, 2.0 * hi
     for _ in range(60):
         mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if p.stiffness * _ramp(mid, p.beta) < weight else (lo, mid)
-    return hi - offset, size
+        lo, hi = (mid, hi) if k * _ramp(mid, beta) < weight else (lo, mid)
+    return hi - offset
+
+
+class _FitResult(NamedTuple):
+    """A pair's fit (_fit): its parameters; whether the stiffness was lowered to be
+    stable at dt; the penetration at which they hold the load the contact carries
+    (_pair_load), the size L the fit measures it against, and that load (kg)."""
+
+    params: ContactParams
+    softened: bool
+    sink: float
+    size: float
+    carried: float
 
 
 def _fit_params(scene, ia, ib, dt, integrator, friction) -> ContactParams:
     """ContactParams.for_bodies (its docstring states the rules)."""
-    return _fit(scene, ia, ib, dt, integrator, friction)[0]
+    return _fit(scene, ia, ib, dt, integrator, friction).params
 
 
-def _fit(scene, ia, ib, dt, integrator, friction) -> tuple[ContactParams, bool]:
-    """(_fit_params, whether its stiffness was lowered to be stable at dt)."""
+def _fit(scene, ia, ib, dt, integrator, friction) -> _FitResult:
+    """_fit_params with what Scene.build checks of it."""
     D = scene.dim
     bodies = (scene._bodies[ia], scene._bodies[ib])
     _check_fittable(*bodies)
     shaped = [b for b in bodies if len(b.cloud) > 1 and b.cloud.size > 0]
     dyn = [b for b in bodies if b.kind == "dynamic"]
+    upper, carried = _pair_load(scene, ia, ib)
     if integrator == "implicit":
         # the mass the contact carries (a stack's lower contacts the bodies above)
-        load, mass = _pair_load(scene, ia, ib)
+        load, mass = upper, carried
     else:
         # the lighter body's: the explicit damper bound, 2 dt c < 4 m_eff with c critical
         # for the carried mass, would soften a loaded contact further instead
@@ -882,7 +882,8 @@ def _fit(scene, ia, ib, dt, integrator, friction) -> tuple[ContactParams, bool]:
     if dt is not None:
         eps_c = max(eps_c, 0.25 * g_eff * dt * dt)
     rest_body = load if load in shaped else max(shaped, key=lambda b: len(b.cloud))
-    depth = delta + eps_c * math.log(_soft_count(rest_body, down, eps_c))
+    n_soft = _soft_count(rest_body, down, eps_c)
+    depth = delta + eps_c * math.log(n_soft)
     beta = 0.5 * delta
     # lambda(-depth) = k sp_b(depth) s_b(depth) = the load's weight
     ramp = _ramp(depth, beta)
@@ -895,9 +896,8 @@ def _fit(scene, ia, ib, dt, integrator, friction) -> tuple[ContactParams, bool]:
     c = 2.0 * _FIT_DAMPING_RATIO * math.sqrt(k * mass)
     v_s = _FIT_SLIP_VELOCITY
     if integrator == "euler" and dt is not None and friction > 0 and D == 3 and g > 0:
-        # the friction bound with the weight the contact carries (_pair_load)
-        carried = _pair_load(scene, ia, ib)[1] * g
-        v_s = max(v_s, 1.25 * friction * carried * dt / (2.0 * m_eff))
+        # the friction bound with the weight the contact carries
+        v_s = max(v_s, 1.25 * friction * carried * g * dt / (2.0 * m_eff))
     params = ContactParams(
         eps=h * h,
         eps_c=eps_c,
@@ -907,7 +907,11 @@ def _fit(scene, ia, ib, dt, integrator, friction) -> tuple[ContactParams, bool]:
         friction=friction,
         slip_velocity=v_s,
     )
-    return params, k < k_load
+    # the load's depth, its offset that of the body resting on the contact
+    rest = upper if upper in shaped else max(shaped, key=lambda b: len(b.cloud))
+    offset = eps_c * math.log(n_soft if rest is rest_body else _soft_count(rest, down, eps_c))
+    sink = _sink(k, beta, carried * g_eff, offset)
+    return _FitResult(params, k < k_load, sink, size, carried)
 
 
 def _rot(pose, D):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import softcontact as sc
-from softcontact.scene import _fitted_sink, _pair_load
+from softcontact.scene import _fit, _pair_load
 
 FLOOR = sc.PointCloud.halfspace([0.0, 0.0, 0.0], [0.0, 0.0, 1.0])
 
@@ -193,7 +193,9 @@ def test_fitted_models_build_without_a_stability_warning(integrator, dt):
         assert all(x.dt_max >= dt for x in s.stability_limits(integrator, dt))
         p = model.contact_params[0]
         assert p == sc.ContactParams.for_bodies(s, "floor", "box", dt, integrator)
-        depth, size = _fitted_sink(s, 0, 1, p)
+        fit = _fit(s, 0, 1, dt, integrator, 0.5)
+        assert fit.params == p
+        depth, size = fit.sink, fit.size
         messages = [str(w.message) for w in caught]
         if depth > 0.1 * size:
             assert integrator == "euler" and dt >= 0.002
