@@ -22,13 +22,50 @@
 #include "py_common.h"
 
 PyObject *sc_py_NumericalError;
+PyObject *sc_py_DivergenceError;
 
 _Static_assert(sizeof(ptrdiff_t) == sizeof(npy_intp), "ptrdiff_t and npy_intp differ");
+
+/* the interpreter's main thread (signal handlers run there), set by PyInit__core, and
+   whether the calls poll for signals (_interrupt_polling; on by default) */
+static unsigned long main_thread_ident;
+static int polling = 1;
+
+static int py_poll(void *ctx)
+{
+    sc_py_call *c = (sc_py_call *)ctx;
+    int r;
+    PyEval_RestoreThread(c->ts);
+    r = PyErr_CheckSignals();
+    c->ts = PyEval_SaveThread();
+    return r != 0;
+}
+
+void sc_py_release(sc_py_call *c, sc_options *o)
+{
+    const int main = polling && PyThread_get_thread_ident() == main_thread_ident;
+    sc_interrupt_init(&c->it, main ? py_poll : NULL, c, SC_PY_POLL_PERIOD);
+    o->interrupt = main ? &c->it : NULL;
+    c->ts = PyEval_SaveThread();
+}
+
+int sc_py_acquire(sc_py_call *c, int st)
+{
+    PyEval_RestoreThread(c->ts);
+    /* a handler raised after the kernel's last check: the call is interrupted all the same */
+    return PyErr_Occurred() ? SC_EINTERRUPTED : st;
+}
 
 PyObject *sc_py_raise(int st, const char *func, const char *inputs)
 {
     if (st == SC_ENOMEM) {
         return PyErr_NoMemory();
+    }
+    if (st == SC_EINTERRUPTED) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetNone(PyExc_KeyboardInterrupt);
+        }
+        return NULL;
     }
     if (st == SC_ENONFINITE && inputs != NULL) {
         return PyErr_Format(PyExc_ValueError, "%s: %s must be finite", func, inputs);
@@ -291,8 +328,42 @@ PyArrayObject *sc_py_empty(int nd, const npy_intp *dims)
 
 /* ---- the module ---- */
 
+PyDoc_STRVAR(interrupt_polling_doc,
+             "_interrupt_polling(enabled) -> bool: whether the long calls poll for signals "
+             "(Ctrl-C) from the main thread; returns the previous setting (for the benchmark "
+             "of the polling's cost)");
+
+static PyObject *py_interrupt_polling(PyObject *Py_UNUSED(self), PyObject *arg)
+{
+    const int was = polling, on = PyObject_IsTrue(arg);
+    if (on < 0) {
+        return NULL;
+    }
+    polling = on;
+    return PyBool_FromLong(was);
+}
+
+static PyMethodDef module_methods[] = {
+    {"_interrupt_polling", py_interrupt_polling, METH_O, interrupt_polling_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+/* the main thread's identifier, from threading.main_thread(); 0 with an exception */
+static int find_main_thread(void)
+{
+    PyObject *th = PyImport_ImportModule("threading"), *mt = NULL, *id = NULL;
+    if (th != NULL && (mt = PyObject_CallMethod(th, "main_thread", NULL)) != NULL &&
+        (id = PyObject_GetAttrString(mt, "ident")) != NULL) {
+        main_thread_ident = PyLong_AsUnsignedLong(id);
+    }
+    Py_XDECREF(th);
+    Py_XDECREF(mt);
+    Py_XDECREF(id);
+    return !PyErr_Occurred();
+}
+
 static PyMethodDef *const tables[] = {sc_py_cloud_methods, sc_py_ssdf_methods,
-                                      sc_py_contact_methods, sc_py_model_methods};
+                                      sc_py_contact_methods, sc_py_model_methods, module_methods};
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
@@ -317,7 +388,9 @@ static int add_constants(PyObject *m)
                 {"SC_ENOMEM", SC_ENOMEM},
                 {"SC_ENONFINITE", SC_ENONFINITE},
                 {"SC_ENOTUNIT", SC_ENOTUNIT},
-                {"SC_EUNSUPPORTED", SC_EUNSUPPORTED}};
+                {"SC_EUNSUPPORTED", SC_EUNSUPPORTED},
+                {"SC_EDIVERGED", SC_EDIVERGED},
+                {"SC_EINTERRUPTED", SC_EINTERRUPTED}};
     size_t k;
     for (k = 0; k < sizeof ints / sizeof ints[0]; k++) {
         if (PyModule_AddIntConstant(m, ints[k].name, ints[k].value) < 0) {
@@ -354,10 +427,16 @@ PyMODINIT_FUNC PyInit__core(void)
     }
     sc_py_NumericalError =
         PyErr_NewException("softcontact.NumericalError", PyExc_ArithmeticError, NULL);
-    if (sc_py_NumericalError == NULL ||
+    sc_py_DivergenceError =
+        sc_py_NumericalError == NULL
+            ? NULL
+            : PyErr_NewException("softcontact.DivergenceError", sc_py_NumericalError, NULL);
+    if (sc_py_DivergenceError == NULL || !find_main_thread() ||
         PyModule_AddObjectRef(m, "NumericalError", sc_py_NumericalError) < 0 ||
+        PyModule_AddObjectRef(m, "DivergenceError", sc_py_DivergenceError) < 0 ||
         add_constants(m) < 0) {
         Py_XDECREF(sc_py_NumericalError);
+        Py_XDECREF(sc_py_DivergenceError);
         Py_DECREF(m);
         return NULL;
     }

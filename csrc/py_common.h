@@ -18,6 +18,26 @@
 
 /* softcontact.NumericalError (created by PyInit__core) */
 extern PyObject *sc_py_NumericalError;
+/* softcontact.DivergenceError(NumericalError), args (message, x_next) */
+extern PyObject *sc_py_DivergenceError;
+
+/* A C call with the GIL released and Ctrl-C polled (sc_interrupt): on the main thread
+ * the kernels call PyErr_CheckSignals every SC_PY_POLL_PERIOD seconds (holding the GIL
+ * for that moment); a handler that raises (KeyboardInterrupt) stops the call, which then
+ * returns SC_EINTERRUPTED with the exception set.  Other threads do not poll (Python runs
+ * signal handlers on the main thread only).  Use:
+ *     sc_py_call c;
+ *     sc_py_release(&c, &o);            (instead of Py_BEGIN_ALLOW_THREADS)
+ *     st = sc_kernel(..., &o, ...);
+ *     st = sc_py_acquire(&c, st);       (instead of Py_END_ALLOW_THREADS)
+ * and map st with sc_py_raise, which keeps the handler's exception. */
+#define SC_PY_POLL_PERIOD 0.01
+typedef struct sc_py_call {
+    sc_interrupt it;
+    PyThreadState *ts;
+} sc_py_call;
+void sc_py_release(sc_py_call *c, sc_options *o);
+int sc_py_acquire(sc_py_call *c, int st);
 
 /* Map a status code of `func` to an exception, naming the arguments `inputs` (or NULL)
  * for a non-finite value or a quaternion not of unit norm; returns NULL. */

@@ -53,6 +53,7 @@ static PyObject *py_separation(PyObject *Py_UNUSED(self), PyObject *args, PyObje
     sc_packed_cloud pa, pb;
     sc_separation_out so;
     sc_options o;
+    sc_py_call call;
     npy_intp dims[3];
 
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "OnOOnOd|iiii:separation", kwlist, &obj[0], &na,
@@ -85,9 +86,10 @@ static PyObject *py_separation(PyObject *Py_UNUSED(self), PyObject *args, PyObje
     so.g_w = sc_py_data(out[2]);
     so.dphi_dq = sc_py_data(out[3]);
     so.d2phi_dq2 = sc_py_data(out[4]);
-    Py_BEGIN_ALLOW_THREADS st =
-        sc_separation(&pa, sc_py_data(in[2]), &pb, sc_py_data(in[3]), eps, &o, work, &so);
-    Py_END_ALLOW_THREADS PyMem_RawFree(work);
+    sc_py_release(&call, &o);
+    st = sc_separation(&pa, sc_py_data(in[2]), &pb, sc_py_data(in[3]), eps, &o, work, &so);
+    st = sc_py_acquire(&call, st);
+    PyMem_RawFree(work);
     if (st != SC_OK) {
         sc_py_raise(st, "separation", "pose_a and pose_b");
         goto fail;
@@ -129,6 +131,7 @@ static PyObject *py_contact(PyObject *Py_UNUSED(self), PyObject *args, PyObject 
     sc_contact_out co = {NULL};
     sc_packed_cloud pa, pb;
     sc_options o;
+    sc_py_call call;
     npy_intp dims[3];
 
     if (!PyArg_ParseTupleAndKeywords(
@@ -191,8 +194,10 @@ static PyObject *py_contact(PyObject *Py_UNUSED(self), PyObject *args, PyObject 
     co.pi = sc_py_data(out[4]);
     co.forces = sc_py_data(out[5]);
     co.x_w = sc_py_data(out[6]);
-    Py_BEGIN_ALLOW_THREADS st = sc_contact(&A, &B, &prm, order, &o, work, &co);
-    Py_END_ALLOW_THREADS PyMem_RawFree(work);
+    sc_py_release(&call, &o);
+    st = sc_contact(&A, &B, &prm, order, &o, work, &co);
+    st = sc_py_acquire(&call, st);
+    PyMem_RawFree(work);
     if (st != SC_OK) {
         sc_py_raise(st, "contact", "pose_a, pose_b, vel_a and vel_b");
         goto fail;

@@ -45,6 +45,8 @@ typedef struct {
     double dt;
     PyObject *clouds, *supports; /* borrowed tuples, one entry per body */
     PyArrayObject *g, *kinds, *act, *mass, *inr, *pose, *counts, *pairs, *pp;
+    PyObject *limits_in;   /* borrowed: None or (nb, 2) max_speed, max_spin */
+    PyArrayObject *limits; /* NULL for None */
     PyArrayObject *per_body[3 * SC_MODEL_MAX_BODIES]; /* cloud, support points, weights */
     npy_intp nb, np_;
     size_t ndata; /* doubles of every copied array */
@@ -53,7 +55,7 @@ typedef struct {
 static void args_release(model_args *a)
 {
     PyArrayObject **own[] = {&a->g,    &a->kinds,  &a->act,   &a->mass, &a->inr,
-                             &a->pose, &a->counts, &a->pairs, &a->pp};
+                             &a->pose, &a->counts, &a->pairs, &a->pp,   &a->limits};
     size_t k;
     for (k = 0; k < sizeof own / sizeof own[0]; k++) {
         Py_CLEAR(*own[k]);
@@ -120,6 +122,11 @@ static int parse_model(model_args *a, PyObject *const *o)
     if ((a->pose = sc_py_shaped(o[5], "poses", 2, shp)) == NULL) {
         return 0;
     }
+    shp[1] = 2;
+    if (a->limits_in != Py_None &&
+        (a->limits = sc_py_shaped(a->limits_in, "limits", 2, shp)) == NULL) {
+        return 0;
+    }
     if (!PyTuple_Check(a->clouds) || PyTuple_GET_SIZE(a->clouds) != a->nb ||
         !PyTuple_Check(a->supports) || PyTuple_GET_SIZE(a->supports) != a->nb) {
         PyErr_SetString(PyExc_TypeError, "clouds and supports must be tuples, one per body");
@@ -158,6 +165,10 @@ static int fill_body(model_box *box, const model_args *a, npy_intp k, size_t *of
     b->mass = ((const double *)PyArray_DATA(a->mass))[k];
     memcpy(b->inertia, (const double *)PyArray_DATA(a->inr) + 9 * k, 9 * sizeof(double));
     memcpy(b->pose, (const double *)PyArray_DATA(a->pose) + 7 * k, 7 * sizeof(double));
+    if (a->limits != NULL) {
+        b->max_speed = ((const double *)PyArray_DATA(a->limits))[2 * k];
+        b->max_spin = ((const double *)PyArray_DATA(a->limits))[2 * k + 1];
+    }
     memcpy(box->data + *off, PyArray_DATA(arr[0]), len * sizeof(double));
     if (cnt > 0) {
         sc_cloud_view(a->dim, (ptrdiff_t)cnt, box->data + *off, &b->cloud);
@@ -239,8 +250,9 @@ static model_box *build_model(const model_args *a)
 
 PyDoc_STRVAR(model_new_doc,
              "model_new(dim, dt, gravity, kinds, actuated, masses, inertias, poses, clouds, "
-             "counts, supports, pairs, pair_params, integrator=0) -> capsule\n\n"
-             "integrator: 0 semi-implicit Euler, 1 linearly implicit (sc_model.h)");
+             "counts, supports, pairs, pair_params, integrator=0, limits=None) -> capsule\n\n"
+             "integrator: 0 semi-implicit Euler, 1 linearly implicit (sc_model.h); limits: "
+             "(nbody, 2) max_speed, max_spin of sc_body (0: none)");
 
 static PyObject *py_model_new(PyObject *Py_UNUSED(self), PyObject *args)
 {
@@ -248,9 +260,10 @@ static PyObject *py_model_new(PyObject *Py_UNUSED(self), PyObject *args)
     PyObject *o[9], *cap = NULL;
     model_box *box = NULL;
     memset(&a, 0, sizeof a);
-    if (!PyArg_ParseTuple(args, "idOOOOOOOOOOO|i:model_new", &a.dim, &a.dt, &o[0], &o[1], &o[2],
+    a.limits_in = Py_None;
+    if (!PyArg_ParseTuple(args, "idOOOOOOOOOOO|iO:model_new", &a.dim, &a.dt, &o[0], &o[1], &o[2],
                           &o[3], &o[4], &o[5], &a.clouds, &o[6], &a.supports, &o[7], &o[8],
-                          &a.integrator)) {
+                          &a.integrator, &a.limits_in)) {
         return NULL;
     }
     if (a.integrator != SC_INTEGRATOR_EULER && a.integrator != SC_INTEGRATOR_IMPLICIT) {
@@ -290,6 +303,7 @@ static PyObject *py_step(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kw
     const sc_model *m;
     sc_model_sizes s;
     sc_options o;
+    sc_py_call call;
     sc_step_out so;
     PyArrayObject *x = NULL, *u = NULL, *out[7] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     double *work = NULL;
@@ -334,9 +348,20 @@ static PyObject *py_step(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kw
     so.d2x_dxdu = sc_py_data(out[4]);
     so.d2x_du2 = sc_py_data(out[5]);
     so.dx_dp = sc_py_data(out[6]);
-    Py_BEGIN_ALLOW_THREADS st =
-        sc_step(m, sc_py_data(x), sc_py_data(u), order, params != 0, &o, work, &so);
-    Py_END_ALLOW_THREADS PyMem_RawFree(work);
+    sc_py_release(&call, &o);
+    st = sc_step(m, sc_py_data(x), sc_py_data(u), order, params != 0, &o, work, &so);
+    st = sc_py_acquire(&call, st);
+    PyMem_RawFree(work);
+    if (st == SC_EDIVERGED) {
+        /* the new state is kept on the exception, for the message naming the body */
+        PyObject *e = PyObject_CallFunction(sc_py_DivergenceError, "sO",
+                                            "step: the simulation diverged", (PyObject *)out[0]);
+        if (e != NULL) {
+            PyErr_SetObject(sc_py_DivergenceError, e);
+            Py_DECREF(e);
+        }
+        goto fail;
+    }
     if (st != SC_OK) {
         sc_py_raise(st, "step", "x and u");
         goto fail;
@@ -356,7 +381,7 @@ fail:
 }
 
 PyDoc_STRVAR(rollout_doc, "rollout(model, x0 (B, nx), U (B, T, nu), order=0, num_threads=1, "
-                          "isa=-1, dense=0) -> (X, A, Bu, status)");
+                          "isa=-1, dense=0) -> (X, A, Bu, status, failed_step)");
 
 static PyObject *py_rollout(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwds)
 {
@@ -366,8 +391,10 @@ static PyObject *py_rollout(PyObject *Py_UNUSED(self), PyObject *args, PyObject 
     const sc_model *m;
     sc_model_sizes s;
     sc_options o;
+    sc_py_call call;
     sc_rollout_out ro;
-    PyArrayObject *x0 = NULL, *U = NULL, *X = NULL, *A = NULL, *Bu = NULL, *status = NULL;
+    PyArrayObject *x0 = NULL, *U = NULL, *X = NULL, *A = NULL, *Bu = NULL, *status = NULL,
+                  *failed = NULL;
     double *work = NULL;
     npy_intp shp[4], B, T;
 
@@ -409,6 +436,7 @@ static PyObject *py_rollout(PyObject *Py_UNUSED(self), PyObject *args, PyObject 
         }
     }
     if ((status = (PyArrayObject *)PyArray_SimpleNew(1, &B, NPY_INT)) == NULL ||
+        (failed = (PyArrayObject *)PyArray_SimpleNew(1, &B, NPY_INTP)) == NULL ||
         (work = sc_py_work((ptrdiff_t)o.nthreads * sc_step_workspace_size(m, order, 0, 1))) ==
             NULL) {
         goto fail;
@@ -417,17 +445,19 @@ static PyObject *py_rollout(PyObject *Py_UNUSED(self), PyObject *args, PyObject 
     ro.A = sc_py_data(A);
     ro.Bu = sc_py_data(Bu);
     ro.status = (int *)PyArray_DATA(status);
-    Py_BEGIN_ALLOW_THREADS st =
-        sc_rollout(m, B, T, sc_py_data(x0), sc_py_data(U), order, &o, work, &ro);
-    Py_END_ALLOW_THREADS PyMem_RawFree(work);
+    ro.failed = (ptrdiff_t *)PyArray_DATA(failed);
+    sc_py_release(&call, &o);
+    st = sc_rollout(m, B, T, sc_py_data(x0), sc_py_data(U), order, &o, work, &ro);
+    st = sc_py_acquire(&call, st);
+    PyMem_RawFree(work);
     if (st != SC_OK) {
         sc_py_raise(st, "rollout", NULL);
         goto fail;
     }
     Py_DECREF(x0);
     Py_DECREF(U);
-    return Py_BuildValue("NNNN", (PyObject *)X, sc_py_or_none(A), sc_py_or_none(Bu),
-                         (PyObject *)status);
+    return Py_BuildValue("NNNNN", (PyObject *)X, sc_py_or_none(A), sc_py_or_none(Bu),
+                         (PyObject *)status, (PyObject *)failed);
 fail:
     Py_XDECREF(x0);
     Py_XDECREF(U);
@@ -435,6 +465,7 @@ fail:
     Py_XDECREF(A);
     Py_XDECREF(Bu);
     Py_XDECREF(status);
+    Py_XDECREF(failed);
     return NULL;
 }
 
@@ -451,6 +482,7 @@ static PyObject *py_model_eval(PyObject *Py_UNUSED(self), PyObject *args, PyObje
     const sc_model *m;
     sc_model_sizes s;
     sc_options o;
+    sc_py_call call;
     PyArrayObject *x = NULL, *xn = NULL, *o1 = NULL, *o2 = NULL;
     double *work = NULL;
     npy_intp shp[1];
@@ -483,20 +515,17 @@ static PyObject *py_model_eval(PyObject *Py_UNUSED(self), PyObject *args, PyObje
         (work = sc_py_work(sc_step_workspace_size(m, 0, 0, o.nthreads))) == NULL) {
         goto fail;
     }
-    Py_BEGIN_ALLOW_THREADS if (what == 0)
-    {
+    sc_py_release(&call, &o);
+    if (what == 0) {
         st = sc_inverse_dynamics(m, sc_py_data(x), sc_py_data(xn), &o, work, sc_py_data(o1),
                                  sc_py_data(o2));
-    }
-    else if (what == 1)
-    {
+    } else if (what == 1) {
         st = sc_energy(m, sc_py_data(x), &o, work, sc_py_data(o1));
-    }
-    else
-    {
+    } else {
         st = sc_momentum(m, sc_py_data(x), sc_py_data(o1));
     }
-    Py_END_ALLOW_THREADS PyMem_RawFree(work);
+    st = sc_py_acquire(&call, st);
+    PyMem_RawFree(work);
     if (st != SC_OK) {
         sc_py_raise(st, names[what], what == 0 ? "x and x_next" : "x");
         goto fail;

@@ -21,6 +21,7 @@ static PyObject *py_ssdf(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kw
     PyArrayObject *packed = NULL, *x = NULL, *out[4] = {NULL, NULL, NULL, NULL};
     sc_packed_cloud pc;
     sc_options o;
+    sc_py_call call;
     npy_intp m, dims[4];
 
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "OnOd|iiii:ssdf", kwlist, &k_obj, &n, &x_obj, &eps,
@@ -48,10 +49,11 @@ static PyObject *py_ssdf(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kw
     if ((work = sc_py_work((ptrdiff_t)o.nthreads * sc_ssdf_workspace_size(&pc))) == NULL) {
         goto fail;
     }
-    Py_BEGIN_ALLOW_THREADS st =
-        sc_ssdf(&pc, eps, m, (const double *)PyArray_DATA(x), &o, work, sc_py_data(out[0]),
-                sc_py_data(out[1]), sc_py_data(out[2]), sc_py_data(out[3]));
-    Py_END_ALLOW_THREADS PyMem_RawFree(work);
+    sc_py_release(&call, &o);
+    st = sc_ssdf(&pc, eps, m, (const double *)PyArray_DATA(x), &o, work, sc_py_data(out[0]),
+                 sc_py_data(out[1]), sc_py_data(out[2]), sc_py_data(out[3]));
+    st = sc_py_acquire(&call, st);
+    PyMem_RawFree(work);
     if (st != SC_OK) {
         sc_py_raise(st, "ssdf", NULL);
         goto fail;

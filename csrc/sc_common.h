@@ -18,11 +18,14 @@
 /* Status codes (ERFA convention): 0 OK, < 0 error, > 0 warning. */
 enum sc_status {
     SC_OK = 0,
-    SC_EINVAL = -1,      /* invalid argument (size, range, NULL) */
-    SC_ENOMEM = -2,      /* out of memory */
-    SC_ENONFINITE = -3,  /* non-finite value where a finite one is required */
-    SC_ENOTUNIT = -4,    /* a quaternion whose norm is not 1 within SC_UNIT_TOL */
-    SC_EUNSUPPORTED = -5 /* requested instruction set not supported by this CPU/build */
+    SC_EINVAL = -1,       /* invalid argument (size, range, NULL) */
+    SC_ENOMEM = -2,       /* out of memory */
+    SC_ENONFINITE = -3,   /* non-finite value where a finite one is required */
+    SC_ENOTUNIT = -4,     /* a quaternion whose norm is not 1 within SC_UNIT_TOL */
+    SC_EUNSUPPORTED = -5, /* requested instruction set not supported by this CPU/build */
+    SC_EDIVERGED = -6,    /* a step's new state is non-finite or past the model's speed
+                             limits (sc_model.h, sc_body.max_speed); its outputs are written */
+    SC_EINTERRUPTED = -7  /* stopped by the caller's interrupt poll (sc_options.interrupt) */
 };
 
 /* Instruction-set variants of the SIMD kernels (runtime dispatch). */
@@ -33,19 +36,48 @@ enum sc_isa {
     SC_ISA_AVX512 = 2   /* x86-64 AVX-512F, 8 lanes */
 };
 
+/*
+ * A caller's way to stop a long call (sc_options.interrupt).  The long loops (the SSDF's
+ * queries, a rollout's steps, the wait for worker threads) check it at points a few
+ * microseconds to a millisecond apart.  The thread that made the call calls poll(ctx)
+ * there once `period` seconds have passed since the last poll (or since
+ * sc_interrupt_init); the threads a kernel starts only read `stop` (through a view of
+ * the caller's interrupt, sc__interrupt_view).  When poll returns nonzero every thread
+ * stops at its next check and the call returns SC_EINTERRUPTED (its outputs then hold no
+ * result).  The Python binding polls for pending signals (Ctrl-C) this way.
+ */
+typedef struct sc_interrupt {
+    int (*poll)(void *ctx); /* nonzero: stop; NULL in a view */
+    void *ctx;
+    double period; /* seconds between polls, >= 0 */
+    /* state, set by sc_interrupt_init */
+    volatile int stop;           /* written once (0 -> 1) by the calling thread */
+    double last;                 /* time of the last poll (s); the calling thread's alone */
+    struct sc_interrupt *caller; /* a worker thread's view: the interrupt it reads; else NULL */
+} sc_interrupt;
+
+/* Prepare `it` for one call: no stop, the first poll `period` seconds from now. */
+SC_API void sc_interrupt_init(sc_interrupt *it, int (*poll)(void *ctx), void *ctx, double period);
+
+/* 1 when the call must stop (now, or an earlier poll said so), else 0; NULL: 0.  Polls on
+ * the calling thread's interrupt, reads its stop through a view. */
+SC_API int sc_interrupt_check(sc_interrupt *it);
+
 /* How a kernel runs.  Results never depend on isa's lane width in the contact model, and
  * never on nthreads anywhere; the SSDF's variants agree to rounding (sc_ssdf.h). */
 typedef struct sc_options {
-    int isa;      /* SC_ISA_AUTO or a specific SC_ISA_* supported here */
-    int dense;    /* 1: evaluate every sample of every cloud (no pruning, sc_ssdf.h) */
-    int nthreads; /* threads to split a batch over, >= 1 */
+    int isa;                 /* SC_ISA_AUTO or a specific SC_ISA_* supported here */
+    int dense;               /* 1: evaluate every sample of every cloud (no pruning, sc_ssdf.h) */
+    int nthreads;            /* threads to split a batch over, >= 1 */
+    sc_interrupt *interrupt; /* NULL, or the caller's interrupt (sc_interrupt) */
 } sc_options;
 
 /* the most threads a kernel starts (more requested run as this many) */
 #define SC_MAX_THREADS 256
 
-/* the options used where a kernel is given NULL: best ISA, pruned, one thread */
-#define SC_OPTIONS_DEFAULT {SC_ISA_AUTO, 0, 1}
+/* the options used where a kernel is given NULL: best ISA, pruned, one thread, no
+ * interrupt */
+#define SC_OPTIONS_DEFAULT {SC_ISA_AUTO, 0, 1, NULL}
 
 /* numbers of a pose of dimension D (2D (x, y, theta), 3D (p, q w first)) and of a velocity
  * or tangent vector (2D (vx, vy, omega), 3D (v, omega)) */

@@ -117,6 +117,9 @@ int sc_model_check(const sc_model *m, sc_model_sizes *sz)
         } else if (b->actuated) {
             return SC_EINVAL;
         }
+        if (!(b->max_speed >= 0.0) || !(b->max_spin >= 0.0)) {
+            return SC_EINVAL; /* NaN or negative */
+        }
         if (b->kind == SC_BODY_STATIC && sc__pose_check(D, b->pose) != SC_OK) {
             return SC_EINVAL; /* a static pose: finite, a unit quaternion (3D) */
         }
@@ -177,6 +180,41 @@ void sc__body_state(const sc_model *m, const sc_model_sizes *s, const double *x,
         }
     }
     memcpy(vel, x + s->nq + j * SC_NV(D), sizeof(double) * (size_t)SC_NV(D));
+}
+
+int sc__state_diverged(const sc_model *m, const sc_model_sizes *s, const double *x)
+{
+    const int D = m->dim, nl = D, na = D == 2 ? 1 : 3;
+    int k, i, j = 0;
+    for (k = 0; k < s->nq + s->nv; k++) {
+        if (!isfinite(x[k])) {
+            return SC_EDIVERGED;
+        }
+    }
+    for (i = 0; i < m->nbody; i++) {
+        const sc_body *b = m->bodies + i;
+        const double *v;
+        double vv = 0.0, ww = 0.0;
+        if (b->kind == SC_BODY_STATIC) {
+            continue;
+        }
+        v = x + s->nq + (j++) * SC_NV(D);
+        if (b->kind != SC_BODY_DYNAMIC) {
+            continue;
+        }
+        for (k = 0; k < nl; k++) {
+            vv += v[k] * v[k];
+        }
+        for (k = 0; k < na; k++) {
+            ww += v[nl + k] * v[nl + k];
+        }
+        /* squares overflow only for speeds above 1e154, past every finite limit too */
+        if ((b->max_speed > 0.0 && sqrt(vv) > b->max_speed) ||
+            (b->max_spin > 0.0 && sqrt(ww) > b->max_spin)) {
+            return SC_EDIVERGED;
+        }
+    }
+    return SC_OK;
 }
 
 int sc__state_check(const sc_model *m, const sc_model_sizes *s, const double *x, const double *u,

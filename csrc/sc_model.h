@@ -57,6 +57,10 @@ typedef struct sc_body {
     double support_friction;       /* mu_s >= 0 */
     double support_gravity;        /* g > 0 normal to the plane (m/s^2) */
     double support_slip;           /* v_s > 0 (m/s) */
+    /* dynamic bodies: sc_step reports SC_EDIVERGED when its new state has this body's
+       linear speed above max_speed (m/s) or its angular speed above max_spin (rad/s);
+       0 (or inf) for no limit */
+    double max_speed, max_spin;
 } sc_body;
 
 typedef struct sc_pair {

@@ -37,6 +37,10 @@ void sc__body_state(const sc_model *m, const sc_model_sizes *s, const double *x,
 int sc__state_check(const sc_model *m, const sc_model_sizes *s, const double *x, const double *u,
                     int u_len);
 
+/* SC_EDIVERGED for a state with a non-finite entry or a dynamic body past its max_speed or
+ * max_spin (sc_body), else SC_OK: the divergence test of sc_step's new state */
+int sc__state_diverged(const sc_model *m, const sc_model_sizes *s, const double *x);
+
 /* sc_contact of pair `pair` at state x (its bodies' poses and velocities), a static body
  * frozen when `freeze` (no derivatives with respect to it; the contact model's pruning
  * cut then counts no lever arm for it), in the friction mode `mode` (SC_FRICTION_*,

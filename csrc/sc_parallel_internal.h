@@ -35,4 +35,19 @@ typedef int (*sc__range_fn)(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid);
  */
 int sc__parallel_for(ptrdiff_t n, int nthreads, sc__range_fn fn, void *ctx);
 
+/* Set `view` up as a worker thread's view of `it` (which may be a view itself or NULL):
+ * sc_interrupt_check(view) reads the caller's stop and never polls.  Returns view, or
+ * NULL for it == NULL. */
+sc_interrupt *sc__interrupt_view(sc_interrupt *view, sc_interrupt *it);
+
+/*
+ * sc__parallel_for whose calling thread, once its own chunk is done, waits for the
+ * others polling `it` (sc_interrupt_check; NULL: none), so that a stop requested while
+ * only worker threads run is seen within the poll period.  The range functions check
+ * `it` themselves (chunk tid 0, on the calling thread, with sc_interrupt_check(it); the
+ * others through sc__interrupt_view) and return SC_EINTERRUPTED.
+ */
+int sc__parallel_for_polled(ptrdiff_t n, int nthreads, sc__range_fn fn, void *ctx,
+                            sc_interrupt *it);
+
 #endif /* SC_PARALLEL_INTERNAL_H */

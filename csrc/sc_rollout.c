@@ -41,25 +41,42 @@ static int rollout_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
     const rollout_job *J = (const rollout_job *)ctx;
     const int nx = J->s.nq + J->s.nv, n2 = 2 * J->s.nv, nu = J->s.nu;
     double *work = J->work + (ptrdiff_t)tid * J->ws;
+    /* the steps of a worker thread read the caller's interrupt through a view */
+    sc_options opt = J->step_opt;
+    sc_interrupt view;
     ptrdiff_t bi, t;
+    if (tid != 0) {
+        opt.interrupt = sc__interrupt_view(&view, opt.interrupt);
+    }
     for (bi = begin; bi < end; bi++) {
         double *X = J->out->X + bi * (J->T + 1) * nx;
         double *A = J->out->A ? J->out->A + bi * J->T * n2 * n2 : NULL;
         double *Bu = J->out->Bu ? J->out->Bu + bi * J->T * n2 * nu : NULL;
         int st = SC_OK;
+        ptrdiff_t failed = -1;
         memcpy(X, J->x0 + bi * nx, sizeof(double) * (size_t)nx);
         for (t = 0; t < J->T && st == SC_OK; t++) {
             sc_step_out so = {NULL};
+            if (sc_interrupt_check(opt.interrupt)) {
+                return SC_EINTERRUPTED;
+            }
             so.x_next = X + (t + 1) * nx;
             so.dx_dx = A ? A + t * n2 * n2 : NULL;
             so.dx_du = Bu ? Bu + t * n2 * nu : NULL;
-            st = sc_step(J->m, X + t * nx, J->U + (bi * J->T + t) * nu, J->order, 0, &J->step_opt,
-                         work, &so);
+            st = sc_step(J->m, X + t * nx, J->U + (bi * J->T + t) * nu, J->order, 0, &opt, work,
+                         &so);
+            if (st == SC_EINTERRUPTED) {
+                return st;
+            }
             if (st != SC_OK) {
-                fail_from(J, t, X, A, Bu);
+                failed = t;
+                fail_from(J, st == SC_EDIVERGED ? t + 1 : t, X, A, Bu);
             }
         }
         J->out->status[bi] = st;
+        if (J->out->failed) {
+            J->out->failed[bi] = failed;
+        }
     }
     return SC_OK;
 }
@@ -89,5 +106,5 @@ int sc_rollout(const sc_model *m, ptrdiff_t B, ptrdiff_t T, const double *x0, co
     J.work = work;
     J.ws = sc_step_workspace_size(m, order, 0, 1);
     J.out = out;
-    return sc__parallel_for(B, nthreads, rollout_range, &J);
+    return sc__parallel_for_polled(B, nthreads, rollout_range, &J, o.interrupt);
 }

@@ -9,10 +9,12 @@
 
 /* The outputs of sc_rollout. */
 typedef struct sc_rollout_out {
-    double *X;   /* B x (T+1) x nx states (required) */
-    double *A;   /* B x T x 2nv x 2nv per-step dx_dx (order 1; may be NULL) */
-    double *Bu;  /* B x T x 2nv x nu per-step dx_du (order 1; may be NULL) */
-    int *status; /* B: SC_OK, or the status of the step that failed (required) */
+    double *X;         /* B x (T+1) x nx states (required) */
+    double *A;         /* B x T x 2nv x 2nv per-step dx_dx (order 1; may be NULL) */
+    double *Bu;        /* B x T x 2nv x nu per-step dx_du (order 1; may be NULL) */
+    int *status;       /* B: SC_OK, or the status of the step that failed (required) */
+    ptrdiff_t *failed; /* B: that step's index t (0 <= t < T), -1 for a trajectory that
+                          completed (may be NULL) */
 } sc_rollout_out;
 
 /*
@@ -27,9 +29,13 @@ typedef struct sc_rollout_out {
  *   opt      const sc_options* options of every step, nthreads the trajectories' threads
  *   work     double*           nthreads x sc_step_workspace_size(m, order, 0, 1) doubles
  * Returned:
- *   out      const sc_rollout_out*  a failed trajectory's remaining states (and
- *                                   Jacobians) are NaN
- * Returned (function value): SC_OK, or SC_EINVAL for bad arguments.
+ *   out      const sc_rollout_out*  a trajectory stops at its first failed step t:
+ *                                   SC_EDIVERGED (sc_step) keeps that step's outputs
+ *                                   (state t + 1, Jacobians t) and NaN after them; any
+ *                                   other status (a non-finite x0 or control) NaN from
+ *                                   state t + 1 and Jacobians t on
+ * Returned (function value): SC_OK, SC_EINVAL for bad arguments, or SC_EINTERRUPTED
+ *   (opt->interrupt; the outputs then hold no result).
  * Notes:
  *   1) Each trajectory is computed exactly as the same sequence of sc_step calls would
  *      (one thread each), so the results do not depend on nthreads.

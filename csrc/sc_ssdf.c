@@ -121,7 +121,8 @@ typedef struct ssdf_job {
     double *work;
     ptrdiff_t wsize;
     double *phi, *g, *h, *t;
-    double qbase; /* a cloud without an index, pruned: the cut's constant part (else NaN) */
+    double qbase;     /* a cloud without an index, pruned: the cut's constant part (else NaN) */
+    sc_interrupt *it; /* checked between groups of queries (sc_options.interrupt) */
 } ssdf_job;
 
 /* the whole cloud as the kernel's one block; ptr[0] must outlive B */
@@ -151,12 +152,28 @@ static int ssdf_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
     const ptrdiff_t D = j->pc->dim;
     const double *ptr[1];
     sc__blocks B;
+    /* queries in steps of about 2^20 sample visits (a millisecond or so), the interrupt
+       checked between them; rows depend on their query alone */
+    const ptrdiff_t step = j->it ? ((ptrdiff_t)1 << 20) / j->pc->npad + 1 : end - begin;
+    sc_interrupt view, *it = tid == 0 ? j->it : sc__interrupt_view(&view, j->it);
+    ptrdiff_t b0;
     whole_cloud(j->pc, ptr, &B);
     B.qbase = j->qbase;
     B.lanes = sc__cloud_group_boxed(j->pc->n);
-    return j->isa->rows(&B, (int)D, j->eps, end - begin, j->x + begin * D, j->work + tid * j->wsize,
-                        j->phi ? j->phi + begin : NULL, j->g ? j->g + begin * D : NULL,
-                        j->h ? j->h + begin * D * D : NULL, j->t ? j->t + begin * D * D * D : NULL);
+    for (b0 = begin; b0 < end; b0 += step) {
+        const ptrdiff_t b1 = end - b0 < step ? end : b0 + step;
+        int st;
+        if (sc_interrupt_check(it)) {
+            return SC_EINTERRUPTED;
+        }
+        st = j->isa->rows(&B, (int)D, j->eps, b1 - b0, j->x + b0 * D, j->work + tid * j->wsize,
+                          j->phi ? j->phi + b0 : NULL, j->g ? j->g + b0 * D : NULL,
+                          j->h ? j->h + b0 * D * D : NULL, j->t ? j->t + b0 * D * D * D : NULL);
+        if (st != SC_OK) {
+            return st;
+        }
+    }
+    return SC_OK;
 }
 
 /* Pruned queries (sc_ssdf.h, "Pruning").  For a query x, with r = |x - c0| + rho (no
@@ -384,6 +401,7 @@ static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
        the next query is that query's seed */
     const double *sblk = NULL;
     ptrdiff_t c0, soff = 0, istar = 0;
+    sc_interrupt view, *it = tid == 0 ? j->it : sc__interrupt_view(&view, j->it);
     int k;
     pruned_layout(j->pc->n, j->work + tid * j->wsize, &w);
     for (k = 0; k < 7; k++) {
@@ -398,6 +416,9 @@ static int ssdf_pruned_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
         ptrdiff_t g0, g1, i;
         for (g0 = 0; g0 < nq; g0 = g1) {
             double qlo[3], qhi[3], Tf = 0.0, slack = 0.0;
+            if (sc_interrupt_check(it)) { /* between groups of at most 64 queries */
+                return SC_EINTERRUPTED;
+            }
             if (keys[2 * g0] == 0) {
                 /* a non-finite query (sorted first): the dense kernel writes its NaN row */
                 const double *whole[1];
@@ -526,6 +547,7 @@ int sc_ssdf(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
     job.g = dphi_dx;
     job.h = d2phi_dx2;
     job.t = d3phi_dx3;
+    job.it = o.interrupt;
     if (m == 0) {
         return SC_OK;
     }
@@ -536,7 +558,7 @@ int sc_ssdf(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
     nthreads = threads_for(pc, m, o.dense, o.nthreads);
     job.qbase = o.dense ? NAN : cut_base(pc);
     if (o.dense || sc__tree_leaves(pc->n) == 0) {
-        return sc__parallel_for(m, nthreads, ssdf_range, &job);
+        return sc__parallel_for_polled(m, nthreads, ssdf_range, &job, o.interrupt);
     }
-    return sc__parallel_for(m, nthreads, ssdf_pruned_range, &job);
+    return sc__parallel_for_polled(m, nthreads, ssdf_pruned_range, &job, o.interrupt);
 }

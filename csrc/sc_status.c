@@ -13,6 +13,8 @@ const char *sc_status_str(int status)
     case SC_ENONFINITE: return "non-finite value";
     case SC_ENOTUNIT: return "quaternion not of unit norm";
     case SC_EUNSUPPORTED: return "instruction set not supported by this CPU or build";
+    case SC_EDIVERGED: return "the simulation diverged";
+    case SC_EINTERRUPTED: return "interrupted";
     default: return status > 0 ? "unknown warning" : "unknown error";
     }
 }
@@ -80,5 +82,6 @@ int sc_options_resolve(const sc_options *opt, sc_options *out)
     out->isa = isa;
     out->dense = o->dense != 0;
     out->nthreads = o->nthreads;
+    out->interrupt = o->interrupt;
     return SC_OK;
 }

@@ -1399,7 +1399,12 @@ static int step_euler(const sc_model *m, const sc_model_sizes *s, const double *
 int sc_step(const sc_model *m, const double *x, const double *u, int order, int params,
             const sc_options *opt, double *work, const sc_step_out *out)
 {
-    return sc__step_with_matrix(m, x, u, order, params, opt, work, out, NULL);
+    sc_model_sizes s;
+    int st = sc__step_with_matrix(m, x, u, order, params, opt, work, out, NULL);
+    if (st == SC_OK && out->x_next != NULL && sc_model_check(m, &s) == SC_OK) {
+        st = sc__state_diverged(m, &s, out->x_next);
+    }
+    return st;
 }
 
 int sc__step_with_matrix(const sc_model *m, const double *x, const double *u, int order, int params,

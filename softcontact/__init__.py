@@ -71,7 +71,7 @@ else:
 
 if not _STANDIN:
     from . import optimize
-    from ._core import NumericalError
+    from ._core import DivergenceError, NumericalError
     from ._validate import SoftContactWarning
     from .cloud import MassProperties, PointCloud
     from .contact import Contact, ContactParams, Separation, contact, separation
@@ -107,6 +107,7 @@ __all__ = [
     "StepResult",
     "Contact",
     "ContactParams",
+    "DivergenceError",
     "MassProperties",
     "NumericalError",
     "PointCloud",

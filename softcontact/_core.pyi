@@ -17,10 +17,19 @@ SC_ENOMEM: int
 SC_ENONFINITE: int
 SC_ENOTUNIT: int
 SC_EUNSUPPORTED: int
+SC_EDIVERGED: int
+SC_EINTERRUPTED: int
 UNIT_TOL: float
 VERSION: str
 
 class NumericalError(ArithmeticError): ...
+
+class DivergenceError(NumericalError):
+    body: str
+    quantity: str
+    value: float
+    limit: float
+    x_next: np.ndarray
 
 def pack_cloud(
     points: npt.ArrayLike, normals: npt.ArrayLike, weights: npt.ArrayLike
@@ -100,6 +109,7 @@ def model_new(
     pairs: npt.ArrayLike,
     pair_params: npt.ArrayLike,
     integrator: int = ...,
+    limits: npt.ArrayLike | None = ...,
     /,
 ) -> object: ...
 def model_sizes(model: object, /) -> tuple[int, int, int, int, int]: ...
@@ -134,6 +144,7 @@ def rollout(
     npt.NDArray[np.float64] | None,
     npt.NDArray[np.float64] | None,
     npt.NDArray[np.int32],
+    npt.NDArray[np.intp],
 ]: ...
 def model_eval(
     model: object,
@@ -146,3 +157,4 @@ def model_eval(
 ) -> Any: ...
 def isa_info() -> dict[str, object]: ...
 def available_cores() -> int: ...
+def _interrupt_polling(enabled: object, /) -> bool: ...

@@ -42,6 +42,8 @@ from .spatial import pose_difference, retract
 from .ssdf import _packed, _run_options
 
 _F64 = np.dtype(np.float64)
+# Scene.build's max_travel: body radii (and radians) per step past which a step diverged
+DEFAULT_MAX_TRAVEL = 100.0
 _EMPTY = np.zeros(0)
 _EMPTY.flags.writeable = False
 
@@ -129,13 +131,18 @@ class Rollout(NamedTuple):
 
     ``states`` (..., T + 1, nx); ``dx_dx`` (..., T, n, n) and ``dx_du`` (..., T, n, nu) at
     order 1 (else None); ``status`` (...) int: 0 for a trajectory that completed, else the
-    C status of the step that failed (its states from there on are NaN).
+    C status of the step that ended it: ``SC_EDIVERGED`` (-6) when step ``t`` diverged
+    (:class:`DivergenceError`'s criterion; state ``t + 1`` and Jacobians ``t`` are that
+    step's, everything after is NaN), ``SC_ENONFINITE`` (-3) for a non-finite start state
+    or control (NaN from state ``t + 1`` on); ``failed_step`` (...) int: that step ``t``
+    (0 <= t < T), -1 for a trajectory that completed (the last step included).
     """
 
     states: np.ndarray
     dx_dx: np.ndarray | None
     dx_du: np.ndarray | None
     status: np.ndarray
+    failed_step: np.ndarray
 
 
 class Energy(NamedTuple):
@@ -519,7 +526,7 @@ class Scene:
 
     # -- compilation ---------------------------------------------------------------------
 
-    def build(self, dt, integrator="euler") -> Model:
+    def build(self, dt, integrator="euler", *, max_travel=DEFAULT_MAX_TRAVEL) -> Model:
         """Compile into an immutable :class:`Model` with time step ``dt`` (s, > 0).
 
         ``integrator`` (docs/method.md section 7):
@@ -554,16 +561,25 @@ class Scene:
         body's size: its stiffness lowered to be stable at ``dt`` (a 1 kg, 10 cm cube
         with ``"euler"`` at 5 ms and above), or, with ``"euler"``, sized for the lighter
         body's weight under a heavier load.
+
+        ``max_travel`` (> 0, default 100) sets the divergence test of :meth:`Model.step`
+        and :meth:`Model.rollout`: a step diverges when its new state is not finite, or
+        when a dynamic body with geometry moves more than ``max_travel`` times its radius
+        (the largest distance of a sample from its centre of mass) in one step, or turns
+        more than ``max_travel`` radians: ``|v| dt > max_travel r`` or ``|omega| dt >
+        max_travel``.  No contact is resolved at such speeds, and an explicit instability
+        reaches them within a few steps.  ``np.inf`` leaves only the finiteness test.
         """
         dt = as_positive_float(dt, "dt")
         integrator = _as_integrator(integrator)
+        max_travel = _as_max_travel(max_travel)
         if not self._bodies:
             raise ValueError("the scene has no bodies")
         if not any(b.kind != "static" for b in self._bodies):
             raise ValueError("the scene has no moving body")
         fits = self._fits(dt, integrator)  # fitted once for the model and the checks
         pairs = self._resolved_pairs(dt, integrator, fits)
-        model = Model(self, dt, integrator, pairs)
+        model = Model(self, dt, integrator, pairs, max_travel=max_travel)
         limits = self._stability_limits(integrator, pairs)
         if limits and dt > limits[0].dt_max:
             worst = limits[0]
@@ -665,6 +681,22 @@ class Scene:
                 h = min(h, 2.0 * vs * inertia / (mu_s * b.mass * gs * r2))
             out.append(StabilityLimit(b.name, "support friction", h))
         return sorted(out, key=lambda s: s.dt_max)
+
+
+def _divergence_error(message, **attrs) -> _core.DivergenceError:
+    """A :class:`softcontact.DivergenceError` carrying ``body``, ``quantity`` (position,
+    velocity, speed or angular speed), ``value``, ``limit`` and ``x_next``."""
+    e = _core.DivergenceError(message)
+    for k, v in attrs.items():
+        setattr(e, k, v)
+    return e
+
+
+def _as_max_travel(max_travel) -> float:
+    """``max_travel`` of :meth:`Scene.build`: > 0, ``inf`` allowed."""
+    if isinstance(max_travel, (float, np.floating)) and max_travel == np.inf:
+        return math.inf
+    return as_positive_float(max_travel, "max_travel")
 
 
 def _as_integrator(integrator):
@@ -933,7 +965,15 @@ class Model:
     given, or fitted to the bodies by :meth:`ContactParams.for_bodies`).
     """
 
-    def __init__(self, scene: Scene, dt: float, integrator: str = "euler", pairs=None):
+    def __init__(
+        self,
+        scene: Scene,
+        dt: float,
+        integrator: str = "euler",
+        pairs=None,
+        *,
+        max_travel: float = DEFAULT_MAX_TRAVEL,
+    ):
         D = scene.dim
         nb = len(scene._bodies)
         kinds = np.array([_KINDS[b.kind] for b in scene._bodies], dtype=float)
@@ -955,6 +995,16 @@ class Model:
         pp = np.array([p._astuple() for _, _, p in resolved], dtype=float).reshape(-1, 7)
         g3 = np.zeros(3)
         g3[:D] = scene.gravity
+        # the divergence test (Scene.build): per body (max_speed, max_spin), 0 for none
+        max_travel = _as_max_travel(max_travel)
+        limits = np.zeros((nb, 2))
+        if math.isfinite(max_travel):
+            for i, b in enumerate(scene._bodies):
+                if b.kind == "dynamic" and len(b.cloud) > 0:
+                    r = float(
+                        np.sqrt(np.max(np.einsum("ij,ij->i", b.cloud.points, b.cloud.points)))
+                    )
+                    limits[i] = (max_travel * r / dt if r > 0 else 0.0, max_travel / dt)
         self._cap = _core.model_new(
             D,
             dt,
@@ -970,7 +1020,10 @@ class Model:
             pairs,
             pp,
             _INTEGRATORS[integrator],
+            limits,
         )
+        self.max_travel = max_travel
+        self._limits = limits
         nq, nv, nu, np_, _ = _core.model_sizes(self._cap)
         self.dim, self.dt, self.integrator = D, dt, integrator
         self.nq, self.nv, self.nu, self.np, self.nx = nq, nv, nu, np_, nq + nv
@@ -1006,6 +1059,7 @@ class Model:
                 ctl += [f"{b.name}.{c}" for c in comp]
         self.control_names = tuple(ctl)
         self._nvb = nvb
+        self._kinds = tuple(b.kind for b in scene._bodies)
         assert len(self.param_names) == self.np and len(ctl) == nu
         self._frozen = True
 
@@ -1141,6 +1195,8 @@ class Model:
                         0 if num_threads is None else num_threads,
                     )
                 )
+            except _core.DivergenceError as e:
+                raise self._divergence(e.args[1]) from None
             except ValueError:
                 self._as_state(x)
                 self._as_control(u)
@@ -1150,16 +1206,75 @@ class Model:
         order = as_int(order, "order", 0, 2)
         if not isinstance(params, (bool, np.bool_)):
             raise TypeError(f"params must be a bool, got {type(params).__name__}")
-        return _step_result(
-            _core.step(
-                self._cap,
-                x,
-                u,
-                order,
-                int(params),
-                as_num_threads(num_threads),
-                *_run_options(isa, dense),
+        try:
+            return _step_result(
+                _core.step(
+                    self._cap,
+                    x,
+                    u,
+                    order,
+                    int(params),
+                    as_num_threads(num_threads),
+                    *_run_options(isa, dense),
+                )
             )
+        except _core.DivergenceError as e:
+            raise self._divergence(e.args[1]) from None
+
+    def _divergence(self, x_next, step=None, context="") -> _core.DivergenceError:
+        """The DivergenceError of a step (number ``step`` of a trajectory, if given) whose
+        new state ``x_next`` failed the test, its message prefixed by ``context``."""
+        D, nvb = self.dim, self._nvb
+        nqb = 3 if D == 2 else 7
+        moving = [i for i, b in enumerate(self._kinds) if b != "static"]
+        where = (
+            ("step" if step is None else f"step {step}")
+            if not context
+            else (f"{context}: " + ("step" if step is None else f"step {step}"))
+        )
+        for j, i in enumerate(moving):
+            name = self.body_names[i]
+            q = x_next[j * nqb : (j + 1) * nqb]
+            v = x_next[self.nq + j * nvb : self.nq + (j + 1) * nvb]
+            for quantity, part in (("velocity", v), ("position", q)):
+                if not np.all(np.isfinite(part)):
+                    return _divergence_error(
+                        f"{where} diverged: the {quantity} of body {name!r} is not finite "
+                        f"({part.tolist()})",
+                        body=name,
+                        quantity=quantity,
+                        value=math.nan,
+                        limit=math.nan,
+                        x_next=x_next,
+                    )
+        for j, i in enumerate(moving):
+            name = self.body_names[i]
+            v = x_next[self.nq + j * nvb : self.nq + (j + 1) * nvb]
+            max_speed, max_spin = self._limits[i]
+            for quantity, value, limit, unit in (
+                ("speed", math.hypot(*v[:D]), max_speed, "m/s"),
+                ("angular speed", math.hypot(*v[D:]), max_spin, "rad/s"),
+            ):
+                if limit > 0 and value > limit:
+                    return _divergence_error(
+                        f"{where} diverged: body {name!r} reached a {quantity} of "
+                        f"{value:.3g} {unit}, above its limit {limit:.3g} {unit} (moving "
+                        f"more than max_travel = {self.max_travel:g} "
+                        + ("radii" if quantity == "speed" else "radians")
+                        + f" per step of {self.dt:g} s; Scene.build's max_travel)",
+                        body=name,
+                        quantity=quantity,
+                        value=value,
+                        limit=float(limit),
+                        x_next=x_next,
+                    )
+        return _divergence_error(  # not reached for a state the C test refused
+            f"{where} diverged",
+            body="",
+            quantity="",
+            value=math.nan,
+            limit=math.nan,
+            x_next=x_next,
         )
 
     def rollout(self, x0, U, order=0, num_threads=None, *, isa="auto", dense=False) -> Rollout:
@@ -1192,7 +1307,7 @@ class Model:
             # unit quaternions
             for k in np.flatnonzero(np.all(np.isfinite(xf), axis=1)):
                 self._as_state(xf[k], "x0")
-        X, A, Bu, st = _core.rollout(
+        X, A, Bu, st, failed = _core.rollout(
             self._cap,
             xf,
             Ua.reshape(B, T, self.nu),
@@ -1206,6 +1321,7 @@ class Model:
             None if A is None else A.reshape(lead + (T, n2, n2)),
             None if Bu is None else Bu.reshape(lead + (T, n2, self.nu)),
             st.reshape(lead),
+            failed.reshape(lead),
         )
 
     def inverse_dynamics(self, x, x_next, num_threads=None, *, isa="auto", dense=False):

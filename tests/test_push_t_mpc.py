@@ -220,3 +220,17 @@ def test_errors(task):
 def test_problem_is_a_trajectory_problem(task, ctl):
     p = ctl.problem(task.x0)
     assert isinstance(p, TrajectoryProblem) and p.T == ctl.horizon
+
+
+def test_controller_refuses_concurrent_act(task):
+    """Documented (Controller.act): one episode's plan per controller, so a call while
+    another thread is inside act raises instead of interleaving two episodes."""
+    ctl = mpc.Controller(task, horizon=40, block=10, replan=20, iterations=2)
+    ctl._busy.acquire()  # as a thread inside act holds it
+    try:
+        with pytest.raises(RuntimeError, match="another thread"):
+            ctl.act(task.x0)
+    finally:
+        ctl._busy.release()
+    U, phase = ctl.act(task.x0)  # free again
+    assert phase in ("move", "push") and U.shape[1] == 3 and np.all(np.isfinite(U))

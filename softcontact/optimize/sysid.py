@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core import DivergenceError
 from .._validate import as_float_array
 
 __all__ = ["trajectory_residuals", "fit_parameters"]
@@ -55,7 +56,10 @@ def trajectory_residuals(build, names, p, x0, U, observed):
     r = np.empty((T, len(k)))
     J = np.empty((T, len(k), len(cols)))
     for t in range(T):
-        s = model.step(x, Ua[t], order=1, params=True)
+        try:
+            s = model.step(x, Ua[t], order=1, params=True)
+        except DivergenceError as e:
+            raise model._divergence(e.x_next, step=t) from None
         S = s.dx_dx @ S + s.dx_dp[:, cols]
         x = s.x_next
         r[t] = _observed_values(model, x) - obs[t]
@@ -89,21 +93,42 @@ def fit_parameters(build, names, p0, x0, U, observed, **least_squares_options):
     -------
     scipy.optimize.OptimizeResult
         ``x`` holds the identified parameters.
+
+    Raises
+    ------
+    DivergenceError
+        If the simulation diverges at ``p0``.  At a trial point where it diverges the
+        residuals are ``inf`` and ``least_squares`` rejects the step.
     """
     from scipy.optimize import least_squares  # type: ignore[import-untyped]
 
-    cache = {}  # the last parameter vector's (residuals, Jacobian)
+    cache = {}  # the last parameter vector's (residuals, Jacobian or the DivergenceError)
 
     def evaluate(p):
         key = np.asarray(p, dtype=float).tobytes()
         if key not in cache:
             cache.clear()
-            cache[key] = trajectory_residuals(build, names, p, x0, U, observed)
+            try:
+                cache[key] = trajectory_residuals(build, names, p, x0, U, observed)
+            except DivergenceError as e:
+                # a trial point whose simulation diverges: infinite residuals, which
+                # least_squares rejects (it shrinks its trust region)
+                cache[key] = (np.full(np.size(observed), np.inf), e)
         return cache[key]
 
-    return least_squares(
-        lambda p: evaluate(p)[0],
-        np.asarray(p0, dtype=float),
-        jac=lambda p: evaluate(p)[1],
-        **least_squares_options,
-    )
+    def jac(p):
+        J = evaluate(p)[1]
+        if isinstance(J, DivergenceError):
+            raise J
+        return J
+
+    from ..scene import _divergence_error
+
+    p0 = np.asarray(p0, dtype=float)
+    if isinstance(evaluate(p0)[1], DivergenceError):
+        e = evaluate(p0)[1]
+        raise _divergence_error(
+            f"fit_parameters: the simulation diverges at the initial guess p0: {e}",
+            **{k: getattr(e, k) for k in ("body", "quantity", "value", "limit", "x_next")},
+        )
+    return least_squares(lambda p: evaluate(p)[0], p0, jac=jac, **least_squares_options)

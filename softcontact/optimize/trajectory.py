@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
+from .._core import DivergenceError
 from .._validate import as_float_array, as_int
 from .residuals import _model_shape, _Residual
 
@@ -33,6 +36,13 @@ class TrajectoryProblem:
     ``hessp``/``hess`` add one order-2 pass and precompute the adjoint-weighted second
     derivatives of each step, after which each ``hessp`` costs O(T nv^2) and no dynamics).
     ``n_steps`` counts the step evaluations by order, for comparisons.
+
+    A control sequence whose rollout diverges (:class:`~softcontact.DivergenceError`: a
+    non-finite state, or a body past the model's speed limits) costs ``inf`` in ``fun``,
+    ``batch_fun`` and ``residuals``; its derivatives raise the DivergenceError.
+
+    A problem is safe to share between threads: its cache is locked, the rollouts run in
+    parallel (without the GIL), and every call returns the result of its own ``U``.
     """
 
     def __init__(self, model, x0, horizon, cost, num_threads=1) -> None:
@@ -63,6 +73,7 @@ class TrajectoryProblem:
         self.nu = model.nu
         self.size = self.T * self.nu
         self.n_steps = {0: 0, 1: 0, 2: 0}
+        self._lock = threading.Lock()
         self._key = None
         self._fwd: dict = {}
 
@@ -78,14 +89,39 @@ class TrajectoryProblem:
         return a
 
     def _forward(self, U, order):
-        """States, step derivatives and stage-cost derivatives for U at `order` (cached)."""
+        """States, step derivatives and stage-cost derivatives for U at `order` (cached).
+
+        The cache is read and written under the problem's lock; the rollout itself runs
+        outside it (without the GIL), so threads sharing a problem evaluate in parallel
+        and each gets the pass of its own U."""
         Ua = self._as_U(U)
         key = Ua.tobytes()
-        if key != self._key:
-            self._key, self._fwd = key, {}
-        for o in range(order, 3):  # a pass of a higher order serves the lower ones
-            if o in self._fwd:
-                return self._fwd[o]
+        with self._lock:
+            if key == self._key:
+                for o in range(order, 3):  # a pass of a higher order serves the lower ones
+                    if o in self._fwd:
+                        return self._fwd[o]
+        out = self._evaluate(Ua, order)
+        with self._lock:
+            if key != self._key:
+                self._key, self._fwd = key, {}
+            self._fwd[order] = out
+            self.n_steps[order] += self.T
+        return out
+
+    def _diverged(self, Ua, error):
+        """The pass of a control sequence whose rollout diverged: an infinite cost, and
+        the error that every derivative raises."""
+        return {"value": np.inf, "error": error, "U": Ua}
+
+    @staticmethod
+    def _finite(f):
+        """``f`` when its rollout completed; else raise its DivergenceError."""
+        if "error" in f:
+            raise f["error"]
+        return f
+
+    def _evaluate(self, Ua, order):
         m = self.model
         T = self.T
         X = np.empty((T + 1, m.nx))
@@ -96,20 +132,21 @@ class TrajectoryProblem:
         if order <= 1:
             ro = m.rollout(self.x0, Ua[None], order=order, num_threads=1)
             if ro.status[0] != 0:
-                raise FloatingPointError(
-                    f"the rollout became non-finite (status {int(ro.status[0])})"
-                )
+                t = int(ro.failed_step[0])
+                return self._diverged(Ua, m._divergence(ro.states[0, t + 1], step=t))
             X[:] = ro.states[0]
             if order == 1:
                 A[:] = ro.dx_dx[0]
                 B[:] = ro.dx_du[0]
         else:
             for t in range(T):
-                s = m.step(X[t], Ua[t], order=2, num_threads=self.num_threads)
+                try:
+                    s = m.step(X[t], Ua[t], order=2, num_threads=self.num_threads)
+                except DivergenceError as e:
+                    return self._diverged(Ua, m._divergence(e.x_next, step=t))
                 X[t + 1] = s.x_next
                 A[t], B[t] = s.dx_dx, s.dx_du
                 F2.append((s.d2x_dx2, s.d2x_dxdu, s.d2x_du2))
-        self.n_steps[order] += T
         # stage costs
         value = 0.0
         stages = []
@@ -135,9 +172,7 @@ class TrajectoryProblem:
                 H = np.zeros((0, nz, nz)) if order >= 2 else None
             value += 0.5 * float(r @ r)
             stages.append((r, J, H))
-        out = {"X": X, "A": A, "B": B, "F2": F2, "stages": stages, "value": value, "U": Ua}
-        self._fwd[order] = out
-        return out
+        return {"X": X, "A": A, "B": B, "F2": F2, "stages": stages, "value": value, "U": Ua}
 
     def _gradient(self, f):
         T, n = self.T, self.n
@@ -154,7 +189,7 @@ class TrajectoryProblem:
 
     def _second_order(self, U):
         """Per-stage Hessian blocks of the Lagrangian (cost + adjoint-weighted dynamics)."""
-        f = self._forward(U, 2)
+        f = self._finite(self._forward(U, 2))
         if "lag" in f:
             return f
         _, lam = self._gradient(f)
@@ -180,12 +215,15 @@ class TrajectoryProblem:
 
     def _cached(self, U):
         """The richest cached pass for U, or None."""
-        if self._fwd and self._key == self._as_U(U).tobytes():
-            return self._fwd[max(self._fwd)]
+        key = self._as_U(U).tobytes()
+        with self._lock:
+            if self._fwd and self._key == key:
+                return self._fwd[max(self._fwd)]
         return None
 
     def fun(self, U) -> float:
-        """``J(U)``."""
+        """``J(U)``; ``inf`` when the rollout diverges (:class:`~softcontact.DivergenceError`'s
+        test), which SciPy's line searches and trust regions treat as a rejected step."""
         # at order 1: SciPy asks for jac(U) right after fun(U), which then costs nothing
         f = self._cached(U) or self._forward(U, 1)
         return f["value"]
@@ -193,9 +231,10 @@ class TrajectoryProblem:
     def batch_fun(self, U_batch, num_threads=None) -> np.ndarray:
         """``J`` of many control sequences at once: ``U_batch`` (B, T * nu) or (B, T, nu);
         the B rollouts run in C across threads (:meth:`Model.rollout`), the costs in
-        Python.  A trajectory that becomes non-finite gets ``inf``.  Equals ``fun`` row by
-        row (bitwise: the same steps and the same cost code).  For sampling-based initial
-        guesses and zeroth-order baselines; counted in ``n_steps[0]``."""
+        Python.  A trajectory that diverges gets ``inf``.  Equals ``fun`` row by row
+        (bitwise: the same steps and the same cost code), diverging rows included.  For
+        sampling-based initial guesses and zeroth-order baselines; counted in
+        ``n_steps[0]``."""
         Ub = as_float_array(U_batch, "U_batch")
         if not (
             (Ub.ndim == 2 and Ub.shape[1] == self.size)
@@ -210,7 +249,8 @@ class TrajectoryProblem:
         if not np.all(np.isfinite(Ub)):
             raise ValueError("U_batch must be finite (NaN or inf found)")
         ro = self.model.rollout(self.x0, Ub, order=0, num_threads=num_threads)
-        self.n_steps[0] += B * self.T
+        with self._lock:
+            self.n_steps[0] += B * self.T
         out = np.full(B, np.inf)
         zeros = np.zeros(self.nu)
         for b in np.flatnonzero(ro.status == 0):
@@ -230,13 +270,15 @@ class TrajectoryProblem:
         return out
 
     def jac(self, U) -> np.ndarray:
-        """Exact gradient ``dJ/dU`` (T * nu,), by the adjoint of the step Jacobians."""
-        f = self._forward(U, 1)
+        """Exact gradient ``dJ/dU`` (T * nu,), by the adjoint of the step Jacobians.
+        Raises :class:`~softcontact.DivergenceError` (naming the step and body) where the
+        rollout diverges, as do every other derivative and ``residual_jac``."""
+        f = self._finite(self._forward(U, 1))
         return self._gradient(f)[0].reshape(-1)
 
     def value_and_grad(self, U):
         """``(fun(U), jac(U))`` from one order-1 rollout."""
-        f = self._forward(U, 1)
+        f = self._finite(self._forward(U, 1))
         return f["value"], self._gradient(f)[0].reshape(-1)
 
     def hessp(self, U, p) -> np.ndarray:
@@ -272,13 +314,22 @@ class TrajectoryProblem:
     # -- least squares -------------------------------------------------------------------
 
     def residuals(self, U) -> np.ndarray:
-        """All stage residuals stacked (``J = |r|^2 / 2``)."""
+        """All stage residuals stacked (``J = |r|^2 / 2``); all ``inf`` when the rollout
+        diverges (``scipy.optimize.least_squares`` then rejects the step)."""
         f = self._cached(U) or self._forward(U, 1)  # residual_jac(U) usually follows
+        if "error" in f:
+            size = sum(
+                c.size(self.model)
+                for t in range(self.T + 1)
+                for c in self.cost
+                if c.active(t, self.T)
+            )
+            return np.full(size, np.inf)
         return np.concatenate([s[0] for s in f["stages"]])
 
     def residual_jac(self, U) -> np.ndarray:
         """``dr/dU`` (m, T * nu) by forward sensitivities (for Gauss-Newton / least_squares)."""
-        f = self._forward(U, 1)
+        f = self._finite(self._forward(U, 1))
         T, n, nu = self.T, self.n, self.nu
         S = np.zeros((n, T * nu))
         rows = []
@@ -293,5 +344,5 @@ class TrajectoryProblem:
         return np.concatenate(rows)
 
     def states(self, U) -> np.ndarray:
-        """The rolled-out states (T + 1, nx) for U."""
-        return self._forward(U, 0)["X"].copy()
+        """The rolled-out states (T + 1, nx) for U (DivergenceError where they diverge)."""
+        return self._finite(self._forward(U, 0))["X"].copy()

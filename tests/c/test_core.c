@@ -33,7 +33,7 @@ static int n_pass, n_fail;
     } while (0)
 
 /* run options as an argument: OPT(isa, dense, nthreads) */
-#define OPT(isa, dense, nthreads) (&(const sc_options){(isa), (dense), (nthreads)})
+#define OPT(isa, dense, nthreads) (&(const sc_options){(isa), (dense), (nthreads), NULL})
 
 /* deterministic uniform numbers in [0, 1) (64-bit LCG, top 53 bits) */
 static unsigned long long rng_state = 0x9E3779B97F4A7C15ULL;
@@ -139,28 +139,26 @@ static double relerr(double a, double b, double scale)
 
 static void test_status_and_isa(void)
 {
-    static const int codes[6] = {SC_OK,         SC_EINVAL,   SC_ENOMEM,
-                                 SC_ENONFINITE, SC_ENOTUNIT, SC_EUNSUPPORTED};
+    static const int codes[8] = {SC_OK,       SC_EINVAL,       SC_ENOMEM,    SC_ENONFINITE,
+                                 SC_ENOTUNIT, SC_EUNSUPPORTED, SC_EDIVERGED, SC_EINTERRUPTED};
     int s, i, j, distinct = 1;
     for (s = -8; s <= 1; s++) {
         CHECK(sc_status_str(s) != NULL && strlen(sc_status_str(s)) > 0, "status %d", s);
     }
-    /* the codes as renumbered: SC_ENOTUNIT took -4, SC_EUNSUPPORTED is -5, and the removed
-       SC_ENOCONV / SC_ESINGULAR / SC_ETHREAD leave nothing below */
     CHECK(SC_OK == 0 && SC_EINVAL == -1 && SC_ENOMEM == -2 && SC_ENONFINITE == -3 &&
-              SC_ENOTUNIT == -4 && SC_EUNSUPPORTED == -5,
+              SC_ENOTUNIT == -4 && SC_EUNSUPPORTED == -5 && SC_EDIVERGED == -6 &&
+              SC_EINTERRUPTED == -7,
           "status code values");
-    for (i = 0; i < 6; i++) {
+    for (i = 0; i < 8; i++) {
         distinct &= strcmp(sc_status_str(codes[i]), "unknown error") != 0;
         for (j = 0; j < i; j++) {
             distinct &= strcmp(sc_status_str(codes[i]), sc_status_str(codes[j])) != 0;
         }
     }
     CHECK(distinct, "each status code has its own message");
-    CHECK(strcmp(sc_status_str(-6), "unknown error") == 0 &&
-              strcmp(sc_status_str(-7), "unknown error") == 0 &&
+    CHECK(strcmp(sc_status_str(-8), "unknown error") == 0 &&
               strcmp(sc_status_str(1), "unknown warning") == 0,
-          "no codes below SC_EUNSUPPORTED; warnings unknown");
+          "no codes below SC_EINTERRUPTED; warnings unknown");
     CHECK(sc_isa_supported(SC_ISA_GENERIC) == 1, "generic always supported");
     CHECK(sc_isa_supported(42) == 0, "unknown isa");
     CHECK(sc_isa_resolve(SC_ISA_AUTO) == sc_isa_best(), "auto resolves to best");
@@ -385,6 +383,76 @@ static void test_ssdf_pruned(int dim, int N)
             free(r[v][k]);
         }
     }
+    free(work);
+    free(x);
+    free_cloud(&c);
+}
+
+/* sc_interrupt: a poll that says stop after `*left` calls */
+static int poll_countdown(void *ctx)
+{
+    int *left = (int *)ctx;
+    return --*left <= 0;
+}
+
+/* the SSDF stops at its next check once a poll says so (dense and pruned, 1 and 2
+   threads: the workers see the calling thread's stop); a poll that never says stop
+   changes no bit; a long period never polls */
+static void test_interrupt(void)
+{
+    enum { M = 2000 };
+    cloud_data c;
+    double *x = malloc(sizeof(double) * M * 3), *work, *r0, *r1;
+    int i, nt, dense, left;
+    sc_interrupt it;
+    make_cloud(&c, 3, 3001);
+    work = malloc(sizeof(double) * 2 * (size_t)sc_ssdf_workspace_size(&c.pc));
+    r0 = malloc(sizeof(double) * M * 3);
+    r1 = malloc(sizeof(double) * M * 3);
+    for (i = 0; i < M * 3; i++) {
+        x[i] = 3.0 * urand() - 1.5;
+    }
+    CHECK(sc_interrupt_check(NULL) == 0, "no interrupt: never stops");
+    {
+        /* a worker's view reads the caller's stop and never polls */
+        sc_interrupt view, view2;
+        left = 1;
+        sc_interrupt_init(&it, poll_countdown, &left, 0.0);
+        CHECK(sc__interrupt_view(&view, NULL) == NULL, "no view of no interrupt");
+        CHECK(sc_interrupt_check(sc__interrupt_view(&view, &it)) == 0 && left == 1,
+              "a view does not poll");
+        CHECK(sc__interrupt_view(&view2, &view)->caller == &it,
+              "a view of a view reads the caller");
+        it.stop = 1;
+        CHECK(sc_interrupt_check(&view) == 1 && sc_interrupt_check(&view2) == 1,
+              "views see the caller's stop");
+    }
+    for (dense = 0; dense <= 1; dense++) {
+        for (nt = 1; nt <= 2; nt++) {
+            const sc_options plain = {SC_ISA_AUTO, dense, nt, NULL};
+            sc_options o = {SC_ISA_AUTO, dense, nt, &it};
+            int st;
+            CHECK(sc_ssdf(&c.pc, 1e-2, M, x, &plain, work, NULL, r0, NULL, NULL) == SC_OK,
+                  "ssdf without interrupt");
+            left = 1;
+            sc_interrupt_init(&it, poll_countdown, &left, 0.0);
+            st = sc_ssdf(&c.pc, 1e-2, M, x, &o, work, NULL, r1, NULL, NULL);
+            CHECK(st == SC_EINTERRUPTED && it.stop == 1 && left == 0,
+                  "dense %d threads %d: stopped at the first poll (%d)", dense, nt, st);
+            CHECK(sc_interrupt_check(&it) == 1, "a stop stays");
+            left = 1 << 30;
+            sc_interrupt_init(&it, poll_countdown, &left, 0.0);
+            st = sc_ssdf(&c.pc, 1e-2, M, x, &o, work, NULL, r1, NULL, NULL);
+            CHECK(st == SC_OK && left < (1 << 30) && memcmp(r0, r1, sizeof(double) * M * 3) == 0,
+                  "dense %d threads %d: polled, not stopped, same bits", dense, nt);
+            left = 1;
+            sc_interrupt_init(&it, poll_countdown, &left, 1e9);
+            CHECK(sc_ssdf(&c.pc, 1e-2, M, x, &o, work, NULL, r1, NULL, NULL) == SC_OK && left == 1,
+                  "a long period never polls");
+        }
+    }
+    free(r0);
+    free(r1);
     free(work);
     free(x);
     free_cloud(&c);
@@ -1343,7 +1411,7 @@ static void test_model(void)
     }
     {
         double x0[24];
-        sc_rollout_out ro = {NULL, NULL, NULL, NULL};
+        sc_rollout_out ro = {NULL, NULL, NULL, NULL, NULL};
         memcpy(x0, x, sizeof x);
         memcpy(x0 + 12, x, sizeof x);
         ro.X = X, ro.status = status;
@@ -1354,6 +1422,41 @@ static void test_model(void)
     CHECK(!isnan(X[4 * 12 + 12 + 0]) && isnan(X[4 * 12 + 2 * 12 + 0]) &&
               isnan(X[4 * 12 + 3 * 12 + 11]),
           "failed trajectory: NaN from the failing step on");
+    /* divergence: the body's speed limit crossed by the step (|v| = 2.33 after a step from
+       x, 2.60 with vy = -2.3); the step keeps its outputs, a rollout names the step and
+       keeps its state */
+    bodies[0].max_speed = 2.4;
+    {
+        sc_step_out so = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+        sc_rollout_out ro = {NULL, NULL, NULL, NULL, NULL};
+        ptrdiff_t failed[2] = {7, 7};
+        double xd[12];
+        double x0[24];
+        so.x_next = xd;
+        CHECK(sc_step(&m, x, u, 0, 0, NULL, work, &so) == SC_OK && hypot(xd[6], xd[7]) < 2.4,
+              "below max_speed");
+        x[7] = -2.3;
+        st = sc_step(&m, x, u, 0, 0, NULL, work, &so);
+        CHECK(st == SC_EDIVERGED && hypot(xd[6], xd[7]) > 2.4 && xd[7] < -2.3,
+              "past max_speed: SC_EDIVERGED, x_next written (%d)", st);
+        memcpy(x0, x, sizeof x);
+        memcpy(x0 + 12, x, sizeof x);
+        x0[12 + 7] = -2.0;
+        ro.X = X, ro.status = status, ro.failed = failed;
+        st = sc_rollout(&m, 2, 3, x0, U, 0, OPT(SC_ISA_AUTO, 0, 2), work, &ro);
+        CHECK(st == SC_OK && status[0] == SC_EDIVERGED && failed[0] == 0 &&
+                  hypot(X[12 + 6], X[12 + 7]) > 2.4 && isnan(X[2 * 12]) &&
+                  status[1] == SC_ENONFINITE && failed[1] == 1,
+              "rollout: the diverged step's state kept, its index reported (%d %d, %td %td)",
+              status[0], status[1], failed[0], failed[1]);
+        x[7] = -2.0;
+        bodies[0].max_speed = NAN;
+        CHECK(sc_model_check(&m, NULL) == SC_EINVAL, "max_speed NaN refused");
+        bodies[0].max_speed = 0.0;
+        bodies[0].max_spin = -1.0;
+        CHECK(sc_model_check(&m, NULL) == SC_EINVAL, "negative max_spin refused");
+        bodies[0].max_spin = 0.0;
+    }
     free(work);
     /* inconsistent models */
     bodies[1].actuated = 1;
@@ -1484,7 +1587,7 @@ static void test_step_unit(void)
     double xu[13], xn[13], Xr[2 * 13], *work;
     int k, r, st, status[1];
     sc_step_out so = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-    sc_rollout_out ro = {NULL, NULL, NULL, NULL};
+    sc_rollout_out ro = {NULL, NULL, NULL, NULL, NULL};
     memset(&body, 0, sizeof body);
     body.kind = SC_BODY_DYNAMIC;
     body.actuated = 1;
@@ -1601,6 +1704,7 @@ int main(void)
     test_ssdf_pruned(2, 40);
     test_ssdf_pruned(3, 40);
     test_ssdf_special();
+    test_interrupt();
     test_cloud_view();
     test_separation();
     test_separation_unit();

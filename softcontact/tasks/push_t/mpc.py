@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 import time
 from typing import Any
 
@@ -164,6 +165,7 @@ class Controller:
         self.ticks = 0
         self.solve_times: list[float] = []
         self.n_solves = self.n_selections = self.n_moves = 0
+        self._busy = threading.Lock()
 
     # -- objective ---------------------------------------------------------------------
 
@@ -334,7 +336,22 @@ class Controller:
 
     def act(self, x):
         """Controls ``U`` (k, 3) for the next ``k <= replan`` steps from state ``x`` (12,),
-        and the phase: ``"move"`` (repositioning) or ``"push"`` (a refined plan)."""
+        and the phase: ``"move"`` (repositioning) or ``"push"`` (a refined plan).
+
+        A controller carries one episode's plan from tick to tick, so it refuses a call
+        while another thread is inside ``act`` (RuntimeError): use one controller per
+        episode and thread."""
+        if not self._busy.acquire(blocking=False):
+            raise RuntimeError(
+                "Controller.act is already running in another thread: a controller holds "
+                "one episode's plan; use one controller per thread"
+            )
+        try:
+            return self._act(x)
+        finally:
+            self._busy.release()
+
+    def _act(self, x):
         x = self.model._as_state(x, "x")
         if self.path:
             return self._move(x), "move"
@@ -443,7 +460,10 @@ def run_episode(task, controller=None, time_limit=None, callback=None, **setting
         Uk = task.project_controls(Uk)[: n_max - len(U)]
         ro = m.rollout(x, Uk[None], order=0, num_threads=1)
         if int(ro.status[0]) != 0:  # pragma: no cover - the task's dt keeps it stable
-            raise FloatingPointError(f"the simulation became non-finite (seed {task.seed})")
+            t = int(ro.failed_step[0])
+            raise m._divergence(
+                ro.states[0, t + 1], step=len(U) + t, context=f"seed {task.seed}"
+            ) from None
         Xk = ro.states[0, 1:]
         covs = task.coverage(Xk[:, :3])
         hit = np.flatnonzero(covs >= task.success_coverage)

@@ -475,7 +475,12 @@ def experiment(
     truth = _Problem.build(true)
     ro = truth.rollout(x0, U)
     if int(np.asarray(ro.status).reshape(-1)[0]) != 0:  # pragma: no cover - within BOUNDS
-        raise FloatingPointError("the hidden trajectory became non-finite")
+        t = int(np.asarray(ro.failed_step).reshape(-1)[0])
+        raise truth._divergence(
+            np.asarray(ro.states).reshape(-1, truth.nx)[t + 1],
+            step=t,
+            context="the hidden trajectory",
+        ) from None
     X = np.asarray(ro.states).reshape(-1, truth.nx)
     clean = _observed_values(truth, X[1:])[:, :3]
     rng = np.random.default_rng(seed)
