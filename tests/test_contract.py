@@ -1,0 +1,198 @@
+"""The public API's exception contract at the extremes: every entry point raises TypeError or
+ValueError naming the argument."""
+
+import re
+from decimal import Decimal
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import softcontact as sc
+from softcontact.contact import _PARAM_NAMES
+from softcontact.optimize import (
+    cross_entropy,
+)
+
+pytestmark = pytest.mark.filterwarnings("ignore::softcontact.SoftContactWarning")
+
+HUGE = 2**2000  # a Python int beyond the range of a float
+
+
+def disk_scene():
+    s = sc.Scene(dim=2)
+    s.add_body(sc.PointCloud.disk(0.05, 0.01), mass=0.1, name="disk")
+    s.add_body(
+        sc.PointCloud.disk(0.01, 0.005), kind="kinematic", pose=[0.07, 0.0, 0.0], name="pusher"
+    )
+    s.add_contact("disk", "pusher", sc.ContactParams(friction=0.3))
+    s.add_support("disk", friction=0.2)
+    return s
+
+
+def box_scene():
+    s = sc.Scene(dim=3)
+    s.add_body(sc.PointCloud.halfspace([0, 0, 0], [0, 0, 1]), kind="static", name="floor")
+    s.add_body(
+        sc.PointCloud.box([0.05, 0.05, 0.05], 0.025), mass=1.0, pose=[0, 0, 0.05, 1, 0, 0, 0]
+    )
+    s.add_contact("floor", "body1")
+    return s
+
+
+def raises(exc, name, call, *more):
+    """``call()`` raises ``exc`` whose message names ``name`` (and holds each of ``more``)."""
+    with pytest.raises(exc) as info:
+        call()
+    text = str(info.value)
+    assert re.search(rf"(^|\W){re.escape(name)}(\W|$)", text), text
+    for m in more:
+        assert m in text, text
+    return text
+
+
+DISK = sc.PointCloud.disk(0.05, 0.01)
+BOX3 = sc.PointCloud.box([0.05, 0.05, 0.05], 0.025)
+TRI = [[0, 0], [1, 0], [0, 1]]
+TET_V = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], dtype=float)
+TET_F = np.array([[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])
+
+
+def _zeros(X):
+    return np.zeros(len(X))
+
+
+def _same_mass_properties(a, b):
+    want, got = b.mass_properties(), a.mass_properties()
+    assert got.mass == want.mass
+    np.testing.assert_array_equal(got.com, want.com)
+    np.testing.assert_array_equal(got.inertia, want.inertia)
+
+
+# --------------------------------------------------------------------------------------------
+# 1. real parameters: integers too large for a float, Fractions, Decimals, NumPy scalars
+# --------------------------------------------------------------------------------------------
+
+
+def _real_parameters():
+    """(argument name, a function of the value passing it there) for every real parameter."""
+    cases = [(f, lambda v, f=f: sc.ContactParams(**{f: v})) for f in _PARAM_NAMES]
+    cases += [
+        ("eps", lambda v: sc.ssdf(DISK, [[0.0, 0.0]], v)),
+        ("eps", lambda v: sc.separation(DISK, [0, 0, 0], DISK, [0.2, 0, 0], v)),
+        ("radius", lambda v: sc.PointCloud.disk(v, 0.01)),
+        ("spacing", lambda v: sc.PointCloud.disk(0.1, v)),
+        ("radius", lambda v: sc.PointCloud.sphere(v, 0.01)),
+        ("spacing", lambda v: sc.PointCloud.sphere(0.1, v)),
+        ("radius", lambda v: sc.PointCloud.capsule(v, 0.1, 0.05)),
+        ("half_length", lambda v: sc.PointCloud.capsule(0.1, v, 0.05)),
+        ("spacing", lambda v: sc.PointCloud.capsule(0.1, 0.1, v)),
+        ("spacing", lambda v: sc.PointCloud.box([0.1, 0.1], v)),
+        ("spacing", lambda v: sc.PointCloud.polygon(TRI, v)),
+        ("scale", lambda v: sc.PointCloud.t_shape(v)),
+        ("spacing", lambda v: sc.PointCloud.t_shape(spacing=v)),
+        ("thickness", lambda v: sc.PointCloud.t_shape(dim=3, thickness=v)),
+        ("scale", lambda v: sc.PointCloud.t_shape_vertices(v)),
+        ("spacing", lambda v: sc.PointCloud.from_mesh(TET_V, TET_F, v)),
+        ("density", lambda v: DISK.mass_properties(v)),
+        ("mass", lambda v: sc.Scene(dim=2).add_body(DISK, mass=v)),
+        ("density", lambda v: sc.Scene(dim=2).add_body(DISK, density=v)),
+        ("inertia", lambda v: sc.Scene(dim=2).add_body(DISK, mass=1.0, inertia=v)),
+        ("friction", lambda v: disk_scene().add_contact("disk", "pusher", friction=v)),
+        ("friction", lambda v: box_scene().add_contact("floor", "body1", friction=v)),
+        ("dt", lambda v: disk_scene().build(v)),
+        ("dt", lambda v: disk_scene().stability_limits(dt=v)),
+        ("dt", lambda v: sc.ContactParams.for_bodies(box_scene(), 0, 1, dt=v)),
+        ("friction", lambda v: sc.ContactParams.for_bodies(box_scene(), 0, 1, friction=v)),
+        ("min_sigma", lambda v: cross_entropy(_zeros, [0.0], 1.0, min_sigma=v)),
+        ("smoothing", lambda v: cross_entropy(_zeros, [0.0], 1.0, smoothing=v)),
+    ]
+    for name in ("friction", "gravity", "slip_velocity"):
+        kwargs = {"friction": 0.3, name: None}
+
+        def call(v, kwargs=kwargs, name=name):
+            s = sc.Scene(dim=2)
+            s.add_body(DISK, mass=1.0, name="d")
+            s.add_support("d", **{**kwargs, name: v})
+
+        cases.append((name, call))
+    return cases
+
+
+REAL_PARAMETERS = _real_parameters()
+
+
+@pytest.mark.parametrize(("name", "call"), REAL_PARAMETERS)
+def test_integer_too_large_for_a_float(name, call):
+    raises(ValueError, name, lambda: call(HUGE), "an integer too large for a float")
+    raises(ValueError, name, lambda: call(-HUGE))
+
+
+@pytest.mark.parametrize("value", [Fraction(HUGE, 3), Decimal("1e400"), Decimal("-1e999")])
+def test_values_too_large_for_a_float(value):
+    raises(ValueError, "eps", lambda: sc.ContactParams(eps=value), "too large for a float")
+
+
+def test_long_double_too_large_for_a_float():
+    if np.isinf(np.longdouble("1e400")):
+        pytest.skip("long double is double here")
+    raises(ValueError, "eps", lambda: sc.ContactParams(eps=np.longdouble("1e400")), "too large")
+
+
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [
+        (np.int64(3), 3.0),
+        (np.uint8(2), 2.0),
+        (np.float32(0.5), 0.5),
+        (np.array(4), 4.0),
+        (Fraction(1, 4), 0.25),
+        (Decimal("0.125"), 0.125),
+        (2**70, float(2**70)),
+    ],
+)
+def test_real_numbers_of_any_kind(value, want):
+    assert sc.ContactParams(stiffness=value).stiffness == want
+
+
+@pytest.mark.parametrize("value", [Fraction(1, 10**400), Decimal("1e-400")])
+def test_positive_value_too_small_for_a_float(value):
+    raises(ValueError, "eps", lambda: sc.ContactParams(eps=value), "too small for a float")
+
+
+@pytest.mark.parametrize(
+    ("value", "exc"),
+    [(Decimal("NaN"), ValueError), (Decimal("sNaN"), ValueError), (Decimal("Infinity"), ValueError)]
+    + [(v, TypeError) for v in ("1", None, 1j, True, np.bool_(True), [1.0], np.array([1.0]))],
+)
+def test_not_a_finite_real_number(value, exc):
+    raises(exc, "eps", lambda: sc.ContactParams(eps=value))
+
+
+@pytest.mark.parametrize(
+    ("name", "call", "shape"),
+    [
+        ("gravity", lambda a: sc.Scene(dim=2, gravity=a), (2,)),
+        ("points", lambda a: sc.PointCloud(a, [[1.0, 0.0]]), (1, 2)),
+        ("x", lambda a: sc.ssdf(DISK, a, 1e-4), (1, 2)),
+        ("half_extents", lambda a: sc.PointCloud.box(a, 1e30), (2,)),
+    ],
+)
+def test_arrays_with_integers_too_large_for_a_float(name, call, shape):
+    def filled(value):
+        a = np.full(shape, 1, dtype=object)
+        a.flat[-1] = value
+        return a.tolist()
+
+    raises(ValueError, name, lambda: call(filled(HUGE)), "an integer too large for a float")
+    call(filled(2**70))  # beyond int64, within a float: converted
+
+
+@pytest.mark.parametrize(
+    "value", [2**64, -(2**20000), 10**5000], ids=["2^64", "-2^20000", "10^5000"]
+)
+def test_integer_arguments_beyond_any_range(value):
+    # Python refuses to print integers of more than 4300 digits: the message must not try
+    text = raises(ValueError, "order", lambda: sc.ssdf(DISK, [[0.0, 0.0]], 1e-4, order=value))
+    assert len(text) < 200
+    raises(ValueError, "num_threads", lambda: sc.ssdf(DISK, [[0.0, 0.0]], 1e-4, num_threads=value))
