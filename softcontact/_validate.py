@@ -29,6 +29,7 @@ __all__ = [
     "as_positive_float",
     "as_int",
     "as_num_threads",
+    "check_not_masked",
     "shape_str",
 ]
 
@@ -38,14 +39,26 @@ def shape_str(shape) -> str:
     return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
+def check_not_masked(x, name: str) -> None:
+    """Refuse a NumPy masked array (or ``numpy.ma.masked``): converting it drops its mask, so
+    the masked entries' hidden values would be used silently."""
+    if isinstance(x, np.ma.MaskedArray):
+        raise TypeError(
+            f"{name}: masked arrays are not supported; pass {name}.filled(...) "
+            "(with the value the masked entries should take)"
+        )
+
+
 def as_float_array(x, name: str) -> np.ndarray:
     """Convert ``x`` to a float64 ndarray without lossy casts.
 
     Lists, ints, bools, float16/32/64 and byte-swapped floats are accepted, and so are
     Python ints beyond int64 (as floats; ``ValueError`` when one is too large for a
-    float); complex, object, string and datetime dtypes raise ``TypeError``.  The result
-    may share memory with ``x``; callers never write to it.
+    float); complex, object, string and datetime dtypes raise ``TypeError``, and so do
+    masked arrays (their masks would be dropped).  The result may share memory with
+    ``x``; callers never write to it.
     """
+    check_not_masked(x, name)
     if isinstance(x, np.ndarray):
         a = x
     else:
@@ -86,12 +99,13 @@ def as_real(v, name: str) -> float:
 
     Accepted: Python and NumPy ints and floats, :class:`fractions.Fraction`,
     :class:`decimal.Decimal` and 0-d real arrays.  ``TypeError`` for anything else (bool,
-    complex, str, None, arrays of one or more dimensions); ``ValueError``
+    complex, str, None, arrays of one or more dimensions, masked values); ``ValueError``
     naming ``name`` for a value beyond the range of a float (``2**2000``,
     ``Fraction(10**400)``, ``Decimal("1e400")``, a long double of 1e400) or that is not a
     number (``Decimal("sNaN")``).  NaN and infinite floats are returned as they are: the
     callers' range checks refuse them.
     """
+    check_not_masked(v, name)
     if isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "iuf":
         v = v[()]  # the NumPy scalar
     if isinstance(v, (bool, np.bool_)) or not isinstance(
@@ -138,6 +152,7 @@ def as_positive_float(v, name: str, *, allow_zero: bool = False) -> float:
 
 def as_int(v, name: str, lo: int | None = None, hi: int | None = None) -> int:
     """An integer (Python or NumPy, not bool or float) within ``[lo, hi]``."""
+    check_not_masked(v, name)
     if isinstance(v, (bool, np.bool_)):
         raise TypeError(f"{name} must be an integer, got bool")
     try:

@@ -11,6 +11,8 @@ import pytest
 import softcontact as sc
 from softcontact.contact import _PARAM_NAMES
 from softcontact.optimize import (
+    ApproachResidual,
+    PoseResidual,
     cross_entropy,
 )
 
@@ -196,3 +198,94 @@ def test_integer_arguments_beyond_any_range(value):
     text = raises(ValueError, "order", lambda: sc.ssdf(DISK, [[0.0, 0.0]], 1e-4, order=value))
     assert len(text) < 200
     raises(ValueError, "num_threads", lambda: sc.ssdf(DISK, [[0.0, 0.0]], 1e-4, num_threads=value))
+
+
+# --------------------------------------------------------------------------------------------
+# 10. masked arrays
+# --------------------------------------------------------------------------------------------
+
+
+def _masked(a, where=0):
+    mask = np.zeros(np.shape(a), dtype=bool)
+    mask.flat[where] = True
+    return np.ma.masked_array(np.asarray(a), mask=mask)
+
+
+def _masked_cases():
+    m2 = disk_scene().build(0.002)
+    m3 = box_scene().build(0.002)
+    x2, x3 = m2.initial_state(), m3.initial_state()
+    u2 = np.zeros(m2.nu)
+    return [
+        ("points", lambda: sc.PointCloud(_masked([[0.0, 0.0]]), [[1.0, 0.0]])),
+        ("normals", lambda: sc.PointCloud([[0.0, 0.0]], _masked([[1.0, 0.0]]))),
+        ("weights", lambda: sc.PointCloud([[0.0, 0.0]], [[1.0, 0.0]], _masked([1.0]))),
+        ("half_extents", lambda: sc.PointCloud.box(_masked([0.1, 0.1]), 0.05)),
+        ("vertices", lambda: sc.PointCloud.polygon(_masked(TRI), 0.1)),
+        ("vertices", lambda: sc.PointCloud.from_mesh(_masked(TET_V), TET_F, 0.5)),
+        ("faces", lambda: sc.PointCloud.from_mesh(TET_V, _masked(TET_F), 0.5)),
+        ("point", lambda: sc.PointCloud.halfspace(_masked([0.0, 0.0]), [0.0, 1.0])),
+        ("normal", lambda: sc.PointCloud.halfspace([0.0, 0.0], _masked([0.0, 1.0]))),
+        ("pose", lambda: DISK.transformed(_masked([0.0, 0.0, 0.0]))),
+        ("x", lambda: sc.ssdf(DISK, _masked([[0.0, 0.0]]), 1e-4)),
+        ("eps", lambda: sc.ssdf(DISK, [[0.0, 0.0]], np.ma.masked)),
+        ("eps", lambda: sc.ssdf(DISK, [[0.0, 0.0]], np.ma.masked_array(1e-4, mask=True))),
+        ("order", lambda: sc.ssdf(DISK, [[0.0, 0.0]], 1e-4, order=np.ma.masked_array(1))),
+        ("pose_a", lambda: sc.separation(DISK, _masked([0, 0, 0.0]), DISK, [0.2, 0, 0], 1e-4)),
+        (
+            "vel_b",
+            lambda: sc.contact(DISK, [0, 0, 0], [0, 0, 0], DISK, [0.2, 0, 0], _masked([0, 0, 0.0])),
+        ),
+        ("pose", lambda: sc.retract(_masked([0.0, 0.0, 0.0]), [0.0, 0.0, 0.0])),
+        ("dq", lambda: sc.retract([0.0, 0.0, 0.0], _masked([0.0, 0.0, 0.0]))),
+        ("pose1", lambda: sc.pose_difference(_masked([0.0, 0.0, 0.0]), [0.0, 0.0, 0.0])),
+        ("gravity", lambda: sc.Scene(dim=2, gravity=_masked([0.0, 0.0]))),
+        ("pose", lambda: sc.Scene(dim=2).add_body(DISK, mass=1.0, pose=_masked([0, 0, 0.0]))),
+        (
+            "velocity",
+            lambda: sc.Scene(dim=2).add_body(DISK, mass=1.0, velocity=_masked([0, 0, 0.0])),
+        ),
+        ("inertia", lambda: sc.Scene().add_body(BOX3, mass=1.0, inertia=_masked([1.0, 1.0, 1.0]))),
+        ("samples", lambda: _support_masked()),
+        ("x", lambda: m2.step(_masked(x2), u2)),
+        ("u", lambda: m2.step(x2, _masked(u2 + 1.0))),
+        ("x", lambda: m3.step(_masked(x3))),
+        ("x0", lambda: m2.rollout(_masked(x2), np.zeros((2, m2.nu)))),
+        ("U", lambda: m2.rollout(x2, _masked(np.zeros((2, m2.nu))))),
+        ("dx", lambda: m2.retract(x2, _masked(np.zeros(2 * m2.nv)))),
+        ("x1", lambda: m2.difference(_masked(x2), x2)),
+        ("x", lambda: m2.energy(_masked(x2))),
+        ("x_next", lambda: m2.inverse_dynamics(x2, _masked(x2))),
+        (
+            "x0",
+            lambda: sc.optimize.TrajectoryProblem(
+                m2, _masked(x2), 2, PoseResidual(m2, "disk", [0, 0, 0])
+            ),
+        ),
+        ("x0", lambda: cross_entropy(_zeros, _masked([0.0]), 1.0)),
+        (
+            "offset",
+            lambda: ApproachResidual(m2, "pusher", "disk", DISK, offset=np.ma.masked_array(0.0)),
+        ),
+    ]
+
+
+def _support_masked():
+    s = sc.Scene(dim=2)
+    s.add_body(DISK, mass=1.0, name="d")
+    s.add_support("d", 0.1, samples=_masked([[0.0, 0.0], [0.01, 0.0]]))
+
+
+@pytest.mark.parametrize(("name", "call"), _masked_cases())
+def test_masked_arrays_are_refused(name, call):
+    raises(TypeError, name, call, "masked arrays are not supported", ".filled(")
+
+
+def test_masked_inputs_are_left_alone():
+    a = _masked([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]], where=2)
+    before = (a.data.copy(), a.mask.copy())
+    with pytest.raises(TypeError):
+        sc.PointCloud.polygon(a, 0.1)
+    np.testing.assert_array_equal(a.data, before[0])
+    np.testing.assert_array_equal(a.mask, before[1])
+    assert sc.PointCloud.polygon(a.filled(0.5), 0.1).kind == "polygon"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import as_float_array, shape_str
+from .._validate import as_float_array, check_not_masked, shape_str
 from ..sampling import as_spacing, check_finite, sample_mesh
 from .base import Sample, Shape, register
 
@@ -85,6 +85,7 @@ class Mesh(Shape):
 
 
 def _as_faces(faces, n_vertices: int) -> np.ndarray:
+    check_not_masked(faces, "faces")
     if isinstance(faces, np.ndarray):
         f = faces
     else:
