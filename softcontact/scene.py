@@ -557,10 +557,7 @@ class Scene:
         """
         dt = as_positive_float(dt, "dt")
         integrator = _as_integrator(integrator)
-        if not self._bodies:
-            raise ValueError("the scene has no bodies")
-        if not any(b.kind != "static" for b in self._bodies):
-            raise ValueError("the scene has no moving body")
+        _check_buildable(self)
         fits = self._fits(dt, integrator)  # fitted once for the model and the checks
         pairs = self._resolved_pairs(dt, integrator, fits)
         model = Model(self, dt, integrator, pairs)
@@ -665,6 +662,14 @@ class Scene:
                 h = min(h, 2.0 * vs * inertia / (mu_s * b.mass * gs * r2))
             out.append(StabilityLimit(b.name, "support friction", h))
         return sorted(out, key=lambda s: s.dt_max)
+
+
+def _check_buildable(scene) -> None:
+    """ValueError unless ``scene`` has a moving body."""
+    if not scene._bodies:
+        raise ValueError("the scene has no bodies")
+    if not any(b.kind != "static" for b in scene._bodies):
+        raise ValueError("the scene has no moving body")
 
 
 def _as_integrator(integrator):
@@ -914,6 +919,25 @@ def _fit(scene, ia, ib, dt, integrator, friction) -> _FitResult:
     return _FitResult(params, k < k_load, sink, size, carried)
 
 
+def _as_resolved_pairs(scene, pairs):
+    """``pairs`` of :class:`Model` (what :meth:`Scene.build` passes): one ``(a, b,
+    ContactParams)`` per contact pair of the scene, in its order."""
+    want = [(a, c) for a, c, _ in scene._pairs]
+    try:
+        got = [(a, c, p) for a, c, p in pairs]
+    except (TypeError, ValueError):
+        got = None
+    if got is None or [(a, c) for a, c, _ in got] != want:
+        raise ValueError(
+            "pairs must hold (body_a, body_b, ContactParams) for each contact pair of the "
+            f"scene, in order: the pairs {want}"
+        )
+    for _, _, p in got:
+        if not isinstance(p, ContactParams):
+            raise TypeError(f"pairs must hold ContactParams, got {type(p).__name__}")
+    return got
+
+
 def _rot(pose, D):
     if D == 2:
         c, s = np.cos(pose[2]), np.sin(pose[2])
@@ -926,6 +950,10 @@ def _rot(pose, D):
 class Model:
     """A compiled scene (immutable); see :meth:`Scene.build` and the module docstring.
 
+    ``Model(scene, dt, integrator="euler")`` is what ``scene.build(dt, integrator)``
+    returns, without its warnings (TypeError if ``scene`` is not a :class:`Scene`,
+    ValueError for a bad ``dt`` or ``integrator`` or a scene without moving bodies).
+
     Attributes: ``dim``, ``dt``, ``integrator``, ``nq``, ``nv``, ``nx = nq + nv``, ``nu``,
     ``np`` (number of parameters), ``body_names`` (all bodies), ``moving`` (names of the
     bodies in the state, in order), ``param_names``, ``control_names``, ``contact_params``
@@ -934,6 +962,13 @@ class Model:
     """
 
     def __init__(self, scene: Scene, dt: float, integrator: str = "euler", pairs=None):
+        if not isinstance(scene, Scene):
+            raise TypeError(f"scene must be a Scene, got {type(scene).__name__}")
+        dt = as_positive_float(dt, "dt")
+        integrator = _as_integrator(integrator)
+        _check_buildable(scene)
+        if pairs is not None:
+            pairs = _as_resolved_pairs(scene, pairs)
         D = scene.dim
         nb = len(scene._bodies)
         kinds = np.array([_KINDS[b.kind] for b in scene._bodies], dtype=float)

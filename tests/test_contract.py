@@ -14,6 +14,8 @@ from softcontact.optimize import (
     ApproachResidual,
     PoseResidual,
     cross_entropy,
+    fit_parameters,
+    trajectory_residuals,
 )
 
 pytestmark = pytest.mark.filterwarnings("ignore::softcontact.SoftContactWarning")
@@ -198,6 +200,79 @@ def test_integer_arguments_beyond_any_range(value):
     text = raises(ValueError, "order", lambda: sc.ssdf(DISK, [[0.0, 0.0]], 1e-4, order=value))
     assert len(text) < 200
     raises(ValueError, "num_threads", lambda: sc.ssdf(DISK, [[0.0, 0.0]], 1e-4, num_threads=value))
+
+
+# --------------------------------------------------------------------------------------------
+# 2. objects of the wrong type: Model's scene, fit_parameters' build
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scene", [None, 3, "scene", sc.PointCloud.disk(0.1, 0.01)])
+def test_model_needs_a_scene(scene):
+    raises(TypeError, "scene", lambda: sc.Model(scene, 0.01), "must be a Scene")
+
+
+def test_model_checks_its_arguments():
+    s = disk_scene()
+    raises(ValueError, "dt", lambda: sc.Model(s, -1.0))
+    raises(ValueError, "dt", lambda: sc.Model(s, HUGE))
+    raises(TypeError, "dt", lambda: sc.Model(s, "0.01"))
+    raises(ValueError, "integrator", lambda: sc.Model(s, 0.01, "rk4"))
+    raises(ValueError, "pairs", lambda: sc.Model(s, 0.01, pairs=[]))
+    raises(ValueError, "pairs", lambda: sc.Model(s, 0.01, pairs=[(1, 0, sc.ContactParams())]))
+    raises(TypeError, "pairs", lambda: sc.Model(s, 0.01, pairs=[(0, 1, None)]))
+    with pytest.raises(ValueError, match="no bodies"):
+        sc.Model(sc.Scene(dim=2), 0.01)
+    m = sc.Model(s, 0.01, pairs=[(0, 1, sc.ContactParams())])
+    assert m.contact_params == (sc.ContactParams(),)
+    assert repr(sc.Model(s, 0.01)) == repr(s.build(0.01))
+
+
+def _sysid_case():
+    cloud = sc.PointCloud.disk(0.05, 0.01)
+
+    def build(p):
+        s = sc.Scene(dim=2)
+        s.add_body(cloud, mass=p[0], inertia=1e-4, name="d")
+        s.add_support("d", friction=0.2)
+        return s.build(0.01)
+
+    m = build([0.1])
+    U = np.zeros((3, 0))
+    obs = np.zeros((3, 3))
+    return build, m.initial_state(), U, obs
+
+
+@pytest.mark.parametrize("returned", [None, 0, "model", sc.Scene(dim=2)])
+def test_build_must_return_a_model(returned):
+    pytest.importorskip("scipy")
+    _, x0, U, obs = _sysid_case()
+    text = raises(
+        TypeError,
+        "build",
+        lambda: fit_parameters(lambda p: returned, ["d.mass"], [0.1], x0, U, obs),
+        "must return a Model",
+    )
+    assert repr(returned)[:20] in text
+    raises(
+        TypeError,
+        "build",
+        lambda: trajectory_residuals(lambda p: returned, ["d.mass"], [0.1], x0, U, obs),
+    )
+
+
+def test_fit_parameters_checks_its_arrays():
+    pytest.importorskip("scipy")
+    build, x0, U, obs = _sysid_case()
+    raises(TypeError, "build", lambda: fit_parameters(None, ["d.mass"], [0.1], x0, U, obs))
+    raises(ValueError, "p0", lambda: fit_parameters(build, ["d.mass"], [np.nan], x0, U, obs))
+    raises(ValueError, "p0", lambda: fit_parameters(build, ["d.mass"], [[0.1]], x0, U, obs))
+    raises(ValueError, "U", lambda: trajectory_residuals(build, ["d.mass"], [0.1], x0, [1.0], obs))
+    bad = obs.copy()
+    bad[1, 1] = np.inf
+    raises(ValueError, "observed", lambda: fit_parameters(build, ["d.mass"], [0.1], x0, U, bad))
+    r, J = trajectory_residuals(build, ["d.mass"], [0.1], x0, U, obs)
+    assert r.shape == (9,) and J.shape == (9, 1)
 
 
 # --------------------------------------------------------------------------------------------
