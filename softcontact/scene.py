@@ -1116,6 +1116,8 @@ class Model:
         d = as_float_array(dx, "dx")
         if d.shape != (2 * self.nv,):
             raise ValueError(f"dx must have shape ({2 * self.nv},), got {shape_str(d.shape)}")
+        if not _all_finite(d):
+            raise ValueError("dx must be finite (NaN or inf found)")
         poses, v = self._split(x)
         nvb = self._nvb
         out = [retract(p, d[nvb * j : nvb * (j + 1)]) for j, p in enumerate(poses)]

@@ -276,6 +276,22 @@ def test_fit_parameters_checks_its_arrays():
 
 
 # --------------------------------------------------------------------------------------------
+# 9. Model.retract names dx
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [disk_scene, box_scene], ids=["2d", "3d"])
+def test_retract_names_dx(make):
+    m = make().build(0.002)
+    x = m.initial_state()
+    n = 2 * m.nv
+    for bad in (np.full(n, np.nan), np.r_[np.inf, np.zeros(n - 1)]):
+        raises(ValueError, "dx", lambda bad=bad: m.retract(x, bad), "finite")
+    raises(ValueError, "dx", lambda: m.retract(x, np.zeros(n + 1)))
+    np.testing.assert_array_equal(m.retract(x, np.zeros(n)), x)
+
+
+# --------------------------------------------------------------------------------------------
 # 10. masked arrays
 # --------------------------------------------------------------------------------------------
 
