@@ -744,7 +744,8 @@ class PointCloud:
         point : (D,) array_like of float
             A point on the boundary plane (line in 2D); D is 2 or 3.
         normal : (D,) array_like of float
-            Outward normal (pointing out of the solid side); it is normalized.
+            Outward normal (pointing out of the solid side), of length >= 1e-12 (any
+            finite length above that, 1e300 included); it is normalized.
 
         Returns
         -------
@@ -757,7 +758,7 @@ class PointCloud:
             If an argument is not an array of real numbers.
         ValueError
             If ``point`` is not (2,) or (3,), ``normal`` does not match it, a value is not
-            finite, or ``normal`` is zero.
+            finite, or ``normal`` is zero (shorter than 1e-12).
         """
         return cls._sampled(HalfSpace.sample(point, normal), "halfspace")
 

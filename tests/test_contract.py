@@ -1,6 +1,7 @@
 """The public API's exception contract at the extremes: every entry point raises TypeError or
 ValueError naming the argument."""
 
+import math
 import re
 from decimal import Decimal
 from fractions import Fraction
@@ -273,6 +274,32 @@ def test_fit_parameters_checks_its_arrays():
     raises(ValueError, "observed", lambda: fit_parameters(build, ["d.mass"], [0.1], x0, U, bad))
     r, J = trajectory_residuals(build, ["d.mass"], [0.1], x0, U, obs)
     assert r.shape == (9,) and J.shape == (9, 1)
+
+
+# --------------------------------------------------------------------------------------------
+# 3. half-spaces with huge normals
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("normal", "want"),
+    [
+        ([0.0, 0.0, 1e300], [0.0, 0.0, 1.0]),
+        ([0.0, 1e308, 1e308], [0.0, math.sqrt(0.5), math.sqrt(0.5)]),
+        ([3e300, 4e300], [0.6, 0.8]),
+        ([-1.7e308, 0.0], [-1.0, 0.0]),
+        ([0.0, 3e-12, 4e-12], [0.0, 0.6, 0.8]),
+    ],
+)
+def test_halfspace_normal_of_any_length(normal, want):
+    c = sc.PointCloud.halfspace(np.zeros(len(normal)), normal)
+    np.testing.assert_allclose(c.normals[0], want, rtol=1e-15, atol=1e-16)
+    assert abs(np.linalg.norm(c.normals[0]) - 1.0) <= 1e-15
+
+
+@pytest.mark.parametrize("normal", [[0.0, 0.0, 0.0], [0.0, 0.0, 1e-300], [1e-13, 0.0]])
+def test_halfspace_zero_normal(normal):
+    raises(ValueError, "normal", lambda: sc.PointCloud.halfspace(np.zeros(len(normal)), normal))
 
 
 # --------------------------------------------------------------------------------------------
