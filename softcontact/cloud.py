@@ -372,8 +372,10 @@ class PointCloud:
             If ``density`` is not a real number.
         ValueError
             If ``density`` is not finite and > 0; if the cloud is a half-space (unbounded);
-            or if the cloud has no recorded geometry and its samples do not look like a
-            closed surface.
+            if the cloud has no recorded geometry and its samples do not look like a
+            closed surface; or if the mass or the inertia is beyond the range of a float
+            (overflows, or underflows to 0: inertia scales as ``density L^5`` with the size
+            L, so a body of unit density must have L within about 1e-60..1e60 m).
 
         Notes
         -----
@@ -405,15 +407,31 @@ class PointCloud:
         (0.314159, 0.001570796, [0.0, 0.0])
         """
         rho = as_positive_float(density, "density")
-        if self._geometry is not None:
-            volume, com, inertia = self._geometry.unit_mass_properties()
-        else:
-            volume, com, inertia = sample_mass_properties(
-                self._points, self._normals, self._weights
+        # clouds of extreme size (volume ~ L^3, inertia ~ L^5) overflow or underflow:
+        # computed quietly, then refused below
+        with np.errstate(all="ignore"):
+            if self._geometry is not None:
+                volume, com, inertia = self._geometry.unit_mass_properties()
+            else:
+                volume, com, inertia = sample_mass_properties(
+                    self._points, self._normals, self._weights
+                )
+            mass = rho * volume
+            inertia = rho * float(inertia) if self.dim == 2 else rho * inertia
+            smallest = inertia if self.dim == 2 else float(np.min(np.diag(inertia)))
+        if not (
+            math.isfinite(mass)
+            and mass > 0
+            and np.all(np.isfinite(com))
+            and np.all(np.isfinite(inertia))
+            and smallest > 0
+        ):
+            raise ValueError(
+                f"density: the mass properties of this cloud at density={rho:g} are beyond "
+                f"the range of a float (mass {mass:.3g}, inertia down to {smallest:.3g}): "
+                "scale the cloud or the density (or give mass and inertia)"
             )
-        if self.dim == 2:
-            return MassProperties(rho * volume, com, rho * float(inertia))
-        return MassProperties(rho * volume, com, rho * inertia)
+        return MassProperties(mass, com, inertia)
 
     # -- drawing -------------------------------------------------------------------------------
 

@@ -60,6 +60,54 @@ _INTEGRATORS = {"euler": 0, "implicit": 1}
 _KINDS = {"dynamic": 0, "kinematic": 1, "static": 2}
 _DEFAULT_DENSITY = {2: 10.0, 3: 1000.0}
 
+#: The range of a dynamic body's mass (kg) and of its inertia (the eigenvalues of the 3D
+#: tensor, the polar moment in 2D; kg m^2) that :meth:`Scene.add_body` and :class:`Model`
+#: accept.  Products of up to three such numbers are normal floats: the C core checks an
+#: inertia tensor by its leading principal minors, which underflow to 0 (or overflow) for
+#: values far outside it.
+MASS_RANGE = (1e-100, 1e100)
+
+
+def _check_mass_inertia(name, mass, inertia, dim, how_mass="", how="") -> None:
+    """ValueError naming body ``name`` and the quantity unless ``mass`` and ``inertia`` (a
+    (1, 1) or (3, 3) array) are in :data:`MASS_RANGE` and the inertia passes the C core's
+    checks (exactly symmetric, leading principal minors > 0 in double precision).
+    ``how_mass`` and ``how`` say where the mass and the inertia came from, for the
+    messages."""
+    lo, hi = MASS_RANGE
+    rng = f"[{lo:g}, {hi:g}]"
+    if not lo <= mass <= hi:
+        raise ValueError(f"mass of body {name!r} must be in {rng} kg, got {mass:.6g}{how_mass}")
+    J = np.asarray(inertia, dtype=float)
+    if not np.all(np.isfinite(J)):
+        raise ValueError(f"inertia of body {name!r} must be finite{how}")
+    if dim == 2:
+        ev = J.reshape(-1)[:1]
+        what = "inertia"
+    else:
+        if not np.array_equal(J, J.T):
+            raise ValueError(f"inertia of body {name!r} must be exactly symmetric{how}")
+        ev = np.linalg.eigvalsh(J)
+        what = "inertia eigenvalues"
+    if not (ev.min() >= lo and ev.max() <= hi):
+        got = f"{ev[0]:.6g}" if dim == 2 else f"[{', '.join(f'{e:.6g}' for e in ev)}]"
+        raise ValueError(f"{what} of body {name!r} must be in {rng} kg m^2, got {got}{how}")
+    if dim == 3:
+        # the C core's test (sc_model_check), with its arithmetic
+        j = J.reshape(-1).tolist()
+        d2 = j[0] * j[4] - j[1] * j[3]
+        d3 = (
+            j[0] * (j[4] * j[8] - j[5] * j[7])
+            - j[1] * (j[3] * j[8] - j[5] * j[6])
+            + j[2] * (j[3] * j[7] - j[4] * j[6])
+        )
+        if not (j[0] > 0 and d2 > 0 and d3 > 0):
+            raise ValueError(
+                f"inertia of body {name!r} is too ill-conditioned for double precision: its "
+                f"leading principal minors must be > 0, got {j[0]:.3g}, {d2:.3g}, {d3:.3g}"
+                f"{how}"
+            )
+
 
 class _Body:
     __slots__ = (
@@ -278,11 +326,16 @@ class Scene:
         mass, density : float, optional
             Dynamic bodies: give ``mass`` (kg), or ``density`` (kg/m^3 in 3D, kg/m^2 in
             2D) to compute it from the cloud's geometry (default density: 1000 kg/m^3, or
-            10 kg/m^2 in 2D -- a 1 cm water-density sheet).  Not both.
+            10 kg/m^2 in 2D -- a 1 cm water-density sheet).  Not both.  The mass, given
+            or computed, must be in [1e-100, 1e100] kg (:data:`MASS_RANGE`).
         inertia : float or array_like, optional
             About the centre of mass, in the cloud's axes: 2D a float (kg m^2); 3D a (3, 3)
             symmetric positive-definite matrix or its diagonal (3,).  Default: from the
-            geometry (:meth:`PointCloud.mass_properties`) scaled to ``mass``.
+            geometry (:meth:`PointCloud.mass_properties`) scaled to ``mass``.  Given or
+            computed, the 2D inertia and the eigenvalues of the 3D one must be in [1e-100,
+            1e100] kg m^2, and a 3D inertia must be well enough conditioned that its
+            leading principal minors are positive in double precision (the C core's
+            check).
         pose : array_like, optional
             Pose of the cloud's frame (default: identity).  For a dynamic body the body
             frame -- and the state's position -- is its centre of mass, with the cloud's
@@ -296,6 +349,14 @@ class Scene:
             Dynamic bodies only: a generalized-force control.
         name : str, optional
             Unique name (default ``"body<i>"``).
+
+        Raises
+        ------
+        TypeError
+            If an argument has the wrong type.
+        ValueError
+            If an argument has the wrong shape or value; the messages name the argument
+            and, for the mass and inertia, the body.
         """
         if not isinstance(cloud, PointCloud):
             raise TypeError(f"cloud must be a PointCloud, got {type(cloud).__name__}")
@@ -359,15 +420,25 @@ class Scene:
             if mass is None:
                 assert props is not None  # mass_properties raised otherwise
                 mass_out = float(props.mass)
-            else:
-                mass_out = as_positive_float(mass, "mass")
-            if inertia is None:
-                assert props is not None
-                inertia_out = np.atleast_2d(np.asarray(props.inertia, dtype=float)) * (
-                    mass_out / props.mass
+                how_m = (
+                    f" (from the default density {_DEFAULT_DENSITY[D]:g} and the cloud's size)"
+                    if density is None
+                    else f" (from density={float(density):g} and the cloud's size)"
                 )
             else:
+                mass_out = as_positive_float(mass, "mass")
+                how_m = ""
+            if inertia is None:
+                assert props is not None
+                with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+                    inertia_out = np.atleast_2d(np.asarray(props.inertia, dtype=float)) * (
+                        mass_out / props.mass
+                    )
+                how_i = f" (from the cloud's geometry at mass {mass_out:.6g} kg)"
+            else:
                 inertia_out = self._as_inertia(inertia)
+                how_i = ""
+            _check_mass_inertia(name, mass_out, inertia_out, D, how_m, how_i)
         b.mass = mass_out
         b.inertia = inertia_out
         b.com = com
@@ -665,11 +736,16 @@ class Scene:
 
 
 def _check_buildable(scene) -> None:
-    """ValueError unless ``scene`` has a moving body."""
+    """ValueError unless ``scene`` has a moving body and its dynamic bodies' masses and
+    inertias are in :data:`MASS_RANGE` (as :meth:`Scene.add_body` leaves them; checked
+    again before the C core sees them, whose own check names no body)."""
     if not scene._bodies:
         raise ValueError("the scene has no bodies")
     if not any(b.kind != "static" for b in scene._bodies):
         raise ValueError("the scene has no moving body")
+    for b in scene._bodies:
+        if b.kind == "dynamic":
+            _check_mass_inertia(b.name, b.mass, b.inertia, scene.dim)
 
 
 def _as_integrator(integrator):
@@ -952,7 +1028,8 @@ class Model:
 
     ``Model(scene, dt, integrator="euler")`` is what ``scene.build(dt, integrator)``
     returns, without its warnings (TypeError if ``scene`` is not a :class:`Scene`,
-    ValueError for a bad ``dt`` or ``integrator`` or a scene without moving bodies).
+    ValueError for a bad ``dt`` or ``integrator``, a scene without moving bodies, or a
+    body's mass or inertia out of :data:`MASS_RANGE`).
 
     Attributes: ``dim``, ``dt``, ``integrator``, ``nq``, ``nv``, ``nx = nq + nv``, ``nu``,
     ``np`` (number of parameters), ``body_names`` (all bodies), ``moving`` (names of the

@@ -303,6 +303,89 @@ def test_halfspace_zero_normal(normal):
 
 
 # --------------------------------------------------------------------------------------------
+# 5. masses and inertias out of range
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mass", [1e-300, 1e-101, 1e101, 1e300])
+def test_mass_out_of_range(mass):
+    s = sc.Scene(dim=3)
+    raises(ValueError, "mass", lambda: s.add_body(BOX3, mass=mass, name="cube"), "'cube'", "1e-100")
+    assert not s._bodies
+
+
+def test_inertia_out_of_range():
+    s = sc.Scene(dim=3)
+    raises(
+        ValueError,
+        "inertia eigenvalues",
+        lambda: s.add_body(BOX3, mass=1.0, inertia=[1e-300] * 3, name="a"),
+        "'a'",
+    )
+    raises(
+        ValueError,
+        "inertia eigenvalues",
+        lambda: s.add_body(BOX3, mass=1.0, inertia=[1.0, 1.0, 1e101], name="b"),
+        "'b'",
+    )
+    # from the geometry, scaled to a tiny mass: the inertia is out of range, not the mass
+    raises(
+        ValueError,
+        "inertia eigenvalues",
+        lambda: s.add_body(BOX3, mass=1e-99, name="c"),
+        "'c'",
+        "from the cloud's geometry",
+    )
+    s2 = sc.Scene(dim=2)
+    raises(
+        ValueError, "inertia", lambda: s2.add_body(DISK, mass=1.0, inertia=1e-200, name="d"), "'d'"
+    )
+    # from the density: the mass is named, with where it came from
+    raises(ValueError, "mass", lambda: s2.add_body(DISK, density=1e-120, name="e"), "density")
+    assert not s._bodies and not s2._bodies
+
+
+def test_ill_conditioned_inertia():
+    # eigenvalues 1, 3e-17, 3e-17 (in range), but its leading principal minors, as the C core
+    # computes them, are not all > 0
+    J = np.array(
+        [
+            [0.21228067147946988, 0.39003534027502007, 0.12284144794101302],
+            [0.39003534027502007, 0.7166340939248597, 0.22570357260332533],
+            [0.12284144794101302, 0.22570357260332533, 0.0710852345956707],
+        ]
+    )
+    text = raises(
+        ValueError,
+        "inertia",
+        lambda: sc.Scene().add_body(BOX3, mass=1.0, inertia=J, name="rod"),
+        "'rod'",
+    )
+    if np.linalg.eigvalsh(J).min() >= 1e-100:
+        assert "ill-conditioned" in text
+
+
+def test_model_checks_the_bodies_again():
+    """A scene whose body was changed behind add_body's back (or unpickled from tampered
+    data) is refused before the C core, naming the body."""
+    s = box_scene()
+    s._bodies[1].mass = 1e-300
+    raises(ValueError, "mass", lambda: s.build(0.001), "'body1'")
+    raises(ValueError, "mass", lambda: sc.Model(s, 0.001), "'body1'")
+    s = box_scene()
+    s._bodies[1].inertia = np.diag([1.0, 1.0, 0.0])
+    raises(ValueError, "inertia eigenvalues", lambda: sc.Model(s, 0.001), "'body1'")
+
+
+def test_mass_properties_beyond_the_float_range():
+    big = sc.PointCloud.box([1e60, 1e60, 1e60], 1e60)
+    raises(ValueError, "density", lambda: big.mass_properties(1e10), "beyond the range of a float")
+    tiny = sc.PointCloud.sphere(1e-60, 1e-60)
+    assert tiny.mass_properties().mass > 0  # the unit-density range holds
+    raises(ValueError, "density", lambda: tiny.mass_properties(1e-30), "beyond the range")
+
+
+# --------------------------------------------------------------------------------------------
 # 9. Model.retract names dx
 # --------------------------------------------------------------------------------------------
 
