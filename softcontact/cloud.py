@@ -21,6 +21,11 @@ The constructors place samples well for the soft signed distance:
   surface area: exactly (to rounding) for polygons, boxes, meshes, disks, spheres and
   capsules.
 
+Lengths given to the constructors (radii, half extents, coordinates of vertices, the size
+of a polygon or mesh) must lie in 1e-60..1e60 m (:data:`~softcontact.sampling.LENGTH_RANGE`):
+within it nothing computed while sampling, nor the mass properties at unit density,
+overflows or underflows.
+
 Each constructor also records the exact solid it sampled (box, disk, sphere, capsule,
 polygon, prism, mesh; a half-space is unbounded), which moves with
 :meth:`PointCloud.transformed` and survives pickling; :meth:`PointCloud.mass_properties`
@@ -314,7 +319,8 @@ class PointCloud:
             If ``pose`` is not an array of real numbers.
         ValueError
             If ``pose`` has the wrong shape for the cloud's dimension, is not finite, or (3D)
-            its quaternion does not have unit norm within 1e-9.
+            its quaternion does not have unit norm within 1e-9; or if the moved points
+            overflow (a translation near the largest float).
 
         Notes
         -----
@@ -343,10 +349,12 @@ class PointCloud:
             norm = float(np.linalg.norm(q[3:]))
             rot = quat_to_matrix(q[3:] / norm)
             t = q[:3]
+        with np.errstate(over="ignore", invalid="ignore"):
+            points = self._points @ rot.T + t
+        if not np.all(np.isfinite(points)):  # a translation near the largest float
+            raise ValueError("pose moves the cloud's points beyond the range of a float")
         geometry = None if self._geometry is None else self._geometry.moved(rot, t)
-        return type(self)._make(
-            self._points @ rot.T + t, self._normals @ rot.T, self._weights, self._kind, geometry
-        )
+        return type(self)._make(points, self._normals @ rot.T, self._weights, self._kind, geometry)
 
     # -- mass properties -----------------------------------------------------------------------
 
@@ -475,7 +483,8 @@ class PointCloud:
         Parameters
         ----------
         half_extents : (2,) or (3,) array_like of float
-            Half side lengths, each finite and > 0; the length sets the dimension.
+            Half side lengths, each in [1e-60, 1e60] (metres); the length sets the
+            dimension.
         spacing : float
             Largest distance between neighbouring samples of a face, > 0.
 
@@ -495,7 +504,7 @@ class PointCloud:
             If an argument has the wrong type.
         ValueError
             If ``half_extents`` does not have shape (2,) or (3,) or has an entry that is not
-            finite and > 0, or ``spacing`` is not finite and > 0 or would give more than
+            in [1e-60, 1e60], or ``spacing`` is not finite and > 0 or would give more than
             5,000,000 samples.
         """
         return cls._sampled(Box.sample(half_extents, spacing), "box")
@@ -507,7 +516,7 @@ class PointCloud:
         Parameters
         ----------
         radius : float
-            Finite and > 0.
+            In [1e-60, 1e60] (metres).
         spacing : float
             Largest distance between neighbouring samples, > 0.
 
@@ -522,8 +531,8 @@ class PointCloud:
         TypeError
             If an argument is not a real number.
         ValueError
-            If an argument is not finite and > 0, or ``spacing`` would give more than
-            5,000,000 samples.
+            If ``radius`` is not in [1e-60, 1e60], ``spacing`` is not finite and > 0, or
+            ``spacing`` would give more than 5,000,000 samples.
         """
         return cls._sampled(Disk.sample(radius, spacing), "disk")
 
@@ -534,7 +543,7 @@ class PointCloud:
         Parameters
         ----------
         radius : float
-            Finite and > 0.
+            In [1e-60, 1e60] (metres).
         spacing : float
             Target distance between neighbouring samples, > 0.
 
@@ -550,8 +559,8 @@ class PointCloud:
         TypeError
             If an argument is not a real number.
         ValueError
-            If an argument is not finite and > 0, or ``spacing`` would give more than
-            5,000,000 samples.
+            If ``radius`` is not in [1e-60, 1e60], ``spacing`` is not finite and > 0, or
+            ``spacing`` would give more than 5,000,000 samples.
 
         Notes
         -----
@@ -568,9 +577,9 @@ class PointCloud:
         Parameters
         ----------
         radius : float
-            Finite and > 0.
+            In [1e-60, 1e60] (metres).
         half_length : float
-            Half length of the straight part, finite and >= 0 (0 gives a disk or sphere).
+            Half length of the straight part: 0 (a disk or sphere) or in [1e-60, 1e60].
         spacing : float
             Largest distance between neighbouring samples, > 0.
         dim : {2, 3}, default 3
@@ -599,9 +608,9 @@ class PointCloud:
         TypeError
             If an argument has the wrong type.
         ValueError
-            If ``radius`` or ``spacing`` is not finite and > 0, ``half_length`` is not
-            finite and >= 0, ``dim`` is not 2 or 3, or ``spacing`` would give more than
-            5,000,000 samples.
+            If ``radius`` is not in [1e-60, 1e60], ``half_length`` is neither 0 nor in
+            that range, ``spacing`` is not finite and > 0, ``dim`` is not 2 or 3, or
+            ``spacing`` would give more than 5,000,000 samples.
         """
         sample = Capsule.sample(radius, half_length, spacing, dim)
         return cls._sampled(sample, "capsule")
@@ -614,7 +623,8 @@ class PointCloud:
         ----------
         vertices : (K, 2) array_like of float
             The ``K >= 3`` corners in order, clockwise or counter-clockwise, without
-            repeating the first one at the end.
+            repeating the first one at the end; coordinates within +-1e60, and a bounding
+            box with a diagonal of at least 1e-60 (metres).
         spacing : float
             Largest distance between neighbouring samples of an edge, > 0.
 
@@ -632,9 +642,10 @@ class PointCloud:
         TypeError
             If an argument has the wrong type.
         ValueError
-            If ``vertices`` is not (K, 2) with K >= 3, not finite, has a zero-length edge
-            (repeated consecutive vertex), zero area, or intersecting edges (not simple); or
-            if ``spacing`` is not finite and > 0 or would give more than 5,000,000 samples.
+            If ``vertices`` is not (K, 2) with K >= 3, not finite or outside the range of
+            lengths, has a zero-length edge (repeated consecutive vertex), zero area, or
+            intersecting edges (not simple); or if ``spacing`` is not finite and > 0 or
+            would give more than 5,000,000 samples.
         """
         return cls._sampled(Polygon.sample(vertices, spacing), "polygon")
 
@@ -650,7 +661,7 @@ class PointCloud:
         Parameters
         ----------
         scale : float, default 1e-3
-            Metres per unit (default: 1 mm, so the bar is 0.12 x 0.03 m).
+            Metres per unit, in [1e-60, 1e58] (default: 1 mm, so the bar is 0.12 x 0.03 m).
 
         Returns
         -------
@@ -662,7 +673,8 @@ class PointCloud:
         TypeError
             If ``scale`` is not a real number.
         ValueError
-            If ``scale`` is not finite and > 0.
+            If ``scale`` is not in [1e-60, 1e58]: the T, about 170 units across, then has
+            lengths in the constructors' range, 1e-60..1e60 m.
         """
         return t_shape_vertices(scale)
 
@@ -673,8 +685,8 @@ class PointCloud:
         Parameters
         ----------
         scale : float, default 1e-3
-            Metres per unit; the T is a 120 x 30 bar over a 30 x 90 stem (see
-            :meth:`t_shape_vertices`).
+            Metres per unit, in [1e-60, 1e58]; the T is a 120 x 30 bar over a 30 x 90 stem
+            (see :meth:`t_shape_vertices`).
         spacing : float, optional
             Largest distance between neighbouring samples of a face, in metres.  Default:
             5 units, ``5 * scale``.
@@ -683,7 +695,8 @@ class PointCloud:
             ``z = -thickness / 2`` to ``+thickness / 2`` (units), triangulated (caps by ear
             clipping) and sampled by :meth:`from_mesh`.
         thickness : float, default 30.0
-            Height of the 3D prism in units (ignored in 2D).
+            Height of the 3D prism in units, > 0, with ``thickness * scale / 2`` (the half
+            height in metres) in [1e-60, 1e60] (ignored in 2D).
 
         Returns
         -------
@@ -696,8 +709,9 @@ class PointCloud:
         TypeError
             If an argument has the wrong type.
         ValueError
-            If ``scale``, ``spacing`` or ``thickness`` is not finite and > 0, ``dim`` is not
-            2 or 3, or ``spacing`` would give more than 5,000,000 samples.
+            If ``scale``, ``spacing`` or ``thickness`` is not finite and > 0 or (``scale``,
+            ``thickness``) not in its range, ``dim`` is not 2 or 3, or ``spacing`` would
+            give more than 5,000,000 samples.
         """
         return cls._sampled(sample_t_shape(scale, spacing, dim, thickness), "t_shape")
 
@@ -708,7 +722,8 @@ class PointCloud:
         Parameters
         ----------
         vertices : (V, 3) array_like of float
-            Vertex positions, finite.
+            Vertex positions: finite, within +-1e60, with a bounding box whose diagonal is
+            at least 1e-60 (metres).
         faces : (F, 3) array_like of int
             Vertex indices of each triangle, in ``0 .. V-1``, no index repeated within a
             face.  Every undirected edge must belong to exactly two faces, which traverse it
@@ -735,7 +750,8 @@ class PointCloud:
         TypeError
             If ``vertices`` is not real or ``faces`` is not an integer array.
         ValueError
-            If the shapes are wrong, ``vertices`` is not finite, an index is out of range or
+            If the shapes are wrong, ``vertices`` is not finite or outside the range of
+            lengths, an index is out of range or
             repeated within a face, the mesh is not closed, not a 2-manifold, not
             consistently oriented, or encloses no volume; or if ``spacing`` is not finite and
             > 0 or would give more than 5,000,000 samples.

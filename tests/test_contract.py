@@ -386,6 +386,61 @@ def test_mass_properties_beyond_the_float_range():
 
 
 # --------------------------------------------------------------------------------------------
+# 6. and 7. lengths the constructors accept
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-200, 1e-62, 1e62, 1e150, 1e200, 1e300])
+def test_mesh_at_extreme_scales(scale):
+    want = "within [-1e+60, 1e+60]" if scale > 1 else "span at least 1e-60"
+    raises(
+        ValueError, "vertices", lambda: sc.PointCloud.from_mesh(TET_V * scale, TET_F, scale), want
+    )
+
+
+@pytest.mark.parametrize("scale", [1e-59, 1e59])
+def test_mesh_at_the_ends_of_the_range(scale):
+    c = sc.PointCloud.from_mesh(TET_V * scale, TET_F, 0.5 * scale)
+    assert np.all(np.isfinite(c.weights)) and np.all(c.weights > 0)
+    assert c.mass_properties().mass == pytest.approx(scale**3 / 6, rel=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-61, 1e59, 1e300])
+def test_t_shape_scale_out_of_range(scale):
+    raises(ValueError, "scale", lambda: sc.PointCloud.t_shape(scale=scale), "[1e-60, 1e+58]")
+    raises(ValueError, "scale", lambda: sc.PointCloud.t_shape_vertices(scale))
+
+
+def test_t_shape_at_the_ends_of_the_range():
+    for scale in (1e-60, 1e58):
+        assert sc.PointCloud.t_shape(scale=scale).area == pytest.approx(480 * scale, rel=1e-12)
+        c = sc.PointCloud.t_shape(scale=scale, dim=3, spacing=20 * scale)
+        assert np.all(np.isfinite(c.weights))
+    raises(ValueError, "thickness", lambda: sc.PointCloud.t_shape(dim=3, thickness=1e70))
+
+
+@pytest.mark.parametrize(
+    ("name", "call"),
+    [
+        ("radius", lambda v: sc.PointCloud.disk(v, v)),
+        ("radius", lambda v: sc.PointCloud.sphere(v, v)),
+        ("radius", lambda v: sc.PointCloud.capsule(v, 0.0, v)),
+        ("half_length", lambda v: sc.PointCloud.capsule(1e-3, v, 1e-3)),
+        ("half_extents", lambda v: sc.PointCloud.box([v, 1e-3], 1e-3)),
+        ("vertices", lambda v: sc.PointCloud.polygon(np.array(TRI) * v, v)),
+    ],
+)
+def test_lengths_out_of_range(name, call):
+    for v in (1e-300, 1e-61, 1e61, 1e300):
+        raises(ValueError, name, lambda v=v: call(v), "1e+60" if v > 1 else "1e-60")
+
+
+def test_transformed_beyond_the_float_range():
+    c = sc.PointCloud([[1e308, 0.0]], [[1.0, 0.0]])
+    raises(ValueError, "pose", lambda: c.transformed([1e308, 0.0, 0.0]))
+
+
+# --------------------------------------------------------------------------------------------
 # 9. Model.retract names dx
 # --------------------------------------------------------------------------------------------
 

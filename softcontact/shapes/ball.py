@@ -6,8 +6,7 @@ import math
 
 import numpy as np
 
-from .._validate import as_positive_float
-from ..sampling import MAX_SAMPLES, as_spacing, check_count, n_segments, too_many
+from ..sampling import MAX_SAMPLES, as_length, as_spacing, check_count, n_segments, too_many
 from .base import Sample, Shape, register
 
 __all__ = ["Disk", "Sphere"]
@@ -26,7 +25,7 @@ class Disk(Shape):
     def sample(cls, radius, spacing) -> Sample:
         """``K = max(8, ceil(2 pi radius / spacing))`` equally spaced samples, radial normals,
         equal weights summing to the circumference."""
-        r = as_positive_float(radius, "radius")
+        r = as_length(radius, "radius")
         spacing = as_spacing(spacing)
         k = max(8, n_segments(2.0 * math.pi * r, spacing))
         check_count(k, spacing)
@@ -54,7 +53,7 @@ class Sphere(Shape):
         """``K = max(12, ceil(4 pi radius^2 / spacing^2))`` samples of the Fibonacci lattice
         (``z_k = 1 - (2k + 1) / K``, longitude advancing by the golden angle), radial
         normals, equal weights summing to the surface area."""
-        r = as_positive_float(radius, "radius")
+        r = as_length(radius, "radius")
         spacing = as_spacing(spacing)
         q = r / spacing
         ratio = 4.0 * math.pi * q * q  # inf rather than OverflowError for absurd spacing

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validate import as_float_array, check_not_masked, shape_str
-from ..sampling import as_spacing, check_finite, sample_mesh
+from ..sampling import as_spacing, check_extent, check_finite, sample_mesh
 from .base import Sample, Shape, register
 
 __all__ = ["Mesh"]
@@ -35,6 +35,7 @@ class Mesh(Shape):
                 f"vertices must have shape (V, 3) with V >= 1, got {shape_str(verts.shape)}"
             )
         check_finite(verts, "vertices")
+        check_extent(verts, "vertices")
         f = _as_faces(faces, len(verts))
         spacing = as_spacing(spacing)
         _check_closed_oriented(f)

@@ -7,7 +7,7 @@ import numpy as np
 from .._validate import as_float_array, shape_str
 from ..geometry import extrude, simple_polygon_ccw
 from ..mass import polygon_area_moments
-from ..sampling import as_spacing, check_finite, sample_polygon_edges
+from ..sampling import as_spacing, check_extent, check_finite, sample_polygon_edges
 from .base import Sample, Shape, register
 from .mesh import Mesh
 
@@ -33,6 +33,7 @@ class Polygon(Shape):
                 f"vertices must have shape (K, 2) with K >= 3, got {shape_str(v.shape)}"
             )
         check_finite(v, "vertices")
+        check_extent(v, "vertices")
         spacing = as_spacing(spacing)
         v = simple_polygon_ccw(v)
         return Sample(*sample_polygon_edges(v, spacing), cls(2, vertices=v))
