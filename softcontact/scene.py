@@ -136,6 +136,20 @@ class _Body:
     def __repr__(self):
         return f"<body {self.name!r}: {self.kind}, {len(self.cloud)} samples>"
 
+    # a class with __slots__ pickles with protocols 0 and 1 only through these
+    def __getstate__(self):
+        return {k: getattr(self, k) for k in self.__slots__ if hasattr(self, k)}
+
+    def __setstate__(self, state):
+        for k, v in state.items():
+            setattr(self, k, v)
+
+    def copy(self) -> _Body:
+        """A shallow copy (the arrays are never changed in place: shared)."""
+        b = _Body()
+        b.__setstate__(self.__getstate__())
+        return b
+
 
 class StepResult(NamedTuple):
     """Result of :meth:`Model.step`; fields above the requested order are None.
@@ -573,6 +587,16 @@ class Scene:
             g,
             vs,
         )
+
+    def _snapshot(self) -> Scene:
+        """A copy of the scene as it is now, sharing the clouds and arrays (which are never
+        changed in place): :class:`Model` keeps one to be pickled."""
+        snap = Scene.__new__(Scene)
+        snap.dim = self.dim
+        snap.gravity = self.gravity.copy()
+        snap._bodies = [b.copy() for b in self._bodies]
+        snap._pairs = list(self._pairs)
+        return snap
 
     def __repr__(self):
         lines = [
@@ -1029,7 +1053,9 @@ class Model:
     ``Model(scene, dt, integrator="euler")`` is what ``scene.build(dt, integrator)``
     returns, without its warnings (TypeError if ``scene`` is not a :class:`Scene`,
     ValueError for a bad ``dt`` or ``integrator``, a scene without moving bodies, or a
-    body's mass or inertia out of :data:`MASS_RANGE`).
+    body's mass or inertia out of :data:`MASS_RANGE`).  Models pickle (every protocol):
+    the model is rebuilt from a copy of the scene as it was built, with the same contact
+    parameters, and steps bit for bit as the original.
 
     Attributes: ``dim``, ``dt``, ``integrator``, ``nq``, ``nv``, ``nx = nq + nv``, ``nu``,
     ``np`` (number of parameters), ``body_names`` (all bodies), ``moving`` (names of the
@@ -1067,6 +1093,8 @@ class Model:
         pp = np.array([p._astuple() for _, _, p in resolved], dtype=float).reshape(-1, 7)
         g3 = np.zeros(3)
         g3[:D] = scene.gravity
+        # what the model was built from, for pickling (a copy: the scene may change)
+        self._source = (scene._snapshot(), dt, integrator, resolved)
         self._cap = _core.model_new(
             D,
             dt,
@@ -1125,6 +1153,11 @@ class Model:
         if getattr(self, "_frozen", False):
             raise AttributeError(f"Model is immutable: cannot set {name!r}")
         object.__setattr__(self, name, value)
+
+    def __reduce__(self):
+        # the compiled model (a capsule) is rebuilt from the scene it was built from, with
+        # the same contact parameters: the same model, bit for bit
+        return (Model, self._source)
 
     def __repr__(self):
         return (
