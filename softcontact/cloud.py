@@ -221,16 +221,38 @@ class PointCloud:
             "geometry": None if self._geometry is None else self._geometry.to_state(),
         }
 
+    def __reduce__(self):
+        # unpickled (and copied) through _restore, which checks the state as the
+        # constructors check their arguments: a tampered pickle is refused, not trusted
+        return (_restore, (self.__getstate__(),))
+
     def __setstate__(self, state):
+        """Fill a bare instance from :meth:`__getstate__`'s dict (pickles made before
+        :meth:`__reduce__` existed unpickle through it), with every check of the
+        constructors: the arrays as :class:`PointCloud` checks them, the recorded solid as
+        its sampler checks its arguments, and the two consistent."""
+        if not isinstance(state, dict) or not {"points", "normals", "weights", "kind"} <= set(
+            state
+        ):
+            raise ValueError(
+                "state must be a dict with the entries points, normals, weights and kind "
+                "(and geometry), as PointCloud.__getstate__ returns"
+            )
+        kind = state["kind"]
+        if kind is not None and (not isinstance(kind, str) or kind not in _KIND_SHAPES):
+            raise ValueError(f"kind must be None or one of {sorted(_KIND_SHAPES)}, got {kind!r}")
         geo = state.get("geometry")  # a state without the entry records no solid
-        self._init(
-            state["points"],
-            state["normals"],
-            state["weights"],
-            False,
-            state["kind"],
-            None if geo is None else Shape.from_state(geo),
-        )
+        solid = None if geo is None else Shape.from_state(geo)
+        self._init(state["points"], state["normals"], state["weights"], False, kind, solid)
+        if solid is not None:
+            if kind is None or solid.shape not in _KIND_SHAPES[kind]:
+                raise ValueError(f"geometry: a {kind!r} cloud cannot record a {solid.shape!r}")
+            if solid.dim != self.dim:
+                raise ValueError(
+                    f"geometry: a {self.dim}D cloud cannot record a {solid.dim}D {solid.shape!r}"
+                )
+            if solid.shape == "halfspace" and len(self) != 1:
+                raise ValueError(f"geometry: a half-space has one sample, not {len(self)}")
 
     # -- read-only properties ------------------------------------------------------------------
 
@@ -795,6 +817,26 @@ class PointCloud:
             finite, or ``normal`` is zero (shorter than 1e-12).
         """
         return cls._sampled(HalfSpace.sample(point, normal), "halfspace")
+
+
+# the solids each constructor records (PointCloud.kind -> Shape.shape)
+_KIND_SHAPES = {
+    "box": ("box",),
+    "disk": ("disk",),
+    "sphere": ("sphere",),
+    "capsule": ("capsule",),
+    "polygon": ("polygon",),
+    "t_shape": ("polygon", "prism"),
+    "mesh": ("mesh",),
+    "halfspace": ("halfspace",),
+}
+
+
+def _restore(state) -> PointCloud:
+    """A cloud from :meth:`PointCloud.__getstate__`'s dict, checked (unpickling)."""
+    self = PointCloud.__new__(PointCloud)
+    self.__setstate__(state)
+    return self
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import softcontact as sc
+from softcontact.cloud import _restore
 from softcontact.contact import _PARAM_NAMES
 from softcontact.optimize import (
     ApproachResidual,
@@ -626,3 +627,84 @@ def test_masked_inputs_are_left_alone():
     np.testing.assert_array_equal(a.data, before[0])
     np.testing.assert_array_equal(a.mask, before[1])
     assert sc.PointCloud.polygon(a.filled(0.5), 0.1).kind == "polygon"
+
+
+# --------------------------------------------------------------------------------------------
+# 11. tampered pickles
+# --------------------------------------------------------------------------------------------
+
+
+def _tampered(cloud, edit, old_format=False):
+    state = cloud.__getstate__()
+    edit(state)
+    if old_format:  # what pickles made before PointCloud.__reduce__ hold
+        data = pickle.dumps(
+            _Pickled((copyreg._reconstructor, (sc.PointCloud, object, None), state)), 0
+        )
+    else:
+        data = pickle.dumps(_Pickled((_restore, (state,))))
+    return lambda: pickle.loads(data)
+
+
+def _set(key, value):
+    return lambda s: s.__setitem__(key, value)
+
+
+def _geo(key, value):
+    return lambda s: s["geometry"]["params"].__setitem__(key, value)
+
+
+POLY = sc.PointCloud.polygon([[0, 0], [2, 0], [2, 1], [0, 1]], 0.25)
+
+
+@pytest.mark.parametrize("old_format", [False, True], ids=["reduce", "setstate"])
+@pytest.mark.parametrize(
+    ("cloud", "edit", "name"),
+    [
+        (DISK, lambda s: s.__setitem__("weights", -s["weights"]), "weights"),
+        (DISK, lambda s: s["weights"].__setitem__(3, 0.0), "weights"),
+        (DISK, lambda s: s["normals"].__setitem__((0, 0), 2.0), "normals"),
+        (DISK, lambda s: s.__setitem__("weights", s["weights"][:-1]), "weights"),
+        (DISK, lambda s: s.__setitem__("normals", s["normals"][:, :1]), "normals"),
+        (DISK, lambda s: s["points"].__setitem__((2, 1), np.nan), "points"),
+        (DISK, lambda s: s["weights"].__setitem__(1, np.inf), "weights"),
+        (DISK, _set("kind", "teapot"), "kind"),
+        (DISK, _set("kind", "box"), "geometry"),
+        (DISK, _geo("radius", -0.05), "radius"),
+        (DISK, _geo("radius", np.nan), "radius"),
+        (DISK, _geo("radius", HUGE), "geometry"),
+        (BOX3, _geo("half_extents", np.array([-0.05, 0.05, 0.05])), "half_extents"),
+        (BOX3, lambda s: s["geometry"].__setitem__("rot", -np.eye(3)), "rot"),
+        (BOX3, lambda s: s["geometry"].__setitem__("trans", [np.nan, 0, 0]), "trans"),
+        (BOX3, lambda s: s["geometry"].__setitem__("dim", 2), "geometry"),
+        (BOX3, lambda s: s["geometry"].__setitem__("shape", "teapot"), "geometry"),
+        (POLY, _geo("vertices", np.array([[0, 0], [0, 1], [2, 1], [2, 0.0]])), "vertices"),
+        (POLY, _geo("vertices", np.array([[0, 0], [2, 1], [2, 0], [0, 1.0]])), "vertices"),
+        (sc.PointCloud.t_shape(dim=3), _geo("half_height", -0.01), "half_height"),
+        (sc.PointCloud.from_mesh(TET_V, TET_F, 0.5), _geo("faces", TET_F[:, ::-1].copy()), "faces"),
+        (sc.PointCloud.from_mesh(TET_V, TET_F, 0.5), _geo("faces", TET_F[:3]), "faces"),
+        (
+            sc.PointCloud.halfspace([0, 0], [0, 1]),
+            lambda s: s.update(
+                points=np.zeros((2, 2)), normals=np.tile([0.0, 1.0], (2, 1)), weights=np.ones(2)
+            ),
+            "geometry",
+        ),
+        (DISK, lambda s: s.pop("normals"), "state"),
+    ],
+)
+def test_tampered_cloud_pickles_are_refused(cloud, edit, name, old_format):
+    raises(ValueError, name, _tampered(cloud, edit, old_format))
+
+
+def test_tampered_pickle_with_a_wrong_type():
+    # as PointCloud(points="not an array") does
+    raises(TypeError, "points", _tampered(DISK, _set("points", "not an array")))
+
+
+def test_untampered_old_format_pickles_still_load():
+    c = sc.PointCloud.t_shape(dim=3)
+    _same_mass_properties(_tampered(c, lambda s: None, old_format=True)(), c)
+    state = c.__getstate__()
+    del state["geometry"]  # pickles from before solids were recorded
+    assert _tampered(c, lambda s: s.pop("geometry"))()._geometry is None

@@ -33,6 +33,9 @@ class Disk(Shape):
         nrm = np.column_stack([np.cos(ang), np.sin(ang)])
         return Sample(r * nrm, nrm, np.full(k, 2.0 * math.pi * r / k), cls(2, radius=r))
 
+    def check_params(self) -> None:
+        as_length(self.params["radius"], "radius")
+
     def canonical_mass_properties(self):
         r = self.params["radius"]
         area = math.pi * r * r
@@ -67,6 +70,9 @@ class Sphere(Shape):
         nrm = np.column_stack([rho * np.cos(lon), rho * np.sin(lon), z])
         nrm /= np.linalg.norm(nrm, axis=1)[:, None]
         return Sample(r * nrm, nrm, np.full(k, 4.0 * math.pi * r * r / k), cls(3, radius=r))
+
+    def check_params(self) -> None:
+        as_length(self.params["radius"], "radius")
 
     def canonical_mass_properties(self):
         r = self.params["radius"]

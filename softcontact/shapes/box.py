@@ -74,6 +74,12 @@ class Box(Shape):
             np.concatenate(pts), np.concatenate(nrms), np.concatenate(wts), cls(3, half_extents=he)
         )
 
+    def check_params(self) -> None:
+        he = self.params["half_extents"]
+        lo, hi = LENGTH_RANGE
+        if not (np.all(he >= lo) and np.all(he <= hi)):  # NaN fails too
+            raise ValueError(f"half_extents must be in [{lo:g}, {hi:g}], got {he.tolist()}")
+
     def canonical_mass_properties(self):
         he = self.params["half_extents"]
         zero = np.zeros(self.dim)

@@ -36,6 +36,10 @@ class Capsule(Shape):
             return Sample(*_stadium(r, h, spacing), solid)
         return Sample(*_capsule3(r, h, spacing), solid)
 
+    def check_params(self) -> None:
+        as_length(self.params["radius"], "radius")
+        as_length(self.params["half_length"], "half_length", allow_zero=True)
+
     def canonical_mass_properties(self):
         """2D: rectangle ``2h x 2r`` plus two half-disks whose centroids lie ``4r / (3 pi)``
         beyond the rectangle's ends.  3D: cylinder of length ``2h`` plus two hemispheres whose

@@ -45,5 +45,8 @@ class HalfSpace(Shape):
             length = float(np.linalg.norm(n))
         return Sample(p[None, :], (n / length)[None, :], None, cls(p.size))
 
+    def check_params(self) -> None:
+        pass  # no parameters
+
     def canonical_mass_properties(self):
         raise ValueError("a halfspace cloud is unbounded: give mass and inertia, or make it static")

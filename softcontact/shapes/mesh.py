@@ -39,18 +39,21 @@ class Mesh(Shape):
         f = _as_faces(faces, len(verts))
         spacing = as_spacing(spacing)
         _check_closed_oriented(f)
-
-        used = verts[np.unique(f)]
-        centre = 0.5 * (used.min(axis=0) + used.max(axis=0))
-        size = float(np.linalg.norm(used.max(axis=0) - used.min(axis=0)))
-        a, b, c = (verts[f[:, k]] - centre for k in range(3))
-        volume = float(np.sum(np.einsum("ij,ij->i", a, np.cross(b, c)))) / 6.0
-        if abs(volume) <= 1e-12 * size**3:
-            raise ValueError(f"faces: mesh encloses no volume (signed volume {volume!r})")
+        volume, size = _signed_volume(verts, f)
         if volume < 0:
             f = f[:, [0, 2, 1]]
         p, n, w = sample_mesh(verts, f, spacing, size)
         return Sample(p, n, w, cls(3, vertices=verts, faces=f))
+
+    def check_params(self) -> None:
+        """The checks of :meth:`sample` on the recorded mesh, which is oriented outwards."""
+        verts = self.params["vertices"]
+        check_finite(verts, "vertices")
+        check_extent(verts, "vertices")
+        f = _as_faces(self.params["faces"], len(verts))
+        _check_closed_oriented(f)
+        if _signed_volume(verts, f)[0] < 0:
+            raise ValueError("faces: the recorded mesh must be oriented outwards")
 
     def canonical_mass_properties(self):
         """Each face ``(a, b, c)`` spans a tetrahedron with the reference point ``o`` (the centre
@@ -83,6 +86,19 @@ class Mesh(Shape):
                 "oriented inward?): give mass and inertia"
             )
         return volume, ref + com, inertia
+
+
+def _signed_volume(verts: np.ndarray, f: np.ndarray) -> tuple[float, float]:
+    """The signed volume of a closed mesh and its size (the diagonal of its used vertices'
+    bounding box); ValueError naming ``faces`` when it encloses no volume."""
+    used = verts[np.unique(f)]
+    centre = 0.5 * (used.min(axis=0) + used.max(axis=0))
+    size = float(np.linalg.norm(used.max(axis=0) - used.min(axis=0)))
+    a, b, c = (verts[f[:, k]] - centre for k in range(3))
+    volume = float(np.sum(np.einsum("ij,ij->i", a, np.cross(b, c)))) / 6.0
+    if abs(volume) <= 1e-12 * size**3:
+        raise ValueError(f"faces: mesh encloses no volume (signed volume {volume!r})")
+    return volume, size
 
 
 def _as_faces(faces, n_vertices: int) -> np.ndarray:
