@@ -1,5 +1,8 @@
 """The public API's exception contract at the extremes: every entry point raises TypeError or
-ValueError naming the argument."""
+ValueError naming the argument -- for integers too large for a float, masked arrays,
+objects of the wrong type, values beyond the ranges the constructors and scenes accept,
+tampered pickles and bad command-line options -- and never OverflowError, AttributeError,
+a NumPy message or a RuntimeWarning (the test configuration turns warnings into errors)."""
 
 import copyreg
 import math
@@ -12,6 +15,7 @@ import numpy as np
 import pytest
 
 import softcontact as sc
+from softcontact.__main__ import main
 from softcontact.cloud import _restore
 from softcontact.contact import _PARAM_NAMES
 from softcontact.optimize import (
@@ -520,6 +524,76 @@ def test_lengths_out_of_range(name, call):
 def test_transformed_beyond_the_float_range():
     c = sc.PointCloud([[1e308, 0.0]], [[1.0, 0.0]])
     raises(ValueError, "pose", lambda: c.transformed([1e308, 0.0, 0.0]))
+
+
+# --------------------------------------------------------------------------------------------
+# 8. the command line
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["ssdf", "--grid", "0"],
+        ["ssdf", "--grid", "1"],
+        ["ssdf", "--grid", "100000"],
+        ["ssdf", "--grid", "x"],
+        ["demo", "--seed", "-1"],
+        ["demo", "--time-limit", "inf"],
+        ["demo", "--time-limit", "nan"],
+        ["demo", "--time-limit", "0"],
+        ["mpc", "--seeds", "0"],
+        ["mpc", "--first-seed", "-2"],
+        ["mpc", "--jobs", "0"],
+        ["mpc", "--jobs", "65"],
+        ["mpc", "--iterations", "0"],
+        ["mpc", "--time-limit", "-1"],
+        ["compare", "--seeds", "-1"],
+        ["compare", "--horizon", "0"],
+        ["compare", "--block", "0"],
+        ["compare", "--cem-samples", "1"],
+        ["compare", "--cem-iterations", "0"],
+        ["compare", "--lbfgs-iterations", "0"],
+        ["compare", "--newton-iterations", "0"],
+        ["sysid", "--seed", "-1"],
+        ["sysid", "--noise", "-1"],
+        ["sysid", "--noise", "inf"],
+        ["sysid", "--max-nfev", "0"],
+        ["bench", "--repeats", "0"],
+        ["bench", "--repeats", "1" + "0" * 5000],
+        # checks across two options name the one at fault
+        ["compare", "--horizon", "50", "--block", "20", "@--block"],
+        ["compare", "--cem-elites", "9", "--cem-samples", "8", "@--cem-elites"],
+    ],
+    ids=lambda a: " ".join(x[:12] for x in a),
+)
+def test_cli_rejects_bad_numbers(args, capsys):
+    option = args[-1][1:] if args[-1].startswith("@") else args[-2]
+    args = [a for a in args if not a.startswith("@")]
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {option}:" in err, err
+    assert "usage: python -m softcontact " + args[0] in err and "Traceback" not in err
+
+
+def test_cli_error_exits_2_without_traceback(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import subprocess_env
+
+    out = subprocess.run(
+        [sys.executable, "-m", "softcontact", "ssdf", "--grid", "0"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=subprocess_env(),
+    )
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "argument --grid: must be an integer in 2..2000, got 0" in out.stderr
 
 
 # --------------------------------------------------------------------------------------------
