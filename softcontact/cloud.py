@@ -668,6 +668,12 @@ class PointCloud:
             lengths, has a zero-length edge (repeated consecutive vertex), zero area, or
             intersecting edges (not simple); or if ``spacing`` is not finite and > 0 or
             would give more than 5,000,000 samples.
+
+        Notes
+        -----
+        That no two edges meet is checked by a sweep line over the vertices (Shamos and
+        Hoey), in O(K log K) time.  Edges count as meeting when they touch within 1e-12 of
+        the polygon's size.
         """
         return cls._sampled(Polygon.sample(vertices, spacing), "polygon")
 
