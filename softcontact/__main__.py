@@ -25,12 +25,59 @@ Subcommands (``python -m softcontact --help``; each has ``--help``):
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 
 import numpy as np
 
 DEMO_SEED = 3
+
+#: grid points per axis of ``ssdf --grid``: a contour needs 2; 2000 (4 million queries with
+#: their second derivatives, about 0.3 GB) at most
+GRID_RANGE = (2, 2000)
+
+
+def _int_in(lo, hi=None):
+    """An argparse ``type``: an integer in ``[lo, hi]`` (a bad one is a usage error, exit 2,
+    naming the option)."""
+
+    def parse(text):
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+        if v < lo or (hi is not None and v > hi):
+            rng = f">= {lo}" if hi is None else f"in {lo}..{hi}"
+            raise argparse.ArgumentTypeError(f"must be an integer {rng}, got {text}")
+        return v
+
+    parse.__name__ = "int"
+    return parse
+
+
+def _float_from(lo, *, strict):
+    """An argparse ``type``: a finite number ``> lo`` (``strict``) or ``>= lo``."""
+
+    def parse(text):
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+        if not (math.isfinite(v) and (v > lo if strict else v >= lo)):
+            raise argparse.ArgumentTypeError(
+                f"must be a finite number {'>' if strict else '>='} {lo:g}, got {text}"
+            )
+        return v
+
+    parse.__name__ = "float"
+    return parse
+
+
+_SEED = _int_in(0)
+_COUNT = _int_in(1)
+_POSITIVE = _float_from(0.0, strict=True)
+_NONNEGATIVE = _float_from(0.0, strict=False)
 
 
 def _parser():
@@ -46,10 +93,10 @@ def _parser():
         help="push-T with the MPC controller from a fixed seed; "
         "writes push_t.png and push_t.gif (the default command)",
     )
-    d.add_argument("--seed", type=int, default=DEMO_SEED, help="task seed (default: %(default)s)")
+    d.add_argument("--seed", type=_SEED, default=DEMO_SEED, help="task seed (default: %(default)s)")
     d.add_argument(
         "--time-limit",
-        type=float,
+        type=_POSITIVE,
         default=30.0,
         help="simulated seconds allowed (default: %(default)s)",
     )
@@ -60,19 +107,24 @@ def _parser():
 
     m = sub.add_parser("mpc", help="MPC success rate over many seeded initial states")
     m.add_argument(
-        "--seeds", type=int, default=50, help="number of seeds, 0..N-1 (default: %(default)s)"
+        "--seeds", type=_COUNT, default=50, help="number of seeds, 0..N-1 (default: %(default)s)"
     )
-    m.add_argument("--first-seed", type=int, default=0, help="first seed (default: 0)")
-    m.add_argument("--jobs", type=int, default=2, help="worker processes (default: %(default)s)")
+    m.add_argument("--first-seed", type=_SEED, default=0, help="first seed (default: 0)")
+    m.add_argument(
+        "--jobs",
+        type=_int_in(1, 64),
+        default=2,
+        help="worker processes, 1..64 (default: %(default)s)",
+    )
     m.add_argument(
         "--time-limit",
-        type=float,
+        type=_POSITIVE,
         default=30.0,
         help="simulated seconds per episode (default: %(default)s)",
     )
     m.add_argument(
         "--iterations",
-        type=int,
+        type=_COUNT,
         default=10,
         help="L-BFGS-B iterations per tick (default: %(default)s)",
     )
@@ -82,50 +134,52 @@ def _parser():
         "compare", help="CEM vs L-BFGS vs trust-region Newton on fixed push-T problems"
     )
     c.add_argument(
-        "--seeds", type=int, nargs="+", default=[0, 1, 2], help="problem seeds (default: 0 1 2)"
+        "--seeds", type=_SEED, nargs="+", default=[0, 1, 2], help="problem seeds (default: 0 1 2)"
     )
-    c.add_argument("--horizon", type=int, default=400, help="steps (default: %(default)s = 2 s)")
+    c.add_argument("--horizon", type=_COUNT, default=400, help="steps (default: %(default)s = 2 s)")
     c.add_argument(
-        "--block", type=int, default=20, help="steps per control block (default: %(default)s)"
+        "--block", type=_COUNT, default=20, help="steps per control block (default: %(default)s)"
     )
-    c.add_argument("--cem-samples", type=int, default=64, help="default: %(default)s")
-    c.add_argument("--cem-elites", type=int, default=8, help="default: %(default)s")
-    c.add_argument("--cem-iterations", type=int, default=30, help="default: %(default)s")
-    c.add_argument("--lbfgs-iterations", type=int, default=60, help="default: %(default)s")
-    c.add_argument("--newton-iterations", type=int, default=20, help="default: %(default)s")
+    c.add_argument("--cem-samples", type=_int_in(2), default=64, help="default: %(default)s")
+    c.add_argument("--cem-elites", type=_COUNT, default=8, help="default: %(default)s")
+    c.add_argument("--cem-iterations", type=_COUNT, default=30, help="default: %(default)s")
+    c.add_argument("--lbfgs-iterations", type=_COUNT, default=60, help="default: %(default)s")
+    c.add_argument("--newton-iterations", type=_COUNT, default=20, help="default: %(default)s")
     c.add_argument(
         "--figure", default="compare.png", help="plot to write (default: %(default)s; '' for none)"
     )
+    c.set_defaults(subparser=c)  # for the checks across options, reported as argparse does
 
     y = sub.add_parser("sysid", help="identify mass and frictions from a noisy push")
-    y.add_argument("--seed", type=int, default=0, help="noise seed (default: %(default)s)")
+    y.add_argument("--seed", type=_SEED, default=0, help="noise seed (default: %(default)s)")
     y.add_argument(
-        "--noise", type=float, default=1e-3, help="observation noise std, m (default: %(default)s)"
+        "--noise",
+        type=_NONNEGATIVE,
+        default=1e-3,
+        help="observation noise std, m (default: %(default)s)",
     )
     y.add_argument(
         "--max-nfev",
-        type=int,
+        type=_COUNT,
         default=None,
         help="least-squares evaluations at most (default: SciPy's)",
     )
 
     b = sub.add_parser("bench", help="step and rollout timings of the push-T model")
     b.add_argument(
-        "--repeats", type=int, default=15, help="timed repeats per row (default: %(default)s)"
+        "--repeats", type=_COUNT, default=15, help="timed repeats per row (default: %(default)s)"
     )
 
     s = sub.add_parser("ssdf", help="SSDF demo on the push-T shape")
     s.add_argument("--out", default="ssdf_demo.png", help="figure to write (default: %(default)s)")
     s.add_argument(
-        "--grid", type=int, default=300, help="grid points per axis (default: %(default)s)"
+        "--grid",
+        type=_int_in(*GRID_RANGE),
+        default=300,
+        help=f"grid points per axis, {GRID_RANGE[0]}..{GRID_RANGE[1]} (default: %(default)s)",
     )
     s.add_argument("--no-figure", action="store_true", help="print the summary only")
     return p
-
-
-def _check(cond, msg):
-    if not cond:
-        raise SystemExit(f"python -m softcontact: error: {msg}")
 
 
 def demo(
@@ -135,7 +189,7 @@ def demo(
     gif="push_t.gif",
     figures=True,
     log=True,
-    stream=sys.stdout,
+    stream=None,
 ):
     """The push-T demo; returns the :class:`~softcontact.tasks.push_t.mpc.Episode`."""
     import softcontact as sc
@@ -189,9 +243,7 @@ def demo(
     return ep
 
 
-def mpc(
-    seeds=50, first_seed=0, jobs=2, time_limit=30.0, iterations=10, figure=None, stream=sys.stdout
-):
+def mpc(seeds=50, first_seed=0, jobs=2, time_limit=30.0, iterations=10, figure=None, stream=None):
     """The MPC runner; returns the :class:`~softcontact.tasks.push_t.mpc.Evaluation`."""
     from softcontact.tasks import push_t
     from softcontact.tasks.push_t.mpc import evaluate
@@ -254,7 +306,7 @@ def compare(
     lbfgs_iterations=60,
     newton_iterations=20,
     figure="compare.png",
-    stream=sys.stdout,
+    stream=None,
 ):
     """The optimizer comparison; returns the
     :class:`~softcontact.tasks.push_t.compare.Comparison`."""
@@ -291,7 +343,7 @@ def compare(
     return comp
 
 
-def sysid(seed=0, noise=1e-3, max_nfev=None, stream=sys.stdout):
+def sysid(seed=0, noise=1e-3, max_nfev=None, stream=None):
     """The identification experiment; returns its result."""
     from softcontact.tasks.push_t.sysid import experiment
 
@@ -301,7 +353,7 @@ def sysid(seed=0, noise=1e-3, max_nfev=None, stream=sys.stdout):
     return res
 
 
-def bench(repeats=15, stream=sys.stdout):
+def bench(repeats=15, stream=None):
     """Median step and rollout times of the push-T model, interleaved; returns the rows."""
     from softcontact.tasks import push_t
 
@@ -357,7 +409,7 @@ def bench(repeats=15, stream=sys.stdout):
     return rows
 
 
-def ssdf_demo(out="ssdf_demo.png", grid=300, figure=True, stream=sys.stdout):
+def ssdf_demo(out="ssdf_demo.png", grid=300, figure=True, stream=None):
     import softcontact as sc
 
     info = sc.build_info()
@@ -393,7 +445,7 @@ def ssdf_demo(out="ssdf_demo.png", grid=300, figure=True, stream=sys.stdout):
         inside = np.mean(r.phi < 0)
         print(
             f"eps = {eps:8.1e} m^2: {X[..., 0].size} queries x {len(cloud)} samples, order 2, "
-            f"{dt * 1e3:6.1f} ms ({X[..., 0].size * len(cloud) / dt:.2e} pairs/s); "
+            f"{dt * 1e3:6.1f} ms ({X[..., 0].size * len(cloud) / max(dt, 1e-9):.2e} pairs/s); "
             f"inside fraction {inside:.3f}; |grad - FD| <= {err:.1e}",
             file=stream,
         )
@@ -425,40 +477,27 @@ def ssdf_demo(out="ssdf_demo.png", grid=300, figure=True, stream=sys.stdout):
 
 
 def main(argv=None):
-    args = _parser().parse_args(argv)
+    """Run ``python -m softcontact`` with ``argv``; bad options are usage errors (exit 2,
+    the message naming the option), as argparse reports them."""
+    parser = _parser()
+    args = parser.parse_args(argv)
     cmd = args.command or "demo"
     if args.command is None:  # no command: the demo with its defaults
-        args = _parser().parse_args(["demo"])
+        args = parser.parse_args(["demo"])
     if cmd == "demo":
-        _check(args.seed >= 0, "--seed must be >= 0")
-        _check(args.time_limit > 0, "--time-limit must be > 0")
         demo(args.seed, args.time_limit, args.png, args.gif, not args.no_figures, not args.quiet)
     elif cmd == "mpc":
-        _check(
-            args.seeds >= 1 and args.first_seed >= 0, "--seeds must be >= 1 and --first-seed >= 0"
-        )
-        _check(
-            args.jobs >= 1 and args.iterations >= 1 and args.time_limit > 0,
-            "--jobs and --iterations must be >= 1, --time-limit > 0",
-        )
         mpc(args.seeds, args.first_seed, args.jobs, args.time_limit, args.iterations, args.figure)
     elif cmd == "compare":
-        _check(all(v >= 0 for v in args.seeds), "--seeds must be >= 0")
-        _check(
-            min(
-                args.horizon,
-                args.block,
-                args.cem_samples,
-                args.cem_elites,
-                args.cem_iterations,
-                args.lbfgs_iterations,
-                args.newton_iterations,
+        if args.horizon % args.block:
+            args.subparser.error(
+                f"argument --block: must divide --horizon ({args.horizon}), got {args.block}"
             )
-            >= 1,
-            "sizes and iteration counts must be >= 1",
-        )
-        _check(args.horizon % args.block == 0, "--block must divide --horizon")
-        _check(args.cem_elites <= args.cem_samples, "--cem-elites must be <= --cem-samples")
+        if args.cem_elites > args.cem_samples:
+            args.subparser.error(
+                f"argument --cem-elites: must be <= --cem-samples ({args.cem_samples}), "
+                f"got {args.cem_elites}"
+            )
         compare(
             tuple(args.seeds),
             args.horizon,
@@ -471,11 +510,8 @@ def main(argv=None):
             args.figure,
         )
     elif cmd == "sysid":
-        _check(args.seed >= 0 and args.noise >= 0, "--seed and --noise must be >= 0")
-        _check(args.max_nfev is None or args.max_nfev >= 1, "--max-nfev must be >= 1")
         sysid(args.seed, args.noise, args.max_nfev)
     elif cmd == "bench":
-        _check(args.repeats >= 1, "--repeats must be >= 1")
         bench(args.repeats)
     else:
         ssdf_demo(out=args.out, grid=args.grid, figure=not args.no_figure)

@@ -7,6 +7,7 @@ argument, says what was expected and what came.
 
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
 import operator
@@ -24,9 +25,11 @@ class SoftContactWarning(UserWarning):
 __all__ = [
     "as_float_array",
     "as_batch",
+    "as_real",
     "as_positive_float",
     "as_int",
     "as_num_threads",
+    "check_not_masked",
     "shape_str",
 ]
 
@@ -36,13 +39,26 @@ def shape_str(shape) -> str:
     return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
+def check_not_masked(x, name: str) -> None:
+    """Refuse a NumPy masked array (or ``numpy.ma.masked``): converting it drops its mask, so
+    the masked entries' hidden values would be used silently."""
+    if isinstance(x, np.ma.MaskedArray):
+        raise TypeError(
+            f"{name}: masked arrays are not supported; pass {name}.filled(...) "
+            "(with the value the masked entries should take)"
+        )
+
+
 def as_float_array(x, name: str) -> np.ndarray:
     """Convert ``x`` to a float64 ndarray without lossy casts.
 
-    Lists, ints, bools, float16/32/64 and byte-swapped floats are accepted;
-    complex, object, string and datetime dtypes raise ``TypeError``.  The
-    result may share memory with ``x``; callers never write to it.
+    Lists, ints, bools, float16/32/64 and byte-swapped floats are accepted, and so are
+    Python ints beyond int64 (as floats; ``ValueError`` when one is too large for a
+    float); complex, object, string and datetime dtypes raise ``TypeError``, and so do
+    masked arrays (their masks would be dropped).  The result may share memory with
+    ``x``; callers never write to it.
     """
+    check_not_masked(x, name)
     if isinstance(x, np.ndarray):
         a = x
     else:
@@ -50,12 +66,24 @@ def as_float_array(x, name: str) -> np.ndarray:
             a = np.asarray(x)
         except (TypeError, ValueError) as exc:  # ragged nested lists and the like
             raise TypeError(f"{name} must be an array of real numbers: {exc}") from None
+    if a.dtype == object and a.size and all(_is_int(e) for e in a.flat):
+        # NumPy keeps Python ints beyond int64/uint64 as objects: convert them one by one
+        try:
+            return np.array([float(e) for e in a.flat], dtype=np.float64).reshape(a.shape)
+        except OverflowError:
+            raise ValueError(
+                f"{name} must hold finite real numbers, got an integer too large for a float"
+            ) from None
     if a.dtype.kind not in "biuf":
         raise TypeError(
             f"{name} must be an array of real numbers (float64 or safely castable), "
             f"got dtype {a.dtype}"
         )
     return np.asarray(a, dtype=np.float64)
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
 def as_batch(x, name: str, trailing: int) -> np.ndarray:
@@ -66,22 +94,65 @@ def as_batch(x, name: str, trailing: int) -> np.ndarray:
     return a
 
 
+def as_real(v, name: str) -> float:
+    """A real scalar as a Python float.
+
+    Accepted: Python and NumPy ints and floats, :class:`fractions.Fraction`,
+    :class:`decimal.Decimal` and 0-d real arrays.  ``TypeError`` for anything else (bool,
+    complex, str, None, arrays of one or more dimensions, masked values); ``ValueError``
+    naming ``name`` for a value beyond the range of a float (``2**2000``,
+    ``Fraction(10**400)``, ``Decimal("1e400")``, a long double of 1e400) or that is not a
+    number (``Decimal("sNaN")``).  NaN and infinite floats are returned as they are: the
+    callers' range checks refuse them.
+    """
+    check_not_masked(v, name)
+    if isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "iuf":
+        v = v[()]  # the NumPy scalar
+    if isinstance(v, (bool, np.bool_)) or not isinstance(
+        v, (numbers.Real, np.floating, np.integer, decimal.Decimal)
+    ):
+        raise TypeError(f"{name} must be a real number, got {type(v).__name__}")
+    try:
+        f = float(v)
+    except OverflowError:  # a Python int or Fraction beyond the float range
+        what = "an integer" if isinstance(v, numbers.Integral) else "a value"
+        raise ValueError(
+            f"{name} must be a finite real number, got {what} too large for a float"
+        ) from None
+    except ValueError:  # Decimal("sNaN")
+        raise ValueError(f"{name} must be a finite real number, got {v!r}") from None
+    if math.isinf(f) and not isinstance(v, float) and _finite_source(v):
+        # a Decimal or long double beyond the float range becomes inf, silently
+        raise ValueError(f"{name} must be a finite real number, got a value too large for a float")
+    return f
+
+
+def _finite_source(v) -> bool:
+    """Whether a real number of any type is finite (neither NaN nor infinite)."""
+    try:
+        return bool(v == v and abs(v) != math.inf)
+    except (TypeError, ValueError, ArithmeticError):  # pragma: no cover - exotic types
+        return False
+
+
 def as_positive_float(v, name: str, *, allow_zero: bool = False) -> float:
-    """A finite real scalar > 0 (or >= 0 with ``allow_zero``)."""
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, np.floating)):
-        if isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "iuf":
-            v = v.item()
-        else:
-            raise TypeError(f"{name} must be a real number, got {type(v).__name__}")
-    f = float(v)
-    if not np.isfinite(f) or f < 0 or (f == 0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
+    """A finite real scalar > 0 (or >= 0 with ``allow_zero``), as :func:`as_real` converts
+    it; a positive value too small for a float (rounding to 0.0) is a ``ValueError``."""
+    f = as_real(v, name)
+    bound = ">= 0" if allow_zero else "> 0"
+    if f == 0 and not allow_zero and _finite_source(v) and v > 0:
+        raise ValueError(
+            f"{name} must be finite and {bound}, got a value too small for a float "
+            "(it rounds to 0.0)"
+        )
+    if not math.isfinite(f) or f < 0 or (f == 0 and not allow_zero):
         raise ValueError(f"{name} must be finite and {bound}, got {f!r}")
     return f
 
 
 def as_int(v, name: str, lo: int | None = None, hi: int | None = None) -> int:
     """An integer (Python or NumPy, not bool or float) within ``[lo, hi]``."""
+    check_not_masked(v, name)
     if isinstance(v, (bool, np.bool_)):
         raise TypeError(f"{name} must be an integer, got bool")
     try:
@@ -95,8 +166,18 @@ def as_int(v, name: str, lo: int | None = None, hi: int | None = None) -> int:
             rng = f"<= {hi}"
         else:
             rng = f"in {lo}..{hi}"
-        raise ValueError(f"{name} must be {rng}, got {i}")
+        raise ValueError(f"{name} must be {rng}, got {_int_str(i)}")
     return i
+
+
+def _int_str(i: int) -> str:
+    """``str(i)``, or a summary of an integer too long to print (Python refuses to format
+    integers of more than 4300 digits, and a message should not be longer than that)."""
+    if -(10**30) < i < 10**30:
+        return str(i)
+    return (
+        f"{'-' if i < 0 else ''}an integer of about {int(abs(i).bit_length() * 0.30103) + 1} digits"
+    )
 
 
 def as_num_threads(v) -> int:

@@ -21,6 +21,11 @@ The constructors place samples well for the soft signed distance:
   surface area: exactly (to rounding) for polygons, boxes, meshes, disks, spheres and
   capsules.
 
+Lengths given to the constructors (radii, half extents, coordinates of vertices, the size
+of a polygon or mesh) must lie in 1e-60..1e60 m (:data:`~softcontact.sampling.LENGTH_RANGE`):
+within it nothing computed while sampling, nor the mass properties at unit density,
+overflows or underflows.
+
 Each constructor also records the exact solid it sampled (box, disk, sphere, capsule,
 polygon, prism, mesh; a half-space is unbounded), which moves with
 :meth:`PointCloud.transformed` and survives pickling; :meth:`PointCloud.mass_properties`
@@ -216,16 +221,38 @@ class PointCloud:
             "geometry": None if self._geometry is None else self._geometry.to_state(),
         }
 
+    def __reduce__(self):
+        # unpickled (and copied) through _restore, which checks the state as the
+        # constructors check their arguments: a tampered pickle is refused, not trusted
+        return (_restore, (self.__getstate__(),))
+
     def __setstate__(self, state):
+        """Fill a bare instance from :meth:`__getstate__`'s dict (pickles made before
+        :meth:`__reduce__` existed unpickle through it), with every check of the
+        constructors: the arrays as :class:`PointCloud` checks them, the recorded solid as
+        its sampler checks its arguments, and the two consistent."""
+        if not isinstance(state, dict) or not {"points", "normals", "weights", "kind"} <= set(
+            state
+        ):
+            raise ValueError(
+                "state must be a dict with the entries points, normals, weights and kind "
+                "(and geometry), as PointCloud.__getstate__ returns"
+            )
+        kind = state["kind"]
+        if kind is not None and (not isinstance(kind, str) or kind not in _KIND_SHAPES):
+            raise ValueError(f"kind must be None or one of {sorted(_KIND_SHAPES)}, got {kind!r}")
         geo = state.get("geometry")  # a state without the entry records no solid
-        self._init(
-            state["points"],
-            state["normals"],
-            state["weights"],
-            False,
-            state["kind"],
-            None if geo is None else Shape.from_state(geo),
-        )
+        solid = None if geo is None else Shape.from_state(geo)
+        self._init(state["points"], state["normals"], state["weights"], False, kind, solid)
+        if solid is not None:
+            if kind is None or solid.shape not in _KIND_SHAPES[kind]:
+                raise ValueError(f"geometry: a {kind!r} cloud cannot record a {solid.shape!r}")
+            if solid.dim != self.dim:
+                raise ValueError(
+                    f"geometry: a {self.dim}D cloud cannot record a {solid.dim}D {solid.shape!r}"
+                )
+            if solid.shape == "halfspace" and len(self) != 1:
+                raise ValueError(f"geometry: a half-space has one sample, not {len(self)}")
 
     # -- read-only properties ------------------------------------------------------------------
 
@@ -314,7 +341,8 @@ class PointCloud:
             If ``pose`` is not an array of real numbers.
         ValueError
             If ``pose`` has the wrong shape for the cloud's dimension, is not finite, or (3D)
-            its quaternion does not have unit norm within 1e-9.
+            its quaternion does not have unit norm within 1e-9; or if the moved points
+            overflow (a translation near the largest float).
 
         Notes
         -----
@@ -343,10 +371,12 @@ class PointCloud:
             norm = float(np.linalg.norm(q[3:]))
             rot = quat_to_matrix(q[3:] / norm)
             t = q[:3]
+        with np.errstate(over="ignore", invalid="ignore"):
+            points = self._points @ rot.T + t
+        if not np.all(np.isfinite(points)):  # a translation near the largest float
+            raise ValueError("pose moves the cloud's points beyond the range of a float")
         geometry = None if self._geometry is None else self._geometry.moved(rot, t)
-        return type(self)._make(
-            self._points @ rot.T + t, self._normals @ rot.T, self._weights, self._kind, geometry
-        )
+        return type(self)._make(points, self._normals @ rot.T, self._weights, self._kind, geometry)
 
     # -- mass properties -----------------------------------------------------------------------
 
@@ -372,8 +402,10 @@ class PointCloud:
             If ``density`` is not a real number.
         ValueError
             If ``density`` is not finite and > 0; if the cloud is a half-space (unbounded);
-            or if the cloud has no recorded geometry and its samples do not look like a
-            closed surface.
+            if the cloud has no recorded geometry and its samples do not look like a
+            closed surface; or if the mass or the inertia is beyond the range of a float
+            (overflows, or underflows to 0: inertia scales as ``density L^5`` with the size
+            L, so a body of unit density must have L within about 1e-60..1e60 m).
 
         Notes
         -----
@@ -405,15 +437,31 @@ class PointCloud:
         (0.314159, 0.001570796, [0.0, 0.0])
         """
         rho = as_positive_float(density, "density")
-        if self._geometry is not None:
-            volume, com, inertia = self._geometry.unit_mass_properties()
-        else:
-            volume, com, inertia = sample_mass_properties(
-                self._points, self._normals, self._weights
+        # clouds of extreme size (volume ~ L^3, inertia ~ L^5) overflow or underflow:
+        # computed quietly, then refused below
+        with np.errstate(all="ignore"):
+            if self._geometry is not None:
+                volume, com, inertia = self._geometry.unit_mass_properties()
+            else:
+                volume, com, inertia = sample_mass_properties(
+                    self._points, self._normals, self._weights
+                )
+            mass = rho * volume
+            inertia = rho * float(inertia) if self.dim == 2 else rho * inertia
+            smallest = inertia if self.dim == 2 else float(np.min(np.diag(inertia)))
+        if not (
+            math.isfinite(mass)
+            and mass > 0
+            and np.all(np.isfinite(com))
+            and np.all(np.isfinite(inertia))
+            and smallest > 0
+        ):
+            raise ValueError(
+                f"density: the mass properties of this cloud at density={rho:g} are beyond "
+                f"the range of a float (mass {mass:.3g}, inertia down to {smallest:.3g}): "
+                "scale the cloud or the density (or give mass and inertia)"
             )
-        if self.dim == 2:
-            return MassProperties(rho * volume, com, rho * float(inertia))
-        return MassProperties(rho * volume, com, rho * inertia)
+        return MassProperties(mass, com, inertia)
 
     # -- drawing -------------------------------------------------------------------------------
 
@@ -457,7 +505,8 @@ class PointCloud:
         Parameters
         ----------
         half_extents : (2,) or (3,) array_like of float
-            Half side lengths, each finite and > 0; the length sets the dimension.
+            Half side lengths, each in [1e-60, 1e60] (metres); the length sets the
+            dimension.
         spacing : float
             Largest distance between neighbouring samples of a face, > 0.
 
@@ -477,7 +526,7 @@ class PointCloud:
             If an argument has the wrong type.
         ValueError
             If ``half_extents`` does not have shape (2,) or (3,) or has an entry that is not
-            finite and > 0, or ``spacing`` is not finite and > 0 or would give more than
+            in [1e-60, 1e60], or ``spacing`` is not finite and > 0 or would give more than
             5,000,000 samples.
         """
         return cls._sampled(Box.sample(half_extents, spacing), "box")
@@ -489,7 +538,7 @@ class PointCloud:
         Parameters
         ----------
         radius : float
-            Finite and > 0.
+            In [1e-60, 1e60] (metres).
         spacing : float
             Largest distance between neighbouring samples, > 0.
 
@@ -504,8 +553,8 @@ class PointCloud:
         TypeError
             If an argument is not a real number.
         ValueError
-            If an argument is not finite and > 0, or ``spacing`` would give more than
-            5,000,000 samples.
+            If ``radius`` is not in [1e-60, 1e60], ``spacing`` is not finite and > 0, or
+            ``spacing`` would give more than 5,000,000 samples.
         """
         return cls._sampled(Disk.sample(radius, spacing), "disk")
 
@@ -516,7 +565,7 @@ class PointCloud:
         Parameters
         ----------
         radius : float
-            Finite and > 0.
+            In [1e-60, 1e60] (metres).
         spacing : float
             Target distance between neighbouring samples, > 0.
 
@@ -532,8 +581,8 @@ class PointCloud:
         TypeError
             If an argument is not a real number.
         ValueError
-            If an argument is not finite and > 0, or ``spacing`` would give more than
-            5,000,000 samples.
+            If ``radius`` is not in [1e-60, 1e60], ``spacing`` is not finite and > 0, or
+            ``spacing`` would give more than 5,000,000 samples.
 
         Notes
         -----
@@ -550,9 +599,9 @@ class PointCloud:
         Parameters
         ----------
         radius : float
-            Finite and > 0.
+            In [1e-60, 1e60] (metres).
         half_length : float
-            Half length of the straight part, finite and >= 0 (0 gives a disk or sphere).
+            Half length of the straight part: 0 (a disk or sphere) or in [1e-60, 1e60].
         spacing : float
             Largest distance between neighbouring samples, > 0.
         dim : {2, 3}, default 3
@@ -581,9 +630,9 @@ class PointCloud:
         TypeError
             If an argument has the wrong type.
         ValueError
-            If ``radius`` or ``spacing`` is not finite and > 0, ``half_length`` is not
-            finite and >= 0, ``dim`` is not 2 or 3, or ``spacing`` would give more than
-            5,000,000 samples.
+            If ``radius`` is not in [1e-60, 1e60], ``half_length`` is neither 0 nor in
+            that range, ``spacing`` is not finite and > 0, ``dim`` is not 2 or 3, or
+            ``spacing`` would give more than 5,000,000 samples.
         """
         sample = Capsule.sample(radius, half_length, spacing, dim)
         return cls._sampled(sample, "capsule")
@@ -596,7 +645,8 @@ class PointCloud:
         ----------
         vertices : (K, 2) array_like of float
             The ``K >= 3`` corners in order, clockwise or counter-clockwise, without
-            repeating the first one at the end.
+            repeating the first one at the end; coordinates within +-1e60, and a bounding
+            box with a diagonal of at least 1e-60 (metres).
         spacing : float
             Largest distance between neighbouring samples of an edge, > 0.
 
@@ -614,9 +664,16 @@ class PointCloud:
         TypeError
             If an argument has the wrong type.
         ValueError
-            If ``vertices`` is not (K, 2) with K >= 3, not finite, has a zero-length edge
-            (repeated consecutive vertex), zero area, or intersecting edges (not simple); or
-            if ``spacing`` is not finite and > 0 or would give more than 5,000,000 samples.
+            If ``vertices`` is not (K, 2) with K >= 3, not finite or outside the range of
+            lengths, has a zero-length edge (repeated consecutive vertex), zero area, or
+            intersecting edges (not simple); or if ``spacing`` is not finite and > 0 or
+            would give more than 5,000,000 samples.
+
+        Notes
+        -----
+        That no two edges meet is checked by a sweep line over the vertices (Shamos and
+        Hoey), in O(K log K) time.  Edges count as meeting when they touch within 1e-12 of
+        the polygon's size.
         """
         return cls._sampled(Polygon.sample(vertices, spacing), "polygon")
 
@@ -632,7 +689,7 @@ class PointCloud:
         Parameters
         ----------
         scale : float, default 1e-3
-            Metres per unit (default: 1 mm, so the bar is 0.12 x 0.03 m).
+            Metres per unit, in [1e-60, 1e58] (default: 1 mm, so the bar is 0.12 x 0.03 m).
 
         Returns
         -------
@@ -644,7 +701,8 @@ class PointCloud:
         TypeError
             If ``scale`` is not a real number.
         ValueError
-            If ``scale`` is not finite and > 0.
+            If ``scale`` is not in [1e-60, 1e58]: the T, about 170 units across, then has
+            lengths in the constructors' range, 1e-60..1e60 m.
         """
         return t_shape_vertices(scale)
 
@@ -655,8 +713,8 @@ class PointCloud:
         Parameters
         ----------
         scale : float, default 1e-3
-            Metres per unit; the T is a 120 x 30 bar over a 30 x 90 stem (see
-            :meth:`t_shape_vertices`).
+            Metres per unit, in [1e-60, 1e58]; the T is a 120 x 30 bar over a 30 x 90 stem
+            (see :meth:`t_shape_vertices`).
         spacing : float, optional
             Largest distance between neighbouring samples of a face, in metres.  Default:
             5 units, ``5 * scale``.
@@ -665,7 +723,8 @@ class PointCloud:
             ``z = -thickness / 2`` to ``+thickness / 2`` (units), triangulated (caps by ear
             clipping) and sampled by :meth:`from_mesh`.
         thickness : float, default 30.0
-            Height of the 3D prism in units (ignored in 2D).
+            Height of the 3D prism in units, > 0, with ``thickness * scale / 2`` (the half
+            height in metres) in [1e-60, 1e60] (ignored in 2D).
 
         Returns
         -------
@@ -678,8 +737,9 @@ class PointCloud:
         TypeError
             If an argument has the wrong type.
         ValueError
-            If ``scale``, ``spacing`` or ``thickness`` is not finite and > 0, ``dim`` is not
-            2 or 3, or ``spacing`` would give more than 5,000,000 samples.
+            If ``scale``, ``spacing`` or ``thickness`` is not finite and > 0 or (``scale``,
+            ``thickness``) not in its range, ``dim`` is not 2 or 3, or ``spacing`` would
+            give more than 5,000,000 samples.
         """
         return cls._sampled(sample_t_shape(scale, spacing, dim, thickness), "t_shape")
 
@@ -690,7 +750,8 @@ class PointCloud:
         Parameters
         ----------
         vertices : (V, 3) array_like of float
-            Vertex positions, finite.
+            Vertex positions: finite, within +-1e60, with a bounding box whose diagonal is
+            at least 1e-60 (metres).
         faces : (F, 3) array_like of int
             Vertex indices of each triangle, in ``0 .. V-1``, no index repeated within a
             face.  Every undirected edge must belong to exactly two faces, which traverse it
@@ -717,7 +778,8 @@ class PointCloud:
         TypeError
             If ``vertices`` is not real or ``faces`` is not an integer array.
         ValueError
-            If the shapes are wrong, ``vertices`` is not finite, an index is out of range or
+            If the shapes are wrong, ``vertices`` is not finite or outside the range of
+            lengths, an index is out of range or
             repeated within a face, the mesh is not closed, not a 2-manifold, not
             consistently oriented, or encloses no volume; or if ``spacing`` is not finite and
             > 0 or would give more than 5,000,000 samples.
@@ -744,7 +806,8 @@ class PointCloud:
         point : (D,) array_like of float
             A point on the boundary plane (line in 2D); D is 2 or 3.
         normal : (D,) array_like of float
-            Outward normal (pointing out of the solid side); it is normalized.
+            Outward normal (pointing out of the solid side), of length >= 1e-12 (any
+            finite length above that, 1e300 included); it is normalized.
 
         Returns
         -------
@@ -757,9 +820,29 @@ class PointCloud:
             If an argument is not an array of real numbers.
         ValueError
             If ``point`` is not (2,) or (3,), ``normal`` does not match it, a value is not
-            finite, or ``normal`` is zero.
+            finite, or ``normal`` is zero (shorter than 1e-12).
         """
         return cls._sampled(HalfSpace.sample(point, normal), "halfspace")
+
+
+# the solids each constructor records (PointCloud.kind -> Shape.shape)
+_KIND_SHAPES = {
+    "box": ("box",),
+    "disk": ("disk",),
+    "sphere": ("sphere",),
+    "capsule": ("capsule",),
+    "polygon": ("polygon",),
+    "t_shape": ("polygon", "prism"),
+    "mesh": ("mesh",),
+    "halfspace": ("halfspace",),
+}
+
+
+def _restore(state) -> PointCloud:
+    """A cloud from :meth:`PointCloud.__getstate__`'s dict, checked (unpickling)."""
+    self = PointCloud.__new__(PointCloud)
+    self.__setstate__(state)
+    return self
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:

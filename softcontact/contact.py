@@ -226,7 +226,8 @@ class ContactParams:
         ``mu lambda`` at a sliding speed of ``v_s``.
 
     All fields are validated on construction (``TypeError`` for a non-real value,
-    ``ValueError`` naming the field for a non-finite or out-of-range one).  Use
+    ``ValueError`` naming the field for a non-finite or out-of-range one, or one beyond
+    the range of a float such as ``2**2000``), and again when unpickled.  Use
     :func:`dataclasses.replace` to vary one.
     """
 
@@ -316,6 +317,18 @@ class ContactParams:
         integrator = _as_integrator(integrator)
         mu = as_positive_float(friction, "friction", allow_zero=True)
         return _fit_params(scene, ia, ib, dt, integrator, mu)
+
+    def __reduce__(self):
+        # unpickled through the constructor, so that its checks apply to the data
+        return (ContactParams, self._astuple())
+
+    def __setstate__(self, state):
+        # pickles made before __reduce__ existed hold the fields' dict: checked the same way
+        if not isinstance(state, dict) or set(state) != set(_PARAM_NAMES):
+            raise ValueError(f"state must be a dict of the fields {_PARAM_NAMES}")
+        for name in _PARAM_NAMES:
+            object.__setattr__(self, name, state[name])
+        self.__post_init__()
 
     def _astuple(self):
         return (

@@ -17,8 +17,11 @@ from ._validate import as_positive_float
 
 __all__ = [
     "MAX_SAMPLES",
+    "LENGTH_RANGE",
     "ZERO_NORM",
     "check_finite",
+    "as_length",
+    "check_extent",
     "as_spacing",
     "too_many",
     "check_count",
@@ -34,6 +37,13 @@ MAX_SAMPLES = 5_000_000
 
 ZERO_NORM = 1e-12  # a normal shorter than this cannot be normalized
 
+#: Lengths the shape constructors accept, in metres: radii, half extents, half lengths and
+#: the size of a polygon or a mesh (the diagonal of its vertices' bounding box) at least
+#: the first, and every coordinate, radius and half extent at most the second in absolute
+#: value.  Within it, lengths to the fifth power (a face's squared area while sampling, the
+#: inertia of a solid of unit density) are normal floats: nothing overflows or underflows.
+LENGTH_RANGE = (1e-60, 1e60)
+
 
 def check_finite(a: np.ndarray, name: str) -> None:
     """Raise ValueError naming ``name`` and the first non-finite entry's index or row."""
@@ -47,6 +57,36 @@ def check_finite(a: np.ndarray, name: str) -> None:
         else:
             loc = ""
         raise ValueError(f"{name} must be finite, got {float(a[where])!r}{loc}")
+
+
+def as_length(v, name: str, *, allow_zero: bool = False) -> float:
+    """A length argument (a radius, a half extent) as a float in :data:`LENGTH_RANGE` (or
+    0 with ``allow_zero``)."""
+    f = as_positive_float(v, name, allow_zero=allow_zero)
+    lo, hi = LENGTH_RANGE
+    if (f < lo and not (allow_zero and f == 0)) or f > hi:
+        zero = "0 or " if allow_zero else ""
+        raise ValueError(f"{name} must be {zero}in [{lo:g}, {hi:g}] (metres), got {f!r}")
+    return f
+
+
+def check_extent(v: np.ndarray, name: str) -> None:
+    """Vertices (finite, (K, D)) whose coordinates are at most ``LENGTH_RANGE[1]`` in
+    absolute value and whose bounding-box diagonal is at least ``LENGTH_RANGE[0]``."""
+    lo, hi = LENGTH_RANGE
+    big = float(np.max(np.abs(v)))
+    if big > hi:
+        raise ValueError(
+            f"{name} must have coordinates within [-{hi:g}, {hi:g}] (metres), got {big:.6g}"
+        )
+    span = np.max(v, axis=0) - np.min(v, axis=0)
+    top = float(np.max(span))
+    size = top * float(np.linalg.norm(span / top)) if top > 0 else 0.0  # no underflow
+    if size < lo:
+        raise ValueError(
+            f"{name} must span at least {lo:g} (metres; the diagonal of their bounding box), "
+            f"got {size:.6g}"
+        )
 
 
 def as_spacing(spacing) -> float:

@@ -62,6 +62,54 @@ _INTEGRATORS = {"euler": 0, "implicit": 1}
 _KINDS = {"dynamic": 0, "kinematic": 1, "static": 2}
 _DEFAULT_DENSITY = {2: 10.0, 3: 1000.0}
 
+#: The range of a dynamic body's mass (kg) and of its inertia (the eigenvalues of the 3D
+#: tensor, the polar moment in 2D; kg m^2) that :meth:`Scene.add_body` and :class:`Model`
+#: accept.  Products of up to three such numbers are normal floats: the C core checks an
+#: inertia tensor by its leading principal minors, which underflow to 0 (or overflow) for
+#: values far outside it.
+MASS_RANGE = (1e-100, 1e100)
+
+
+def _check_mass_inertia(name, mass, inertia, dim, how_mass="", how="") -> None:
+    """ValueError naming body ``name`` and the quantity unless ``mass`` and ``inertia`` (a
+    (1, 1) or (3, 3) array) are in :data:`MASS_RANGE` and the inertia passes the C core's
+    checks (exactly symmetric, leading principal minors > 0 in double precision).
+    ``how_mass`` and ``how`` say where the mass and the inertia came from, for the
+    messages."""
+    lo, hi = MASS_RANGE
+    rng = f"[{lo:g}, {hi:g}]"
+    if not lo <= mass <= hi:
+        raise ValueError(f"mass of body {name!r} must be in {rng} kg, got {mass:.6g}{how_mass}")
+    J = np.asarray(inertia, dtype=float)
+    if not np.all(np.isfinite(J)):
+        raise ValueError(f"inertia of body {name!r} must be finite{how}")
+    if dim == 2:
+        ev = J.reshape(-1)[:1]
+        what = "inertia"
+    else:
+        if not np.array_equal(J, J.T):
+            raise ValueError(f"inertia of body {name!r} must be exactly symmetric{how}")
+        ev = np.linalg.eigvalsh(J)
+        what = "inertia eigenvalues"
+    if not (ev.min() >= lo and ev.max() <= hi):
+        got = f"{ev[0]:.6g}" if dim == 2 else f"[{', '.join(f'{e:.6g}' for e in ev)}]"
+        raise ValueError(f"{what} of body {name!r} must be in {rng} kg m^2, got {got}{how}")
+    if dim == 3:
+        # the C core's test (sc_model_check), with its arithmetic
+        j = J.reshape(-1).tolist()
+        d2 = j[0] * j[4] - j[1] * j[3]
+        d3 = (
+            j[0] * (j[4] * j[8] - j[5] * j[7])
+            - j[1] * (j[3] * j[8] - j[5] * j[6])
+            + j[2] * (j[3] * j[7] - j[4] * j[6])
+        )
+        if not (j[0] > 0 and d2 > 0 and d3 > 0):
+            raise ValueError(
+                f"inertia of body {name!r} is too ill-conditioned for double precision: its "
+                f"leading principal minors must be > 0, got {j[0]:.3g}, {d2:.3g}, {d3:.3g}"
+                f"{how}"
+            )
+
 
 class _Body:
     __slots__ = (
@@ -89,6 +137,20 @@ class _Body:
 
     def __repr__(self):
         return f"<body {self.name!r}: {self.kind}, {len(self.cloud)} samples>"
+
+    # a class with __slots__ pickles with protocols 0 and 1 only through these
+    def __getstate__(self):
+        return {k: getattr(self, k) for k in self.__slots__ if hasattr(self, k)}
+
+    def __setstate__(self, state):
+        for k, v in state.items():
+            setattr(self, k, v)
+
+    def copy(self) -> _Body:
+        """A shallow copy (the arrays are never changed in place: shared)."""
+        b = _Body()
+        b.__setstate__(self.__getstate__())
+        return b
 
 
 class StepResult(NamedTuple):
@@ -285,11 +347,16 @@ class Scene:
         mass, density : float, optional
             Dynamic bodies: give ``mass`` (kg), or ``density`` (kg/m^3 in 3D, kg/m^2 in
             2D) to compute it from the cloud's geometry (default density: 1000 kg/m^3, or
-            10 kg/m^2 in 2D -- a 1 cm water-density sheet).  Not both.
+            10 kg/m^2 in 2D -- a 1 cm water-density sheet).  Not both.  The mass, given
+            or computed, must be in [1e-100, 1e100] kg (:data:`MASS_RANGE`).
         inertia : float or array_like, optional
             About the centre of mass, in the cloud's axes: 2D a float (kg m^2); 3D a (3, 3)
             symmetric positive-definite matrix or its diagonal (3,).  Default: from the
-            geometry (:meth:`PointCloud.mass_properties`) scaled to ``mass``.
+            geometry (:meth:`PointCloud.mass_properties`) scaled to ``mass``.  Given or
+            computed, the 2D inertia and the eigenvalues of the 3D one must be in [1e-100,
+            1e100] kg m^2, and a 3D inertia must be well enough conditioned that its
+            leading principal minors are positive in double precision (the C core's
+            check).
         pose : array_like, optional
             Pose of the cloud's frame (default: identity).  For a dynamic body the body
             frame -- and the state's position -- is its centre of mass, with the cloud's
@@ -303,6 +370,14 @@ class Scene:
             Dynamic bodies only: a generalized-force control.
         name : str, optional
             Unique name (default ``"body<i>"``).
+
+        Raises
+        ------
+        TypeError
+            If an argument has the wrong type.
+        ValueError
+            If an argument has the wrong shape or value; the messages name the argument
+            and, for the mass and inertia, the body.
         """
         if not isinstance(cloud, PointCloud):
             raise TypeError(f"cloud must be a PointCloud, got {type(cloud).__name__}")
@@ -366,15 +441,25 @@ class Scene:
             if mass is None:
                 assert props is not None  # mass_properties raised otherwise
                 mass_out = float(props.mass)
-            else:
-                mass_out = as_positive_float(mass, "mass")
-            if inertia is None:
-                assert props is not None
-                inertia_out = np.atleast_2d(np.asarray(props.inertia, dtype=float)) * (
-                    mass_out / props.mass
+                how_m = (
+                    f" (from the default density {_DEFAULT_DENSITY[D]:g} and the cloud's size)"
+                    if density is None
+                    else f" (from density={float(density):g} and the cloud's size)"
                 )
             else:
+                mass_out = as_positive_float(mass, "mass")
+                how_m = ""
+            if inertia is None:
+                assert props is not None
+                with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+                    inertia_out = np.atleast_2d(np.asarray(props.inertia, dtype=float)) * (
+                        mass_out / props.mass
+                    )
+                how_i = f" (from the cloud's geometry at mass {mass_out:.6g} kg)"
+            else:
                 inertia_out = self._as_inertia(inertia)
+                how_i = ""
+            _check_mass_inertia(name, mass_out, inertia_out, D, how_m, how_i)
         b.mass = mass_out
         b.inertia = inertia_out
         b.com = com
@@ -510,6 +595,16 @@ class Scene:
             vs,
         )
 
+    def _snapshot(self) -> Scene:
+        """A copy of the scene as it is now, sharing the clouds and arrays (which are never
+        changed in place): :class:`Model` keeps one to be pickled."""
+        snap = Scene.__new__(Scene)
+        snap.dim = self.dim
+        snap.gravity = self.gravity.copy()
+        snap._bodies = [b.copy() for b in self._bodies]
+        snap._pairs = list(self._pairs)
+        return snap
+
     def __repr__(self):
         lines = [
             f"Scene(dim={self.dim}, gravity={self.gravity.tolist()}, "
@@ -573,10 +668,7 @@ class Scene:
         dt = as_positive_float(dt, "dt")
         integrator = _as_integrator(integrator)
         max_travel = _as_max_travel(max_travel)
-        if not self._bodies:
-            raise ValueError("the scene has no bodies")
-        if not any(b.kind != "static" for b in self._bodies):
-            raise ValueError("the scene has no moving body")
+        _check_buildable(self)
         fits = self._fits(dt, integrator)  # fitted once for the model and the checks
         pairs = self._resolved_pairs(dt, integrator, fits)
         model = Model(self, dt, integrator, pairs, max_travel=max_travel)
@@ -697,6 +789,24 @@ def _as_max_travel(max_travel) -> float:
     if isinstance(max_travel, (float, np.floating)) and max_travel == np.inf:
         return math.inf
     return as_positive_float(max_travel, "max_travel")
+
+
+def _check_buildable(scene) -> None:
+    """ValueError unless ``scene`` has a moving body and its dynamic bodies' masses and
+    inertias are in :data:`MASS_RANGE` (as :meth:`Scene.add_body` leaves them; checked
+    again before the C core sees them, whose own check names no body)."""
+    if not scene._bodies:
+        raise ValueError("the scene has no bodies")
+    if not any(b.kind != "static" for b in scene._bodies):
+        raise ValueError("the scene has no moving body")
+    for b in scene._bodies:
+        if b.kind == "dynamic":
+            _check_mass_inertia(b.name, b.mass, b.inertia, scene.dim)
+
+
+def _model_from(scene, dt, integrator, pairs, max_travel) -> Model:
+    """A pickled :class:`Model`, rebuilt (Model.__reduce__)."""
+    return Model(scene, dt, integrator, pairs, max_travel=max_travel)
 
 
 def _as_integrator(integrator):
@@ -946,6 +1056,25 @@ def _fit(scene, ia, ib, dt, integrator, friction) -> _FitResult:
     return _FitResult(params, k < k_load, sink, size, carried)
 
 
+def _as_resolved_pairs(scene, pairs):
+    """``pairs`` of :class:`Model` (what :meth:`Scene.build` passes): one ``(a, b,
+    ContactParams)`` per contact pair of the scene, in its order."""
+    want = [(a, c) for a, c, _ in scene._pairs]
+    try:
+        got = [(a, c, p) for a, c, p in pairs]
+    except (TypeError, ValueError):
+        got = None
+    if got is None or [(a, c) for a, c, _ in got] != want:
+        raise ValueError(
+            "pairs must hold (body_a, body_b, ContactParams) for each contact pair of the "
+            f"scene, in order: the pairs {want}"
+        )
+    for _, _, p in got:
+        if not isinstance(p, ContactParams):
+            raise TypeError(f"pairs must hold ContactParams, got {type(p).__name__}")
+    return got
+
+
 def _rot(pose, D):
     if D == 2:
         c, s = np.cos(pose[2]), np.sin(pose[2])
@@ -957,6 +1086,13 @@ def _rot(pose, D):
 
 class Model:
     """A compiled scene (immutable); see :meth:`Scene.build` and the module docstring.
+
+    ``Model(scene, dt, integrator="euler")`` is what ``scene.build(dt, integrator)``
+    returns, without its warnings (TypeError if ``scene`` is not a :class:`Scene`,
+    ValueError for a bad ``dt`` or ``integrator``, a scene without moving bodies, or a
+    body's mass or inertia out of :data:`MASS_RANGE`).  Models pickle (every protocol):
+    the model is rebuilt from a copy of the scene as it was built, with the same contact
+    parameters, and steps bit for bit as the original.
 
     Attributes: ``dim``, ``dt``, ``integrator``, ``nq``, ``nv``, ``nx = nq + nv``, ``nu``,
     ``np`` (number of parameters), ``body_names`` (all bodies), ``moving`` (names of the
@@ -974,6 +1110,14 @@ class Model:
         *,
         max_travel: float = DEFAULT_MAX_TRAVEL,
     ):
+        if not isinstance(scene, Scene):
+            raise TypeError(f"scene must be a Scene, got {type(scene).__name__}")
+        dt = as_positive_float(dt, "dt")
+        integrator = _as_integrator(integrator)
+        max_travel = _as_max_travel(max_travel)
+        _check_buildable(scene)
+        if pairs is not None:
+            pairs = _as_resolved_pairs(scene, pairs)
         D = scene.dim
         nb = len(scene._bodies)
         kinds = np.array([_KINDS[b.kind] for b in scene._bodies], dtype=float)
@@ -996,7 +1140,6 @@ class Model:
         g3 = np.zeros(3)
         g3[:D] = scene.gravity
         # the divergence test (Scene.build): per body (max_speed, max_spin), 0 for none
-        max_travel = _as_max_travel(max_travel)
         limits = np.zeros((nb, 2))
         if math.isfinite(max_travel):
             for i, b in enumerate(scene._bodies):
@@ -1005,6 +1148,8 @@ class Model:
                         np.sqrt(np.max(np.einsum("ij,ij->i", b.cloud.points, b.cloud.points)))
                     )
                     limits[i] = (max_travel * r / dt if r > 0 else 0.0, max_travel / dt)
+        # what the model was built from, for pickling (a copy: the scene may change)
+        self._source = (scene._snapshot(), dt, integrator, resolved, max_travel)
         self._cap = _core.model_new(
             D,
             dt,
@@ -1067,6 +1212,11 @@ class Model:
         if getattr(self, "_frozen", False):
             raise AttributeError(f"Model is immutable: cannot set {name!r}")
         object.__setattr__(self, name, value)
+
+    def __reduce__(self):
+        # the compiled model (a capsule) is rebuilt from the scene it was built from, with
+        # the same contact parameters: the same model, bit for bit
+        return (_model_from, self._source)
 
     def __repr__(self):
         return (
@@ -1135,6 +1285,8 @@ class Model:
         d = as_float_array(dx, "dx")
         if d.shape != (2 * self.nv,):
             raise ValueError(f"dx must have shape ({2 * self.nv},), got {shape_str(d.shape)}")
+        if not _all_finite(d):
+            raise ValueError("dx must be finite (NaN or inf found)")
         poses, v = self._split(x)
         nvb = self._nvb
         out = [retract(p, d[nvb * j : nvb * (j + 1)]) for j, p in enumerate(poses)]

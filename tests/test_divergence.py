@@ -212,3 +212,17 @@ def test_fit_parameters_names_a_divergence_at_the_initial_guess():
     obs = np.zeros((t + 2, 3))
     with pytest.raises(sc.DivergenceError, match="p0"):
         fit_parameters(build, ["box.mass"], [1.0], model.initial_state(), U, obs)
+
+
+def test_a_pickled_model_keeps_its_limits():
+    import pickle
+
+    model = _build(_scene(), dt=0.01, max_travel=2.0)
+    again = pickle.loads(pickle.dumps(model))
+    assert again.max_travel == 2.0
+    np.testing.assert_array_equal(again._limits, model._limits)
+    x = model.initial_state()
+    x[2], x[model.nq] = 10.0, 1.001 * 2.0 * RADIUS / 0.01
+    for m in (model, again):
+        with pytest.raises(sc.DivergenceError, match="speed"):
+            m.step(x)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import as_float_array, as_int, as_positive_float
+from .._validate import as_float_array, as_int, as_positive_float, as_real
 
 __all__ = ["cross_entropy", "CrossEntropyResult"]
 
@@ -93,7 +93,7 @@ def cross_entropy(
     samples = as_int(samples, "samples", 1)
     elites = as_int(elites, "elites", 1, samples)
     iterations = as_int(iterations, "iterations", 1)
-    smoothing = float(as_float_array(smoothing, "smoothing"))
+    smoothing = as_real(smoothing, "smoothing")
     if not 0.0 <= smoothing < 1.0:
         raise ValueError(f"smoothing must be in [0, 1), got {smoothing!r}")
     min_sigma = as_positive_float(min_sigma, "min_sigma", allow_zero=True)

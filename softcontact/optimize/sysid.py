@@ -10,6 +10,7 @@ import numpy as np
 
 from .._core import DivergenceError
 from .._validate import as_float_array
+from ..sampling import check_finite
 
 __all__ = ["trajectory_residuals", "fit_parameters"]
 
@@ -34,7 +35,7 @@ def trajectory_residuals(build, names, p, x0, U, observed):
     parameter sensitivities ``S_{t+1} = A_t S_t + dx_dp_t`` of the analytic step
     derivatives.  ``build(p)`` must return the model with those parameters set to ``p``.
     Returns ``(r, J)`` with r (T * k,), J (T * k, len(names))."""
-    model = build(np.asarray(p, dtype=float))
+    model = _built(build, as_float_array(p, "p"))
     try:
         cols = [model.param_names.index(nm) for nm in names]
     except ValueError:
@@ -43,6 +44,9 @@ def trajectory_residuals(build, names, p, x0, U, observed):
             f"{list(model.param_names)}"
         ) from None
     Ua = as_float_array(U, "U")
+    if Ua.ndim != 2 or Ua.shape[1] != model.nu:
+        raise ValueError(f"U must have shape (T, {model.nu}), got {Ua.shape}")
+    check_finite(Ua, "U")
     T = Ua.shape[0]
     obs = as_float_array(observed, "observed")
     k = _observed_coords(model)
@@ -51,6 +55,7 @@ def trajectory_residuals(build, names, p, x0, U, observed):
             f"observed must have shape ({T}, {len(k)}) (the observed coordinates "
             f"of x_1..x_T), got {obs.shape}"
         )
+    check_finite(obs, "observed")
     x = model._as_state(x0, "x0")
     S = np.zeros((2 * model.nv, len(cols)))
     r = np.empty((T, len(k)))
@@ -65,6 +70,18 @@ def trajectory_residuals(build, names, p, x0, U, observed):
         r[t] = _observed_values(model, x) - obs[t]
         J[t] = S[k]
     return r.reshape(-1), J.reshape(T * len(k), len(cols))
+
+
+def _built(build, p):
+    """``build(p)``, which must be a Model (TypeError naming ``build`` otherwise)."""
+    from ..scene import Model
+
+    if not callable(build):
+        raise TypeError(f"build must be a callable returning a Model, got {type(build).__name__}")
+    model = build(p)
+    if not isinstance(model, Model):
+        raise TypeError(f"build must return a Model, but build(p) returned {model!r:.80}")
+    return model
 
 
 def fit_parameters(build, names, p0, x0, U, observed, **least_squares_options):
@@ -99,9 +116,21 @@ def fit_parameters(build, names, p0, x0, U, observed, **least_squares_options):
     DivergenceError
         If the simulation diverges at ``p0``.  At a trial point where it diverges the
         residuals are ``inf`` and ``least_squares`` rejects the step.
+    TypeError
+        If ``build`` is not callable or ``build(p)`` does not return a Model (the message
+        shows what it returned), or an array argument is not real.
+    ValueError
+        If ``p0``, ``U`` or ``observed`` has the wrong shape or is not finite, or ``names``
+        are not parameters of the model.
     """
     from scipy.optimize import least_squares  # type: ignore[import-untyped]
 
+    from ..scene import _divergence_error
+
+    p0 = as_float_array(p0, "p0")
+    if p0.ndim != 1:
+        raise ValueError(f"p0 must have shape (n,), got {p0.shape}")
+    check_finite(p0, "p0")
     cache = {}  # the last parameter vector's (residuals, Jacobian or the DivergenceError)
 
     def evaluate(p):
@@ -122,9 +151,6 @@ def fit_parameters(build, names, p0, x0, U, observed, **least_squares_options):
             raise J
         return J
 
-    from ..scene import _divergence_error
-
-    p0 = np.asarray(p0, dtype=float)
     if isinstance(evaluate(p0)[1], DivergenceError):
         e = evaluate(p0)[1]
         raise _divergence_error(

@@ -6,8 +6,7 @@ import math
 
 import numpy as np
 
-from .._validate import as_positive_float
-from ..sampling import MAX_SAMPLES, as_spacing, check_count, n_segments, too_many
+from ..sampling import MAX_SAMPLES, as_length, as_spacing, check_count, n_segments, too_many
 from .base import Sample, Shape, register
 
 __all__ = ["Disk", "Sphere"]
@@ -26,13 +25,16 @@ class Disk(Shape):
     def sample(cls, radius, spacing) -> Sample:
         """``K = max(8, ceil(2 pi radius / spacing))`` equally spaced samples, radial normals,
         equal weights summing to the circumference."""
-        r = as_positive_float(radius, "radius")
+        r = as_length(radius, "radius")
         spacing = as_spacing(spacing)
         k = max(8, n_segments(2.0 * math.pi * r, spacing))
         check_count(k, spacing)
         ang = 2.0 * math.pi * np.arange(k) / k
         nrm = np.column_stack([np.cos(ang), np.sin(ang)])
         return Sample(r * nrm, nrm, np.full(k, 2.0 * math.pi * r / k), cls(2, radius=r))
+
+    def check_params(self) -> None:
+        as_length(self.params["radius"], "radius")
 
     def canonical_mass_properties(self):
         r = self.params["radius"]
@@ -54,7 +56,7 @@ class Sphere(Shape):
         """``K = max(12, ceil(4 pi radius^2 / spacing^2))`` samples of the Fibonacci lattice
         (``z_k = 1 - (2k + 1) / K``, longitude advancing by the golden angle), radial
         normals, equal weights summing to the surface area."""
-        r = as_positive_float(radius, "radius")
+        r = as_length(radius, "radius")
         spacing = as_spacing(spacing)
         q = r / spacing
         ratio = 4.0 * math.pi * q * q  # inf rather than OverflowError for absurd spacing
@@ -68,6 +70,9 @@ class Sphere(Shape):
         nrm = np.column_stack([rho * np.cos(lon), rho * np.sin(lon), z])
         nrm /= np.linalg.norm(nrm, axis=1)[:, None]
         return Sample(r * nrm, nrm, np.full(k, 4.0 * math.pi * r * r / k), cls(3, radius=r))
+
+    def check_params(self) -> None:
+        as_length(self.params["radius"], "radius")
 
     def canonical_mass_properties(self):
         r = self.params["radius"]

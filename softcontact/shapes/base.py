@@ -13,7 +13,9 @@ name (its ``shape`` class attribute), which declares
   unit density in the canonical frame (the frame its sampler used).
 
 A cloud pickles its solid as plain data with the name (:meth:`Shape.to_state`), and
-:meth:`Shape.from_state` finds the class again through the registry.
+:meth:`Shape.from_state` finds the class again through the registry and checks the data as
+the sampler checks its arguments (``check_params()``: what the sampler could have
+recorded), so that a tampered pickle cannot give a solid of negative mass.
 """
 
 from __future__ import annotations
@@ -137,11 +139,42 @@ class Shape:
 
     @staticmethod
     def from_state(state: dict) -> Shape:
-        """The solid :meth:`to_state` described, of the class registered under its name."""
-        cls = SHAPES.get(state["shape"])
-        if cls is None:
-            raise ValueError(f"unknown shape {state['shape']!r} (known: {sorted(SHAPES)})")
-        return cls(state["dim"], state["rot"], state["trans"], **state["params"])
+        """The solid :meth:`to_state` described, of the class registered under its name,
+        checked as its sampler checks its arguments (ValueError, naming ``geometry``,
+        otherwise)."""
+        try:
+            name = state["shape"]
+            cls = SHAPES.get(name) if isinstance(name, str) else None
+            if cls is None:
+                raise ValueError(f"unknown shape {name!r} (known: {sorted(SHAPES)})")
+            dim = state["dim"]
+            if isinstance(dim, (bool, np.bool_)) or not isinstance(dim, (int, np.integer)):
+                raise ValueError(f"dim must be an int, got {type(dim).__name__}")
+            params = state["params"]
+            if not isinstance(params, dict):
+                raise ValueError(f"params must be a dict, got {type(params).__name__}")
+            solid = cls(int(dim), state["rot"], state["trans"], **params)
+            solid._check_pose()
+            solid.check_params()
+        except (TypeError, ValueError, OverflowError, KeyError, IndexError, AttributeError) as exc:
+            raise ValueError(f"geometry: not a solid a constructor records: {exc}") from None
+        return solid
+
+    def _check_pose(self) -> None:
+        """``rot`` a rotation (orthonormal to 1e-9, determinant +1), ``trans`` finite."""
+        rot = self.rot
+        if not (
+            np.all(np.isfinite(rot))
+            and np.allclose(rot @ rot.T, np.eye(self.dim), rtol=0, atol=1e-9)
+            and np.linalg.det(rot) > 0
+        ):
+            raise ValueError("rot must be a rotation matrix")
+        if not np.all(np.isfinite(self.trans)):
+            raise ValueError("trans must be finite")
+
+    def check_params(self) -> None:
+        """ValueError unless the parameters are ones the sampler accepts (and records)."""
+        raise NotImplementedError  # pragma: no cover - every registered shape defines it
 
     # -- integrals -------------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validate import as_float_array, shape_str
-from ..sampling import as_spacing, check_count, n_segments, sample_polygon_edges
+from ..sampling import LENGTH_RANGE, as_spacing, check_count, n_segments, sample_polygon_edges
 from .base import Sample, Shape, register
 
 __all__ = ["Box"]
@@ -35,6 +35,11 @@ class Box(Shape):
             )
         if not (np.all(np.isfinite(he)) and np.all(he > 0)):
             raise ValueError(f"half_extents must be finite and > 0, got {he.tolist()}")
+        lo, hi = LENGTH_RANGE
+        if not (np.all(he >= lo) and np.all(he <= hi)):
+            raise ValueError(
+                f"half_extents must be in [{lo:g}, {hi:g}] (metres), got {he.tolist()}"
+            )
         spacing = as_spacing(spacing)
         if he.shape == (2,):
             a, b = he
@@ -68,6 +73,12 @@ class Box(Shape):
         return Sample(
             np.concatenate(pts), np.concatenate(nrms), np.concatenate(wts), cls(3, half_extents=he)
         )
+
+    def check_params(self) -> None:
+        he = self.params["half_extents"]
+        lo, hi = LENGTH_RANGE
+        if not (np.all(he >= lo) and np.all(he <= hi)):  # NaN fails too
+            raise ValueError(f"half_extents must be in [{lo:g}, {hi:g}], got {he.tolist()}")
 
     def canonical_mass_properties(self):
         he = self.params["half_extents"]

@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from .._validate import as_int, as_positive_float
-from ..sampling import as_spacing, check_count, n_segments
+from .._validate import as_int
+from ..sampling import as_length, as_spacing, check_count, n_segments
 from .base import Sample, Shape, register
 
 __all__ = ["Capsule"]
@@ -27,14 +27,18 @@ class Capsule(Shape):
     def sample(cls, radius, half_length, spacing, dim=3) -> Sample:
         """The samples of :meth:`PointCloud.capsule <softcontact.PointCloud.capsule>`: one
         closed curve in 2D, latitude rings in 3D."""
-        r = as_positive_float(radius, "radius")
-        h = as_positive_float(half_length, "half_length", allow_zero=True)
+        r = as_length(radius, "radius")
+        h = as_length(half_length, "half_length", allow_zero=True)
         spacing = as_spacing(spacing)
         dim = as_int(dim, "dim", 2, 3)
         solid = cls(dim, radius=r, half_length=h)
         if dim == 2:
             return Sample(*_stadium(r, h, spacing), solid)
         return Sample(*_capsule3(r, h, spacing), solid)
+
+    def check_params(self) -> None:
+        as_length(self.params["radius"], "radius")
+        as_length(self.params["half_length"], "half_length", allow_zero=True)
 
     def canonical_mass_properties(self):
         """2D: rectangle ``2h x 2r`` plus two half-disks whose centroids lie ``4r / (3 pi)``

@@ -34,10 +34,19 @@ class HalfSpace(Shape):
             )
         check_finite(p, "point")
         check_finite(n, "normal")
-        length = float(np.linalg.norm(n))
+        with np.errstate(over="ignore"):
+            length = float(np.linalg.norm(n))
         if length < ZERO_NORM:
-            raise ValueError(f"normal must be a nonzero vector, got {n.tolist()}")
+            raise ValueError(
+                f"normal must be a nonzero vector (length >= {ZERO_NORM:g}), got {n.tolist()}"
+            )
+        if length == np.inf:  # |n| of a huge normal (1e300) overflows: scale it first
+            n = n / np.max(np.abs(n))
+            length = float(np.linalg.norm(n))
         return Sample(p[None, :], (n / length)[None, :], None, cls(p.size))
+
+    def check_params(self) -> None:
+        pass  # no parameters
 
     def canonical_mass_properties(self):
         raise ValueError("a halfspace cloud is unbounded: give mass and inertia, or make it static")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import as_float_array, shape_str
-from ..sampling import as_spacing, check_finite, sample_mesh
+from .._validate import as_float_array, check_not_masked, shape_str
+from ..sampling import as_spacing, check_extent, check_finite, sample_mesh
 from .base import Sample, Shape, register
 
 __all__ = ["Mesh"]
@@ -35,21 +35,25 @@ class Mesh(Shape):
                 f"vertices must have shape (V, 3) with V >= 1, got {shape_str(verts.shape)}"
             )
         check_finite(verts, "vertices")
+        check_extent(verts, "vertices")
         f = _as_faces(faces, len(verts))
         spacing = as_spacing(spacing)
         _check_closed_oriented(f)
-
-        used = verts[np.unique(f)]
-        centre = 0.5 * (used.min(axis=0) + used.max(axis=0))
-        size = float(np.linalg.norm(used.max(axis=0) - used.min(axis=0)))
-        a, b, c = (verts[f[:, k]] - centre for k in range(3))
-        volume = float(np.sum(np.einsum("ij,ij->i", a, np.cross(b, c)))) / 6.0
-        if abs(volume) <= 1e-12 * size**3:
-            raise ValueError(f"faces: mesh encloses no volume (signed volume {volume!r})")
+        volume, size = _signed_volume(verts, f)
         if volume < 0:
             f = f[:, [0, 2, 1]]
         p, n, w = sample_mesh(verts, f, spacing, size)
         return Sample(p, n, w, cls(3, vertices=verts, faces=f))
+
+    def check_params(self) -> None:
+        """The checks of :meth:`sample` on the recorded mesh, which is oriented outwards."""
+        verts = self.params["vertices"]
+        check_finite(verts, "vertices")
+        check_extent(verts, "vertices")
+        f = _as_faces(self.params["faces"], len(verts))
+        _check_closed_oriented(f)
+        if _signed_volume(verts, f)[0] < 0:
+            raise ValueError("faces: the recorded mesh must be oriented outwards")
 
     def canonical_mass_properties(self):
         """Each face ``(a, b, c)`` spans a tetrahedron with the reference point ``o`` (the centre
@@ -84,7 +88,21 @@ class Mesh(Shape):
         return volume, ref + com, inertia
 
 
+def _signed_volume(verts: np.ndarray, f: np.ndarray) -> tuple[float, float]:
+    """The signed volume of a closed mesh and its size (the diagonal of its used vertices'
+    bounding box); ValueError naming ``faces`` when it encloses no volume."""
+    used = verts[np.unique(f)]
+    centre = 0.5 * (used.min(axis=0) + used.max(axis=0))
+    size = float(np.linalg.norm(used.max(axis=0) - used.min(axis=0)))
+    a, b, c = (verts[f[:, k]] - centre for k in range(3))
+    volume = float(np.sum(np.einsum("ij,ij->i", a, np.cross(b, c)))) / 6.0
+    if abs(volume) <= 1e-12 * size**3:
+        raise ValueError(f"faces: mesh encloses no volume (signed volume {volume!r})")
+    return volume, size
+
+
 def _as_faces(faces, n_vertices: int) -> np.ndarray:
+    check_not_masked(faces, "faces")
     if isinstance(faces, np.ndarray):
         f = faces
     else:

@@ -7,7 +7,7 @@ import numpy as np
 from .._validate import as_float_array, shape_str
 from ..geometry import extrude, simple_polygon_ccw
 from ..mass import polygon_area_moments
-from ..sampling import as_spacing, check_finite, sample_polygon_edges
+from ..sampling import as_length, as_spacing, check_extent, check_finite, sample_polygon_edges
 from .base import Sample, Shape, register
 from .mesh import Mesh
 
@@ -33,9 +33,13 @@ class Polygon(Shape):
                 f"vertices must have shape (K, 2) with K >= 3, got {shape_str(v.shape)}"
             )
         check_finite(v, "vertices")
+        check_extent(v, "vertices")
         spacing = as_spacing(spacing)
         v = simple_polygon_ccw(v)
         return Sample(*sample_polygon_edges(v, spacing), cls(2, vertices=v))
+
+    def check_params(self) -> None:
+        _check_ccw_polygon(self.params["vertices"])
 
     def canonical_mass_properties(self):
         area, c, sxx, syy, _ = polygon_area_moments(self.params["vertices"])
@@ -59,6 +63,10 @@ class Prism(Shape):
         p, n, w, _ = Mesh.sample(*extrude(vertices, half_height), spacing)
         return Sample(p, n, w, cls(3, vertices=vertices, half_height=half_height))
 
+    def check_params(self) -> None:
+        _check_ccw_polygon(self.params["vertices"])
+        as_length(self.params["half_height"], "half_height")
+
     def canonical_mass_properties(self):
         """With thickness ``T = 2 half_height`` and the polygon's area moments,
         ``V = A T``, ``int x^2 dV = T Sxx``, ``int z^2 dV = A T^3 / 12``,
@@ -75,3 +83,13 @@ class Prism(Shape):
             ]
         )
         return area * t, np.array([c[0], c[1], 0.0]), inertia
+
+
+def _check_ccw_polygon(v: np.ndarray) -> None:
+    """The checks of :meth:`Polygon.sample` on recorded vertices, which are counter-clockwise."""
+    if v.shape[0] < 3:
+        raise ValueError(f"vertices must have shape (K, 2) with K >= 3, got {shape_str(v.shape)}")
+    check_finite(v, "vertices")
+    check_extent(v, "vertices")
+    if simple_polygon_ccw(v) is not v:
+        raise ValueError("vertices must be counter-clockwise")
