@@ -8,10 +8,38 @@ errors, so that a newer compiler on a user's machine cannot break the install.
 
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from glob import glob
 
 import numpy
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+
+class ParallelBuildExt(build_ext):
+    """build_ext compiling the extension's C files in parallel, one job per core
+    (``SOFTCONTACT_BUILD_JOBS`` overrides): setuptools compiles one file at a time, and
+    the SIMD kernel variants take most of the build."""
+
+    def build_extension(self, ext):
+        jobs = int(os.environ.get("SOFTCONTACT_BUILD_JOBS", "0")) or os.cpu_count() or 1
+        serial = self.compiler.compile
+        if jobs < 2:
+            return super().build_extension(ext)
+
+        def compile_parallel(sources, *args, **kwargs):
+            # longest first (the kernel variants), so that no large file starts last
+            order = sorted(sources, key=lambda f: -os.path.getsize(f))
+            with ThreadPoolExecutor(min(jobs, len(order))) as pool:
+                objs = dict(zip(order, pool.map(lambda f: serial([f], *args, **kwargs), order)))
+            return [o for f in sources for o in objs[f]]
+
+        self.compiler.compile = compile_parallel
+        try:
+            return super().build_extension(ext)
+        finally:
+            self.compiler.compile = serial
+
 
 flags = []
 libraries = []
@@ -41,6 +69,7 @@ if sys.platform != "win32":
     libraries = ["m"]
 
 setup(
+    cmdclass={"build_ext": ParallelBuildExt},
     ext_modules=[
         Extension(
             "softcontact._core",
@@ -57,5 +86,5 @@ setup(
             extra_link_args=["-pthread"] if sys.platform != "win32" else [],
             libraries=libraries,
         )
-    ]
+    ],
 )
