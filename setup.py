@@ -31,7 +31,8 @@ class ParallelBuildExt(build_ext):
             # longest first (the kernel variants), so that no large file starts last
             order = sorted(sources, key=lambda f: -os.path.getsize(f))
             with ThreadPoolExecutor(min(jobs, len(order))) as pool:
-                objs = dict(zip(order, pool.map(lambda f: serial([f], *args, **kwargs), order)))
+                done = pool.map(lambda f: serial([f], *args, **kwargs), order)
+                objs = dict(zip(order, done, strict=True))
             return [o for f in sources for o in objs[f]]
 
         self.compiler.compile = compile_parallel
