@@ -495,6 +495,8 @@ int sc__contact_mode(int variant_isa, const sc_contact_body *a, const sc_contact
         vel |= SC_CONTACT_WNUM;
     }
     pair_setup(&S, a, b, prm, order, vel, mode == SC_FRICTION_FROZEN_VELOCITY);
+    S.it = o.interrupt;
+    S.stopped = 0;
     for (j = 0; mode == SC_FRICTION_NUMERATOR && j < SC_NV(D); j++) {
         if (!isfinite(wa[j]) || !isfinite(wb[j])) {
             return SC_ENONFINITE;

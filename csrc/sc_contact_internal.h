@@ -70,7 +70,20 @@ typedef struct sc__contact {
        M_K^T r_O (M_K = R_K Exp(dth_K)) and the position y = q + y0[O] (pose-only jets;
        sc_contact_law.h) */
     double *L[2][3][3], *Q[2][3][3], *y0[2][3];
+    /* the caller's interrupt (sc_options), checked every SC_CONTACT_POLL samples of the
+       passes; stopped: one said stop (the variant then returns SC_EINTERRUPTED) */
+    sc_interrupt *it;
+    int stopped;
 } sc__contact;
+
+/* samples of a pass between checks of the interrupt (a power of 2) */
+#define SC_CONTACT_POLL 256
+
+/* in a pass's loop (cnt a counter from 0): 1 when the interrupt says stop, checked every
+   SC_CONTACT_POLL calls; the pass then leaves its loop and S->stopped is set */
+#define SC_CONTACT_STOP(S, cnt)                                                                    \
+    ((S)->stopped || ((S)->it != NULL && ((++(cnt)) & (SC_CONTACT_POLL - 1)) == 0 &&               \
+                      ((S)->stopped = sc_interrupt_check((S)->it)) != 0))
 
 /* The contact model's jets compiled for one ISA (sc_contact_kernel.h): the wrench and its
  * derivatives (and the forces) of a pair whose SSDF, soft minimum and kept samples the

@@ -562,6 +562,7 @@ SC_JET_KERNEL void pass_values(contact_t *S, acc_t *Z, const int D, const unsign
     double x[34], gk[3];
     nums_values v;
     ptrdiff_t k;
+    unsigned polls = 0;
     int O, a, b, j = 0;
     /* the owners' numbers: the values of their jets (order 0: one entry each) */
     for (O = 0; O < 2; O++) {
@@ -591,7 +592,7 @@ SC_JET_KERNEL void pass_values(contact_t *S, acc_t *Z, const int D, const unsign
     v.nuu = x + j++;
     v.tt = x + j++;
     v.ct = x + j++;
-    for (k = 0; k < n; k++) {
+    for (k = 0; k < n && !SC_CONTACT_STOP(S, polls); k++) {
         const int Ok = k < S->I ? 0 : 1;
         const ptrdiff_t kk = Ok == 0 ? k : k - S->I;
         const int flat = S->cl[1 - Ok]->n == 1;
@@ -782,13 +783,14 @@ static void pass_jets(contact_t *S, acc_t *Z, const int ord, const int D, const 
     owner_jets ow[2];
     nums_jets v;
     ptrdiff_t k;
+    unsigned polls = 0;
     int r;
     sc_jet_ctx_init(&cx, ns, ord);
     mh = Z->mj + 1 + c->n;
     jets_owner_of(S, Z, 0, PhiR, &ow[0]);
     jets_owner_of(S, Z, 1, PhiR, &ow[1]);
     jets_nums_alloc(S, vel, &v);
-    for (k = 0; k < n; k++) {
+    for (k = 0; k < n && !SC_CONTACT_STOP(S, polls); k++) {
         const int O = k < S->I ? 0 : 1;
         /* K a half-space: its SSDF gradient is a constant (compose adds nothing to it) */
         const int flat = S->cl[1 - O]->n == 1;
@@ -1137,6 +1139,7 @@ SC_JET_KERNEL void owner_pass_lanes(contact_t *S, acc_t *Z, const sc_jet_ctx *c,
     const int flat = S->cl[1 - O]->n == 1;
     const ptrdiff_t I = S->I;
     double *mg = Z->mj + 1, cst[4][SC_CONTACT_VL];
+    unsigned polls = 0;
     law_env E;
     owner_lanes ow;
     nums_lanes v;
@@ -1181,7 +1184,7 @@ SC_JET_KERNEL void owner_pass_lanes(contact_t *S, acc_t *Z, const sc_jet_ctx *c,
     v.tt = tt;
     v.ct = ct;
     v.cd = cd;
-    while ((nl = next_lanes(mark, &k, k1, ks)) > 0) {
+    while (!SC_CONTACT_STOP(S, polls) && (nl = next_lanes(mark, &k, k1, ks)) > 0) {
         double p[3][SC_CONTACT_VL], gv[3][SC_CONTACT_VL], hv[3][3][SC_CONTACT_VL];
         double pik[SC_CONTACT_VL], phik[SC_CONTACT_VL], yk[3][SC_CONTACT_VL];
         sample_lanes s;
@@ -1810,6 +1813,9 @@ static int contact_jets(contact_t *S, const sc_contact_params *prm, const sc_con
     double *PhiR;
     kinematics(S, &Z);
     PhiR = samples_pass(S, &Z, out->forces);
+    if (S->stopped) {
+        return SC_EINTERRUPTED;
+    }
     flat_expand(S, &Z);
     sums_to_world(S, &Z);
     if (S->order >= 2) {

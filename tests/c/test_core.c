@@ -458,6 +458,53 @@ static void test_interrupt(void)
     free_cloud(&c);
 }
 
+/* the contact model's passes check the interrupt too: a cloud against a half-space (its
+   samples' SSDF in closed form, which does not poll; the half-space's one query polls
+   once), all samples kept (eps_c large): the second poll falls in the law's pass, which
+   stops (every order); with a poll that never says stop, the same bits */
+static void test_contact_interrupt(void)
+{
+    const sc_contact_params prm = {1e-2, 10.0, 2e3, 1e-2, 10.0, 0.5, 1e-2};
+    const double pose[7] = {0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0}, vel[6] = {0.1, 0.0, -0.2};
+    cloud_data c, h;
+    double *work, w0[12], w1[12], *j0, *j1;
+    int order, left;
+    sc_interrupt it;
+    make_cloud(&c, 3, 3000);
+    make_cloud(&h, 3, 1);
+    work = malloc(sizeof(double) * (size_t)sc_contact_workspace_size(&c.pc, &h.pc, 1));
+    j0 = malloc(sizeof(double) * 12 * 24);
+    j1 = malloc(sizeof(double) * 12 * 24);
+    for (order = 0; order <= 1; order++) {
+        sc_contact_body A = {&c.pc, pose, vel, 0}, B = {&h.pc, pose, vel, 1};
+        sc_contact_out o0, o1;
+        const sc_options plain = {SC_ISA_AUTO, 0, 1, NULL};
+        sc_options opt = {SC_ISA_AUTO, 0, 1, &it};
+        int st;
+        memset(&o0, 0, sizeof o0);
+        memset(&o1, 0, sizeof o1);
+        o0.wrench = w0, o1.wrench = w1;
+        o0.jac = order ? j0 : NULL, o1.jac = order ? j1 : NULL;
+        CHECK(sc_contact(&A, &B, &prm, order, &plain, work, &o0) == SC_OK, "contact");
+        left = 2;
+        sc_interrupt_init(&it, poll_countdown, &left, 0.0);
+        st = sc_contact(&A, &B, &prm, order, &opt, work, &o1);
+        CHECK(st == SC_EINTERRUPTED && left == 0,
+              "order %d: the law's pass stopped at the second poll (%d, %d left)", order, st, left);
+        left = 1 << 30;
+        sc_interrupt_init(&it, poll_countdown, &left, 0.0);
+        st = sc_contact(&A, &B, &prm, order, &opt, work, &o1);
+        CHECK(st == SC_OK && (1 << 30) - left >= 2 && memcmp(w0, w1, sizeof w0) == 0 &&
+                  (!order || memcmp(j0, j1, sizeof(double) * 12 * 24) == 0),
+              "order %d: polled %d times, not stopped, same bits", order, (1 << 30) - left);
+    }
+    free(j0);
+    free(j1);
+    free(work);
+    free_cloud(&c);
+    free_cloud(&h);
+}
+
 static void test_ssdf_values(int dim)
 {
     enum { N = 61, M = 23 };
@@ -1705,6 +1752,7 @@ int main(void)
     test_ssdf_pruned(3, 40);
     test_ssdf_special();
     test_interrupt();
+    test_contact_interrupt();
     test_cloud_view();
     test_separation();
     test_separation_unit();
