@@ -189,6 +189,7 @@ static int fill_body(model_box *box, const model_args *a, npy_intp k, size_t *of
         b->support_gravity = PyFloat_AsDouble(PyTuple_GET_ITEM(sp, 3));
         b->support_slip = PyFloat_AsDouble(PyTuple_GET_ITEM(sp, 4));
         if (PyErr_Occurred()) {
+            sc_py_parse_error("model_new: a support's mu, g or slip_velocity");
             return 0;
         }
     }
@@ -264,7 +265,7 @@ static PyObject *py_model_new(PyObject *Py_UNUSED(self), PyObject *args)
     if (!PyArg_ParseTuple(args, "idOOOOOOOOOOO|iO:model_new", &a.dim, &a.dt, &o[0], &o[1], &o[2],
                           &o[3], &o[4], &o[5], &a.clouds, &o[6], &a.supports, &o[7], &o[8],
                           &a.integrator, &a.limits_in)) {
-        return NULL;
+        return sc_py_parse_error("model_new");
     }
     if (a.integrator != SC_INTEGRATOR_EULER && a.integrator != SC_INTEGRATOR_IMPLICIT) {
         PyErr_SetString(PyExc_ValueError, "integrator must be 0 (euler) or 1 (implicit)");
@@ -311,7 +312,7 @@ static PyObject *py_step(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kw
 
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|iiiii:step", kwlist, &mo, &xo, &uo, &order,
                                      &params, &nthreads, &isa, &dense)) {
-        return NULL;
+        return sc_py_parse_error("step");
     }
     if ((m = get_model(mo, &s)) == NULL || !sc_py_order(order, 2) ||
         !sc_py_options(isa, dense, nthreads, PY_SSIZE_T_MAX, &o)) {
@@ -400,7 +401,7 @@ static PyObject *py_rollout(PyObject *Py_UNUSED(self), PyObject *args, PyObject 
 
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|iiii:rollout", kwlist, &mo, &xo, &uo, &order,
                                      &nthreads, &isa, &dense)) {
-        return NULL;
+        return sc_py_parse_error("rollout");
     }
     if ((m = get_model(mo, &s)) == NULL || !sc_py_order(order, 1)) {
         return NULL;
@@ -489,7 +490,7 @@ static PyObject *py_model_eval(PyObject *Py_UNUSED(self), PyObject *args, PyObje
 
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "OiO|Oiii:model_eval", kwlist, &mo, &what, &xo,
                                      &xno, &nthreads, &isa, &dense)) {
-        return NULL;
+        return sc_py_parse_error("model_eval");
     }
     if ((m = get_model(mo, &s)) == NULL) {
         return NULL;
