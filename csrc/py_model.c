@@ -105,9 +105,13 @@ static int parse_model(model_args *a, PyObject *const *o)
         (a->mass = sc_py_doubles(o[3], "masses")) == NULL) {
         return 0;
     }
-    a->nb = PyArray_DIM(a->mass, 0);
-    if (PyArray_NDIM(a->mass) != 1 || a->nb < 1 || a->nb > SC_MODEL_MAX_BODIES) {
-        PyErr_Format(PyExc_ValueError, "a model has 1..%d bodies", SC_MODEL_MAX_BODIES);
+    /* the dimension read only once there is one: a 0-d array has none */
+    a->nb = PyArray_NDIM(a->mass) == 1 ? PyArray_DIM(a->mass, 0) : 0;
+    if (a->nb < 1 || a->nb > SC_MODEL_MAX_BODIES) {
+        PyErr_Format(PyExc_ValueError,
+                     "masses must have shape (nbody,): a model has 1..%d bodies, got %d "
+                     "dimension(s)",
+                     SC_MODEL_MAX_BODIES, PyArray_NDIM(a->mass));
         return 0;
     }
     shp[0] = a->nb;

@@ -374,3 +374,17 @@ def test_core_out_of_range_numbers_are_value_errors(cloud2):
     for call in cases:
         with pytest.raises(ValueError):
             call()
+
+
+@pytest.mark.parametrize("masses", [1.0, np.float64(0.1), np.zeros(()), None, np.zeros((0,))])
+def test_core_model_new_refuses_masses_without_a_body_axis(masses):
+    """model_new read the number of bodies from masses' first dimension before checking
+    that masses had one: a 0-d array (a float, None) crashed the interpreter (found by
+    tests/test_fuzz.py)."""
+    d = sc.PointCloud.disk(0.05, 0.01)
+    k = _packed(d)
+    args = [2, 0.005, np.zeros(3), np.zeros(1), np.zeros(1), masses, np.zeros((1, 9))]
+    args += [np.zeros((1, 7)), (k,), np.array([len(d)], float), (None,)]
+    args += [np.zeros((0, 2)), np.zeros((0, 7))]
+    with pytest.raises(ValueError, match="masses must have shape"):
+        _core.model_new(*args)
