@@ -81,6 +81,25 @@ PyObject *sc_py_raise(int st, const char *func, const char *inputs)
     return PyErr_Format(sc_py_NumericalError, "%s: %s", func, sc_status_str(st));
 }
 
+/* the pending exception replaced by `exc` with the message "<prefix>: <its message>" */
+static void replace_error(PyObject *exc, const char *prefix)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_Format(exc, "%s: %S", prefix, value ? value : Py_None);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+}
+
+PyObject *sc_py_parse_error(const char *func)
+{
+    if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+        replace_error(PyExc_ValueError, func);
+    }
+    return NULL;
+}
+
 PyArrayObject *sc_py_doubles(PyObject *obj, const char *name)
 {
     PyArrayObject *a = (PyArrayObject *)PyArray_FROM_OTF(obj, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
@@ -92,6 +111,9 @@ PyArrayObject *sc_py_doubles(PyObject *obj, const char *name)
         Py_XDECREF(type);
         Py_XDECREF(value);
         Py_XDECREF(tb);
+    } else if (a == NULL && PyErr_ExceptionMatches(PyExc_OverflowError)) {
+        /* a Python int too large for a float64 */
+        replace_error(PyExc_ValueError, name);
     }
     return a;
 }

@@ -43,8 +43,14 @@ int sc_py_acquire(sc_py_call *c, int st);
  * for a non-finite value or a quaternion not of unit norm; returns NULL. */
 PyObject *sc_py_raise(int st, const char *func, const char *inputs);
 
+/* After a failed PyArg_Parse* of `func`: an argument beyond the range of its C type (an
+ * int for an `i` or `n` field, a number too large for a double for a `d` field) raised
+ * OverflowError, which becomes a ValueError with the same message, as the Python layer
+ * reports values out of range; other exceptions are kept.  Returns NULL. */
+PyObject *sc_py_parse_error(const char *func);
+
 /* float64, C-contiguous, aligned view or copy of obj; TypeError naming `name` for an
- * unsafe cast */
+ * unsafe cast, ValueError for a number too large for a float64 (a Python int) */
 PyArrayObject *sc_py_doubles(PyObject *obj, const char *name);
 
 /* the same, of exactly the given shape (ndim entries, -1 = any) */

@@ -59,7 +59,7 @@ static PyObject *py_separation(PyObject *Py_UNUSED(self), PyObject *args, PyObje
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "OnOOnOd|iiii:separation", kwlist, &obj[0], &na,
                                      &obj[2], &obj[1], &nb, &obj[3], &eps, &order, &nthreads, &isa,
                                      &dense)) {
-        return NULL;
+        return sc_py_parse_error("separation");
     }
     if (!pair_args(obj, na, nb, in, &pa, &pb, &D) || !sc_py_eps(eps) || !sc_py_order(order, 2) ||
         !sc_py_options(isa, dense, nthreads, na + nb, &o)) {
@@ -138,7 +138,7 @@ static PyObject *py_contact(PyObject *Py_UNUSED(self), PyObject *args, PyObject 
             args, kwds, "OnOOOnOO(ddddddd)|iiii:contact", kwlist, &obj[0], &na, &obj[2], &va_obj,
             &obj[1], &nb, &obj[3], &vb_obj, &prm.eps, &prm.eps_c, &prm.stiffness, &prm.beta,
             &prm.damping, &prm.friction, &prm.slip_velocity, &order, &nthreads, &isa, &dense)) {
-        return NULL;
+        return sc_py_parse_error("contact");
     }
     if (sc_contact_params_check(&prm) != SC_OK) {
         PyErr_SetString(PyExc_ValueError,

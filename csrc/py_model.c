@@ -105,9 +105,13 @@ static int parse_model(model_args *a, PyObject *const *o)
         (a->mass = sc_py_doubles(o[3], "masses")) == NULL) {
         return 0;
     }
-    a->nb = PyArray_DIM(a->mass, 0);
-    if (PyArray_NDIM(a->mass) != 1 || a->nb < 1 || a->nb > SC_MODEL_MAX_BODIES) {
-        PyErr_Format(PyExc_ValueError, "a model has 1..%d bodies", SC_MODEL_MAX_BODIES);
+    /* the dimension read only once there is one: a 0-d array has none */
+    a->nb = PyArray_NDIM(a->mass) == 1 ? PyArray_DIM(a->mass, 0) : 0;
+    if (a->nb < 1 || a->nb > SC_MODEL_MAX_BODIES) {
+        PyErr_Format(PyExc_ValueError,
+                     "masses must have shape (nbody,): a model has 1..%d bodies, got %d "
+                     "dimension(s)",
+                     SC_MODEL_MAX_BODIES, PyArray_NDIM(a->mass));
         return 0;
     }
     shp[0] = a->nb;
@@ -189,6 +193,7 @@ static int fill_body(model_box *box, const model_args *a, npy_intp k, size_t *of
         b->support_gravity = PyFloat_AsDouble(PyTuple_GET_ITEM(sp, 3));
         b->support_slip = PyFloat_AsDouble(PyTuple_GET_ITEM(sp, 4));
         if (PyErr_Occurred()) {
+            sc_py_parse_error("model_new: a support's mu, g or slip_velocity");
             return 0;
         }
     }
@@ -264,7 +269,7 @@ static PyObject *py_model_new(PyObject *Py_UNUSED(self), PyObject *args)
     if (!PyArg_ParseTuple(args, "idOOOOOOOOOOO|iO:model_new", &a.dim, &a.dt, &o[0], &o[1], &o[2],
                           &o[3], &o[4], &o[5], &a.clouds, &o[6], &a.supports, &o[7], &o[8],
                           &a.integrator, &a.limits_in)) {
-        return NULL;
+        return sc_py_parse_error("model_new");
     }
     if (a.integrator != SC_INTEGRATOR_EULER && a.integrator != SC_INTEGRATOR_IMPLICIT) {
         PyErr_SetString(PyExc_ValueError, "integrator must be 0 (euler) or 1 (implicit)");
@@ -311,7 +316,7 @@ static PyObject *py_step(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kw
 
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|iiiii:step", kwlist, &mo, &xo, &uo, &order,
                                      &params, &nthreads, &isa, &dense)) {
-        return NULL;
+        return sc_py_parse_error("step");
     }
     if ((m = get_model(mo, &s)) == NULL || !sc_py_order(order, 2) ||
         !sc_py_options(isa, dense, nthreads, PY_SSIZE_T_MAX, &o)) {
@@ -400,7 +405,7 @@ static PyObject *py_rollout(PyObject *Py_UNUSED(self), PyObject *args, PyObject 
 
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|iiii:rollout", kwlist, &mo, &xo, &uo, &order,
                                      &nthreads, &isa, &dense)) {
-        return NULL;
+        return sc_py_parse_error("rollout");
     }
     if ((m = get_model(mo, &s)) == NULL || !sc_py_order(order, 1)) {
         return NULL;
@@ -489,7 +494,7 @@ static PyObject *py_model_eval(PyObject *Py_UNUSED(self), PyObject *args, PyObje
 
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "OiO|Oiii:model_eval", kwlist, &mo, &what, &xo,
                                      &xno, &nthreads, &isa, &dense)) {
-        return NULL;
+        return sc_py_parse_error("model_eval");
     }
     if ((m = get_model(mo, &s)) == NULL) {
         return NULL;

@@ -26,7 +26,7 @@ static PyObject *py_ssdf(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kw
 
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "OnOd|iiii:ssdf", kwlist, &k_obj, &n, &x_obj, &eps,
                                      &order, &nthreads, &isa, &dense)) {
-        return NULL;
+        return sc_py_parse_error("ssdf");
     }
     if ((packed = sc_py_doubles(k_obj, "packed")) == NULL ||
         (x = sc_py_doubles(x_obj, "x")) == NULL || !sc_py_rows_of(x, 0, "x")) {

@@ -205,6 +205,7 @@ def first_non_unit(q) -> tuple[int, float] | None:
         return None
     q = np.asarray(q, dtype=float).reshape(-1, 4)
     w, x, y, z = q.T
-    norm = np.sqrt(w * w + x * x + y * y + z * z)
+    with np.errstate(over="ignore"):  # a component beyond 1e154: norm inf, not unit
+        norm = np.sqrt(w * w + x * x + y * y + z * z)
     bad = np.flatnonzero(~(np.abs(norm - 1.0) <= UNIT_TOL))
     return None if bad.size == 0 else (int(bad[0]), float(norm[bad[0]]))

@@ -173,7 +173,8 @@ def sample_mesh(verts: np.ndarray, f: np.ndarray, spacing: float, size: float):
     longest = np.sqrt(
         np.max([np.sum((b - a) ** 2, 1), np.sum((c - b) ** 2, 1), np.sum((a - c) ** 2, 1)], axis=0)
     )
-    ratio = longest / spacing
+    with np.errstate(over="ignore"):  # a spacing as small as 5e-324: inf, refused below
+        ratio = longest / spacing
     if not np.all(np.isfinite(ratio)) or ratio.max() > MAX_SAMPLES:
         too_many(float(ratio.max()), spacing)
     ks = np.maximum(1, np.ceil(ratio)).astype(np.int64)

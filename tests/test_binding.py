@@ -329,3 +329,62 @@ def test_packed_group_boxes_of_a_cloud_without_an_index(cloud):
         np.testing.assert_array_equal(grp[g, D:3], 0.0)
         np.testing.assert_array_equal(grp[g, 3 + D : 6], 0.0)
         assert grp[g, 6] == la[own].max() and grp[g, 7] == 0.0
+
+
+def test_core_out_of_range_numbers_are_value_errors(cloud2):
+    """An int beyond its C type (an order, a count, a thread count) or a number too large
+    for a float64 given to the compiled module directly is a ValueError, as the Python
+    layer reports values out of range -- not the OverflowError of CPython's argument
+    parsing or NumPy's conversion (found by tests/test_fuzz.py)."""
+    import warnings
+    from fractions import Fraction
+
+    k = _packed(cloud2)
+    n = len(cloud2)
+    x = np.zeros((2, 2))
+    q = np.zeros(3)
+    P = sc.ContactParams()._astuple()
+    huge = 2**2000
+    cases = [
+        lambda: _core.pack_cloud([[huge, 0.0]], [[1.0, 0.0]], [1.0]),
+        lambda: _core.ssdf(k, n, x, 1e-3, 2**31),
+        lambda: _core.ssdf(k, 2**70, x, 1e-3),
+        lambda: _core.ssdf(k, n, x, huge),
+        lambda: _core.ssdf(k, n, x, Fraction(10**400)),
+        lambda: _core.ssdf(k, n, [[huge, 0.0]], 1e-3),
+        lambda: _core.separation(k, n, q, k, n, q, 1e-3, 0, 2**40),
+        lambda: _core.contact(k, n, q, q, k, n, q, q, (huge,) + P[1:]),
+        lambda: _core.contact(k, n, q, [huge, 0, 0], k, n, q, q, P),
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sc.SoftContactWarning)
+        s = sc.Scene(dim=2)
+        s.add_body(sc.PointCloud.disk(0.05, 0.01), mass=0.1)
+        s.add_support("body0", friction=0.3)
+        m = s.build(0.005)
+    x0 = m.initial_state()
+    cases += [
+        lambda: _core.step(m._cap, x0, np.zeros(0), 2**31),
+        lambda: _core.step(m._cap, [huge] * 6, np.zeros(0)),
+        lambda: _core.rollout(m._cap, x0[None], np.zeros((1, 2, 0)), 0, 2**63),
+        lambda: _core.model_eval(m._cap, 2**31, x0),
+        lambda: _core.model_new(2**31, 0.005, *[None] * 11),
+        lambda: _core.model_new(2, huge, *[None] * 11),
+    ]
+    for call in cases:
+        with pytest.raises(ValueError):
+            call()
+
+
+@pytest.mark.parametrize("masses", [1.0, np.float64(0.1), np.zeros(()), None, np.zeros((0,))])
+def test_core_model_new_refuses_masses_without_a_body_axis(masses):
+    """model_new read the number of bodies from masses' first dimension before checking
+    that masses had one: a 0-d array (a float, None) crashed the interpreter (found by
+    tests/test_fuzz.py)."""
+    d = sc.PointCloud.disk(0.05, 0.01)
+    k = _packed(d)
+    args = [2, 0.005, np.zeros(3), np.zeros(1), np.zeros(1), masses, np.zeros((1, 9))]
+    args += [np.zeros((1, 7)), (k,), np.array([len(d)], float), (None,)]
+    args += [np.zeros((0, 2)), np.zeros((0, 7))]
+    with pytest.raises(ValueError, match="masses must have shape"):
+        _core.model_new(*args)

@@ -782,3 +782,22 @@ def test_untampered_old_format_pickles_still_load():
     state = c.__getstate__()
     del state["geometry"]  # pickles from before solids were recorded
     assert _tampered(c, lambda s: s.pop("geometry"))()._geometry is None
+
+
+# --------------------------------------------------------------------------------------------
+# 12. overflow inside the checks themselves (found by tests/test_fuzz.py)
+# --------------------------------------------------------------------------------------------
+
+
+def test_a_huge_quaternion_component_is_a_value_error_not_a_warning():
+    """The vectorized unit-quaternion check (first_non_unit) squared a component beyond 1e154
+    with an overflow warning before its ValueError."""
+    raises(ValueError, "pose", lambda: sc.retract([0, 0, 0, 1e300, 0, 0, 0], np.zeros(6)))
+    q = [[0, 0, 0, 1, 0, 0, 0], [0, 0, 0, 0, 1e300, 0, 0]]
+    raises(ValueError, "pose0", lambda: sc.pose_difference(q[0], q))
+
+
+def test_a_subnormal_mesh_spacing_is_a_value_error_not_a_warning():
+    """from_mesh divided the longest edge by spacing=5e-324 with an overflow warning before
+    refusing the infinite sample count."""
+    raises(ValueError, "spacing", lambda: sc.PointCloud.from_mesh(TET_V, TET_F, 5e-324))
