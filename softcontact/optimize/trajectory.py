@@ -110,8 +110,8 @@ class TrajectoryProblem:
         return out
 
     def _diverged(self, Ua, error):
-        """The pass of a control sequence whose rollout diverged: an infinite cost, and
-        the error that every derivative raises."""
+        """The pass of a control sequence whose rollout diverged (or whose cost overflows):
+        an infinite cost, and the error that every derivative raises."""
         return {"value": np.inf, "error": error, "U": Ua}
 
     @staticmethod
@@ -170,8 +170,20 @@ class TrajectoryProblem:
                 r = np.zeros(0)
                 J = np.zeros((0, nz)) if order >= 1 else None
                 H = np.zeros((0, nz, nz)) if order >= 2 else None
-            value += 0.5 * float(r @ r)
+            with np.errstate(over="ignore", invalid="ignore"):  # beyond the float range: inf
+                value += 0.5 * float(r @ r)
             stages.append((r, J, H))
+        if not np.isfinite(value):
+            # as batch_fun: an infinite cost (its residuals are finite); no derivative of it
+            f = self._diverged(
+                Ua,
+                ValueError(
+                    "the objective is beyond the float range at this U (a residual of "
+                    f"{max(float(np.max(np.abs(s[0]), initial=0.0)) for s in stages):.3g})"
+                ),
+            )
+            f["stages"] = stages
+            return f
         return {"X": X, "A": A, "B": B, "F2": F2, "stages": stages, "value": value, "U": Ua}
 
     def _gradient(self, f):
@@ -317,7 +329,7 @@ class TrajectoryProblem:
         """All stage residuals stacked (``J = |r|^2 / 2``); all ``inf`` when the rollout
         diverges (``scipy.optimize.least_squares`` then rejects the step)."""
         f = self._cached(U) or self._forward(U, 1)  # residual_jac(U) usually follows
-        if "error" in f:
+        if "error" in f and "stages" not in f:
             size = sum(
                 c.size(self.model)
                 for t in range(self.T + 1)
