@@ -1,5 +1,6 @@
-"""Timing helper shared by the benchmark scripts."""
+"""Helpers shared by the benchmark scripts: timing, and output to stdout and a file."""
 
+import sys
 import time
 
 import numpy as np
@@ -13,3 +14,25 @@ def median_time(fn, repeats):
         fn()
         ts.append(time.perf_counter() - t0)
     return float(np.median(ts))
+
+
+class Tee:
+    """stdout, and the file ``path`` too (written whole at ``close``, after the line
+    ``header``) unless None."""
+
+    def __init__(self, path, header):
+        self.path, self.header, self.parts = path, header, []
+
+    def write(self, text):
+        sys.stdout.write(text)
+        self.parts.append(text)
+
+    def flush(self):
+        sys.stdout.flush()
+
+    def close(self):
+        sys.stdout.flush()
+        if self.path is not None:
+            with open(self.path, "w", encoding="utf-8") as f:
+                f.write(self.header + "\n\n")
+                f.write("".join(self.parts))

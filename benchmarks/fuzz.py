@@ -74,11 +74,13 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from _timing import Tee  # benchmarks/ is the script folder, on sys.path
 
 import softcontact as sc
 from softcontact import _core
 from softcontact.spatial import quat_mul, quat_to_matrix
 from softcontact.tasks import push_t
+from softcontact.testing import step_hessian, step_jacobian
 
 U64 = np.finfo(float).eps
 # FD steps (each with Richardson at half of it): the first for every point, the next ones
@@ -471,17 +473,6 @@ class FD:
     worst: list = field(default_factory=list)  # (ratio, kind, x, u) of failures
 
 
-def _jh(r):
-    J = np.concatenate([r.dx_dx, r.dx_du], axis=1)
-    n, nu = r.dx_du.shape
-    H = np.empty((n, n + nu, n + nu))
-    H[:, :n, :n] = r.d2x_dx2
-    H[:, :n, n:] = r.d2x_dxdu
-    H[:, n:, :n] = np.swapaxes(r.d2x_dxdu, 1, 2)
-    H[:, n:, n:] = r.d2x_du2
-    return J, H
-
-
 def _fd_errors(model, x, u, r, J, H, h, threads):
     """(err / bound, err / row scale) of J and H against Richardson-extrapolated central
     differences at steps h and h / 2 (the perturbed steps in one batched rollout), or None
@@ -537,7 +528,7 @@ def check_fd(model, X, Uc, threads, f):
         except sc.DivergenceError:
             f.skipped += 1
             continue
-        J, H = _jh(r)
+        J, H = step_jacobian(r), step_hessian(r)
         todo, last = {"J", "H"}, {}
         for i, h in enumerate(FD_STEPS):
             e = _fd_errors(model, x, u, r, J, H, h, threads)
@@ -616,7 +607,7 @@ def main(argv=None):
     if args.fd_points < 0 or not 0 <= args.order2 <= 1 or not 0 <= args.thread_check <= 1:
         ap.error("--fd-points must be >= 0; --order2 and --thread-check in [0, 1]")
 
-    out = _Tee(args.out)
+    out = Tee(args.out, "<!-- written by benchmarks/fuzz.py --out; do not edit by hand -->")
     wall0 = time.perf_counter()
     _header(out, args)
     root = np.random.SeedSequence(args.seed)
@@ -743,27 +734,6 @@ def main(argv=None):
     print(f"\nWall time: {time.perf_counter() - wall0:.1f} s.", file=out)
     out.close()
     return 0 if ok else 1
-
-
-class _Tee:
-    """stdout, and the same text to a file (``--out``) at the end."""
-
-    def __init__(self, path):
-        self.path, self.parts = path, []
-
-    def write(self, text):
-        sys.stdout.write(text)
-        self.parts.append(text)
-
-    def flush(self):
-        sys.stdout.flush()
-
-    def close(self):
-        sys.stdout.flush()
-        if self.path is not None:
-            with open(self.path, "w", encoding="utf-8") as fh:
-                fh.write("<!-- written by benchmarks/fuzz.py --out; do not edit by hand -->\n\n")
-                fh.write("".join(self.parts))
 
 
 if __name__ == "__main__":

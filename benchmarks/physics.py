@@ -124,6 +124,7 @@ for _path in (HERE.parent / "tests", HERE):
 
 import run  # noqa: E402
 import scenes  # noqa: E402
+from _timing import Tee  # noqa: E402
 from scene_capture import capture_scene  # noqa: E402
 
 import softcontact as sc  # noqa: E402
@@ -1001,7 +1002,10 @@ def main(argv=None):
         import mujoco  # noqa: F401
     except ImportError as e:
         sys.exit(f"benchmarks/physics.py needs mujoco: {e}")
-    out = _Tee(a.out)
+    out = Tee(
+        a.out,
+        "<!-- written by benchmarks/physics.py --out docs/physics.md; do not edit by hand -->",
+    )
     t_start = time.perf_counter()
     _header(out)
     print(
@@ -1131,29 +1135,6 @@ def main(argv=None):
         file=out,
     )
     out.close()
-
-
-class _Tee:
-    """stdout, and the file ``path`` too (written whole at the end) unless None."""
-
-    def __init__(self, path):
-        self.path, self.parts = path, []
-
-    def write(self, text):
-        sys.stdout.write(text)
-        self.parts.append(text)
-
-    def flush(self):
-        sys.stdout.flush()
-
-    def close(self):
-        if self.path is not None:
-            with open(self.path, "w", encoding="utf-8") as f:
-                f.write(
-                    "<!-- written by benchmarks/physics.py --out docs/physics.md; "
-                    "do not edit by hand -->\n\n"
-                )
-                f.write("".join(self.parts))
 
 
 if __name__ == "__main__":

@@ -64,9 +64,10 @@ typedef struct sc__step_ws {
 /* the velocity coordinates of the dynamic bodies (nv per dynamic body) */
 int sc__n_dynamic_velocities(const sc_model *m);
 
-/* sc_step, and with amat non-NULL also the matrix the step solves with, A = M - h D_dd
- * (nd x nd, row-major, the dynamic bodies' velocity coordinates in body order; M for the
- * semi-implicit Euler step), order 0 only then */
+/* sc_step (its new state tested by sc__state_diverged), and with amat non-NULL also the
+ * matrix the step solves with, A = M - h D_dd (nd x nd, row-major, the dynamic bodies'
+ * velocity coordinates in body order; M for the semi-implicit Euler step), order 0 only
+ * then and the new state not tested (the inverse dynamics' inner step) */
 int sc__step_with_matrix(const sc_model *m, const double *x, const double *u, int order, int params,
                          const sc_options *opt, double *work, const sc_step_out *out, double *amat);
 

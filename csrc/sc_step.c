@@ -1417,12 +1417,7 @@ static int step_euler(const sc_model *m, const sc_model_sizes *s, const double *
 int sc_step(const sc_model *m, const double *x, const double *u, int order, int params,
             const sc_options *opt, double *work, const sc_step_out *out)
 {
-    sc_model_sizes s;
-    int st = sc__step_with_matrix(m, x, u, order, params, opt, work, out, NULL);
-    if (st == SC_OK && out->x_next != NULL && sc_model_check(m, &s) == SC_OK) {
-        st = sc__state_diverged(m, &s, out->x_next);
-    }
-    return st;
+    return sc__step_with_matrix(m, x, u, order, params, opt, work, out, NULL);
 }
 
 int sc__step_with_matrix(const sc_model *m, const double *x, const double *u, int order, int params,
@@ -1443,7 +1438,8 @@ int sc__step_with_matrix(const sc_model *m, const double *x, const double *u, in
     sc__step_ws_layout(m, &s, order, params, o.nthreads, work, &w);
     switch (m->integrator) {
     case SC_INTEGRATOR_IMPLICIT:
-        return step_implicit(m, &s, x, u, order, params, &o, &w, out, amat);
+        st = step_implicit(m, &s, x, u, order, params, &o, &w, out, amat);
+        break;
     case SC_INTEGRATOR_EULER:
     default:
         if (amat) {
@@ -1462,6 +1458,12 @@ int sc__step_with_matrix(const sc_model *m, const double *x, const double *u, in
                 ra += nv;
             }
         }
-        return step_euler(m, &s, x, u, order, params, &o, &w, out);
+        st = step_euler(m, &s, x, u, order, params, &o, &w, out);
+        break;
     }
+    /* a step's new state is tested (sc_step); the inverse dynamics' inner step is not */
+    if (st == SC_OK && amat == NULL && out->x_next != NULL) {
+        st = sc__state_diverged(m, &s, out->x_next);
+    }
+    return st;
 }

@@ -10,7 +10,33 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["check_derivatives", "fd_jacobian", "taylor_remainders", "taylor_slopes"]
+__all__ = [
+    "check_derivatives",
+    "fd_jacobian",
+    "step_hessian",
+    "step_jacobian",
+    "taylor_remainders",
+    "taylor_slopes",
+]
+
+
+def step_jacobian(result):
+    """``[dx_dx | dx_du]`` (n, n + nu) of a :class:`~softcontact.StepResult` of order >= 1:
+    the first derivative of the step over ``z = (dx, du)``."""
+    return np.concatenate([result.dx_dx, result.dx_du], axis=1)
+
+
+def step_hessian(result):
+    """The second derivative (n, n + nu, n + nu) of a :class:`~softcontact.StepResult` of
+    order 2 over ``z = (dx, du)``, assembled from ``d2x_dx2``, ``d2x_dxdu`` (and its
+    transpose) and ``d2x_du2``; symmetric in its last two indices."""
+    n, nu = result.dx_du.shape
+    H = np.empty((n, n + nu, n + nu))
+    H[:, :n, :n] = result.d2x_dx2
+    H[:, :n, n:] = result.d2x_dxdu
+    H[:, n:, :n] = np.swapaxes(result.d2x_dxdu, 1, 2)
+    H[:, n:, n:] = result.d2x_du2
+    return H
 
 
 def fd_jacobian(fun, x, step, *, retract=None):

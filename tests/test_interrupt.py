@@ -1,35 +1,20 @@
 """Ctrl-C stops the long C calls (csrc/py_common.h, sc_interrupt): KeyboardInterrupt soon
 after the signal, inputs untouched, the process healthy afterwards.  Run in a subprocess:
-a SIGINT that arrived after its call would otherwise hit the test session itself."""
+a SIGINT that arrived after its call would otherwise hit pytest's own process."""
 
 import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 SCRIPT = textwrap.dedent(
     """
-    import json, os, signal, threading, time
+    import json, sys
     import numpy as np
     import softcontact as sc
-
-    def interrupt_after(call, delay=0.3):
-        sent = []
-        def fire():
-            time.sleep(delay)
-            sent.append(time.perf_counter())
-            os.kill(os.getpid(), signal.SIGINT)
-        th = threading.Thread(target=fire)
-        th.start()
-        try:
-            call()
-        except KeyboardInterrupt:
-            caught = time.perf_counter()
-            th.join()
-            return caught - sent[0]
-        th.join()
-        time.sleep(0.5)  # the signal of a call that finished first ends the script here
-        return None
+    sys.path.insert(0, BENCHMARKS)
+    from bench_interrupt import interrupt_after  # None: the call finished first
 
     rng = np.random.default_rng(0)
     sphere = sc.PointCloud.sphere(1.0, 0.02)  # ~3e4 samples
@@ -70,8 +55,10 @@ SCRIPT = textwrap.dedent(
 
 
 def test_long_calls_stop_on_ctrl_c():
+    bench = Path(__file__).resolve().parent.parent / "benchmarks"
+    script = f"BENCHMARKS = {str(bench)!r}\n" + SCRIPT
     proc = subprocess.run(
-        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=600
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=600
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])

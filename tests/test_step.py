@@ -29,7 +29,7 @@ import pytest
 import softcontact as sc
 from softcontact import _core
 from softcontact.spatial import quat_to_matrix
-from softcontact.testing import taylor_remainders, taylor_slopes
+from softcontact.testing import step_hessian, step_jacobian, taylor_remainders, taylor_slopes
 
 # Scenes here step past the explicit integrator's friction and damping limits on purpose:
 # what is checked (derivatives, bits, memory, parameters) holds at any dt.  Scene.build's
@@ -308,20 +308,6 @@ def _setup(name, contact=True, dt=None, integrator="euler", **changes):
 
 
 # ---- derivative helpers -----------------------------------------------------------------------
-def _full_jacobian(r):
-    return np.concatenate([r.dx_dx, r.dx_du], axis=1)
-
-
-def _full_hessian(r):
-    n, nu = r.dx_du.shape
-    H = np.empty((n, n + nu, n + nu))
-    H[:, :n, :n] = r.d2x_dx2
-    H[:, :n, n:] = r.d2x_dxdu
-    H[:, n:, :n] = np.swapaxes(r.d2x_dxdu, 1, 2)
-    H[:, n:, n:] = r.d2x_du2
-    return H
-
-
 def _at(model, x, u, z, order=0):
     n = 2 * model.nv
     return model.step(model.retract(x, z[:n]), u + z[n:], order=order)
@@ -341,7 +327,7 @@ def _fd(model, x, u, h):
         e[j] = h
         rp, rm = _at(model, x, u, e, 1), _at(model, x, u, -e, 1)
         fj.append((model.difference(rp.x_next, x1) - model.difference(rm.x_next, x1)) / (2 * h))
-        fh.append((_full_jacobian(rp) - _full_jacobian(rm)) / (2 * h))
+        fh.append((step_jacobian(rp) - step_jacobian(rm)) / (2 * h))
     fh = np.stack(fh, axis=-1)
     return np.stack(fj, axis=-1), 0.5 * (fh + np.swapaxes(fh, 1, 2))
 
@@ -401,7 +387,7 @@ def _fd_errors(model, x, u, r):
     1e-6 of the row's largest entry plus the rounding floor (x and x_next are rounded to
     u |x|, amplified by the Jacobian, for the values; the Jacobians at the perturbed points
     to u |J_i|)."""
-    J, H = _full_jacobian(r), _full_hessian(r)
+    J, H = step_jacobian(r), step_hessian(r)
     row_j = np.abs(J).max(axis=1)[:, None]
     row_h = np.abs(H).max(axis=(1, 2))[:, None, None]
     h = FD_STEPS[-1]
@@ -475,7 +461,7 @@ def check_taylor_remainders(rng, model, x, u, contact):
     """F(t z) minus its first/second-order expansion (J z t, z^T H z t^2 / 2) shrinks like
     t^2 / t^3 along random directions z = (dx, du) of physical size (_direction)."""
     r = model.step(x, u, order=2)
-    J, H = _full_jacobian(r), _full_hessian(r)
+    J, H = step_jacobian(r), step_hessian(r)
     steps = FREE_TAYLOR_STEPS if model.dim == 3 and not contact else TAYLOR_STEPS
 
     def f(z):
