@@ -10,8 +10,9 @@
 #include "sc_ssdf_internal.h"
 
 /* nu_k = G_k / sqrt(|G_k|^2 + SC_CONTACT_TINY): the friction normal, defined where G_k
- * vanishes (docs/method.md section 5) */
-#define SC_CONTACT_TINY 1e-300
+ * vanishes, and its jet finite there: the second derivative of 1 / sqrt(s) is 0.75
+ * s^(-5/2), which overflows below s ~ 1e-123 (docs/method.md section 5) */
+#define SC_CONTACT_TINY 1e-30
 
 /* The contact model's jets (sc_jet.h): at most SC_CONTACT_MAXV = 4 nv (3D) variables, and
  * SC_CONTACT_NJETS of them in the arena plus a sink: 164 persistent jets in 3D (the soft

@@ -730,3 +730,24 @@ def test_a_half_space_is_an_exact_plane_wherever_its_anchor(dim):
         np.testing.assert_allclose(
             c.jacobian, ref.jacobian, rtol=0, atol=1e-9 * np.abs(ref.jacobian).max()
         )
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_friction_normal_where_the_gradient_vanishes(dim):
+    """nu = G / sqrt(|G|^2 + 1e-30) and its jet stay finite to second order at a sample
+    where the other body's SSDF gradient vanishes (a box's centre: symmetry cancels it;
+    with a floor of 1e-300 the Hessian's terms overflowed there, to NaN)."""
+    box = sc.PointCloud.box([0.05, 0.04, 0.03][:dim], 0.01)
+    origin = [[0.0] * dim]
+    assert np.abs(sc.ssdf(box, origin, 1e-5, order=1).grad).max() < 1e-15
+    probe = sc.PointCloud(
+        [[0.0] * dim, [0.0] * (dim - 1) + [0.001]], [[1.0] + [0.0] * (dim - 1)] * 2
+    )
+    pose = [0.0] * 3 if dim == 2 else [0, 0, 0, 1, 0, 0, 0]
+    nv = 3 if dim == 2 else 6
+    for order in range(3):
+        r = sc.contact(probe, pose, [0.0] * nv, box, pose, [0.1] * nv, order=order)
+        for a in r:
+            if a is not None:
+                assert np.all(np.isfinite(a))
+    assert r.hessian is not None and np.abs(r.hessian).max() > 0
