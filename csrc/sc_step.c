@@ -463,14 +463,19 @@ static void add_support(pass_t *P, const double *x)
 /* ---- velocities ---- */
 
 /* a[3..5] = I^-1 (tau - w x I w), 3D, with I = adj(I) / det(I), all as jets (a variable
-   inertia when parameters are differentiated); j the body's slot, p0 its first parameter */
+   inertia when parameters are differentiated); j the body's slot, p0 its first parameter.
+   The inverse is formed from I / s, s the power of 2 nearest det(I)^(1/3): the jet of
+   1 / det carries 2 / det^3, which for an inertia of 1e-34 kg m^2 underflows (and its
+   zero or tiny multipliers give NaN); det(I / s) is near 1 for any inertia in range.
+   Scaling by a power of 2 is exact, so where the unscaled numbers stay normal the bits are
+   the same. */
 static void angular_acceleration(pass_t *P, const sc_body *b, double *const *Qrot,
                                  const double *vel, int j, int p0, double **a)
 {
     static const int pidx[9] = {1, 4, 5, 4, 2, 6, 5, 6, 3};
     const sc_jet_ctx *c = &P->c;
     const int n = P->n, nv = P->nv1, nvt = P->nvt;
-    double *Ij[9], *wj[3], *Iw[3], *bb[3], *cof[9], *det, *t;
+    double *Ij[9], *wj[3], *Iw[3], *bb[3], *cof[9], *det, *t, si;
     int k, r2, c2;
     for (k = 0; k < 9; k++) {
         Ij[k] = sc_jet_alloc(&P->jets);
@@ -496,7 +501,19 @@ static void angular_acceleration(pass_t *P, const sc_body *b, double *const *Qro
         sc_jet_madd(c, n, bb[k], -1.0, wj[i1], Iw[i2]);
         sc_jet_madd(c, n, bb[k], 1.0, wj[i2], Iw[i1]);
     }
-    /* cofactors cof[r][c] = I[r+1][c+1] I[r+2][c+2] - I[r+1][c+2] I[r+2][c+1] */
+    /* I / s (in place: I w is formed), s = 2^(e / 3) for det(I) = f 2^e */
+    {
+        const double *J = b->inertia;
+        const double dv = J[0] * (J[4] * J[8] - J[5] * J[7]) - J[1] * (J[3] * J[8] - J[5] * J[6]) +
+                          J[2] * (J[3] * J[7] - J[4] * J[6]);
+        int e;
+        (void)frexp(dv, &e);
+        si = ldexp(1.0, -(e / 3));
+        for (k = 0; k < 9; k++) {
+            sc_jet_lin(c, n, Ij[k], si, Ij[k], 0.0, NULL);
+        }
+    }
+    /* cofactors cof[r][c] = I[r+1][c+1] I[r+2][c+2] - I[r+1][c+2] I[r+2][c+1] (of I / s) */
     for (r2 = 0; r2 < 3; r2++) {
         for (c2 = 0; c2 < 3; c2++) {
             const int ra = (r2 + 1) % 3, rb = (r2 + 2) % 3;
@@ -513,11 +530,12 @@ static void angular_acceleration(pass_t *P, const sc_body *b, double *const *Qro
         sc_jet_func(c, n, det, det, 1.0 / d0, -1.0 / (d0 * d0), 2.0 / (d0 * d0 * d0));
     }
     for (r2 = 0; r2 < 3; r2++) {
-        /* (I^-1)[r][c] = cof[c][r] / det */
+        /* (I^-1)[r][c] = cof[c][r] / det = (cof(I / s)[c][r] / det(I / s)) / s */
         sc_jet_mul(c, n, t, cof[r2], bb[0]);
         sc_jet_madd(c, n, t, 1.0, cof[3 + r2], bb[1]);
         sc_jet_madd(c, n, t, 1.0, cof[6 + r2], bb[2]);
         sc_jet_mul(c, n, a[3 + r2], t, det);
+        sc_jet_lin(c, n, a[3 + r2], si, a[3 + r2], 0.0, NULL);
     }
 }
 
