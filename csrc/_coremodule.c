@@ -75,7 +75,13 @@ PyObject *sc_py_raise(int st, const char *func, const char *inputs)
                             "%s: a quaternion of %s is not unit (norm 1 within %g)", func, inputs,
                             SC_UNIT_TOL);
     }
-    if (st == SC_ENONFINITE || st == SC_EINVAL || st == SC_ENOTUNIT || st == SC_EUNSUPPORTED) {
+    if (st == SC_ERANGE && inputs != NULL) {
+        return PyErr_Format(PyExc_ValueError,
+                            "%s: %s outside the valid range (docs/method.md, \"Valid ranges\")",
+                            func, inputs);
+    }
+    if (st == SC_ENONFINITE || st == SC_EINVAL || st == SC_ENOTUNIT || st == SC_EUNSUPPORTED ||
+        st == SC_ERANGE) {
         return PyErr_Format(PyExc_ValueError, "%s: %s", func, sc_status_str(st));
     }
     return PyErr_Format(sc_py_NumericalError, "%s: %s", func, sc_status_str(st));
@@ -195,12 +201,19 @@ int sc_py_packed(PyArrayObject *k, Py_ssize_t n, int D, const char *name, sc_pac
 
 int sc_py_eps(double eps)
 {
+    return sc_py_in_range(eps, "eps", SC_EPS_MIN, SC_EPS_MAX, " m^2");
+}
+
+int sc_py_in_range(double v, const char *name, double lo, double hi, const char *unit)
+{
     PyObject *e;
-    if (eps > 0.0 && isfinite(eps)) {
+    char rng[64];
+    if (v >= lo && v <= hi) {
         return 1;
     }
-    if ((e = PyFloat_FromDouble(eps)) != NULL) {
-        PyErr_Format(PyExc_ValueError, "eps must be finite and > 0, got %R", e);
+    PyOS_snprintf(rng, sizeof rng, "[%g, %g]%s", lo, hi, unit);
+    if ((e = PyFloat_FromDouble(v)) != NULL) {
+        PyErr_Format(PyExc_ValueError, "%s must be in %s, got %R", name, rng, e);
         Py_DECREF(e);
     }
     return 0;
@@ -412,17 +425,42 @@ static int add_constants(PyObject *m)
                 {"SC_ENOTUNIT", SC_ENOTUNIT},
                 {"SC_EUNSUPPORTED", SC_EUNSUPPORTED},
                 {"SC_EDIVERGED", SC_EDIVERGED},
-                {"SC_EINTERRUPTED", SC_EINTERRUPTED}};
+                {"SC_EINTERRUPTED", SC_EINTERRUPTED},
+                {"SC_ERANGE", SC_ERANGE}};
+    /* the valid ranges (sc_common.h), which the Python layer checks with the same numbers */
+    static const struct {
+        const char *name;
+        double value;
+    } floats[] = {{"UNIT_TOL", SC_UNIT_TOL},
+                  {"COORD_MAX", SC_COORD_MAX},
+                  {"REACH_MAX", SC_REACH_MAX},
+                  {"EPS_MIN", SC_EPS_MIN},
+                  {"EPS_MAX", SC_EPS_MAX},
+                  {"LENGTH_MIN", SC_LENGTH_MIN},
+                  {"LENGTH_MAX", SC_LENGTH_MAX},
+                  {"STIFFNESS_MIN", SC_STIFFNESS_MIN},
+                  {"STIFFNESS_MAX", SC_STIFFNESS_MAX},
+                  {"DAMPING_MAX", SC_DAMPING_MAX},
+                  {"FRICTION_MAX", SC_FRICTION_MAX},
+                  {"SLIP_MIN", SC_SLIP_MIN},
+                  {"SLIP_MAX", SC_SLIP_MAX},
+                  {"SPEED_MAX", SC_SPEED_MAX},
+                  {"FORCE_MAX", SC_FORCE_MAX},
+                  {"MASS_MIN", SC_MASS_MIN},
+                  {"MASS_MAX", SC_MASS_MAX},
+                  {"DT_MIN", SC_DT_MIN},
+                  {"DT_MAX", SC_DT_MAX},
+                  {"GRAVITY_MAX", SC_GRAVITY_MAX}};
     size_t k;
     for (k = 0; k < sizeof ints / sizeof ints[0]; k++) {
         if (PyModule_AddIntConstant(m, ints[k].name, ints[k].value) < 0) {
             return -1;
         }
     }
-    {
-        PyObject *tol = PyFloat_FromDouble(SC_UNIT_TOL);
-        const int st = tol == NULL ? -1 : PyModule_AddObjectRef(m, "UNIT_TOL", tol);
-        Py_XDECREF(tol);
+    for (k = 0; k < sizeof floats / sizeof floats[0]; k++) {
+        PyObject *v = PyFloat_FromDouble(floats[k].value);
+        const int st = v == NULL ? -1 : PyModule_AddObjectRef(m, floats[k].name, v);
+        Py_XDECREF(v);
         if (st < 0) {
             return -1;
         }

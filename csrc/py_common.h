@@ -63,8 +63,10 @@ int sc_py_rows_of(PyArrayObject *a, int want, const char *name);
  * ValueError if it is not one */
 int sc_py_packed(PyArrayObject *k, Py_ssize_t n, int D, const char *name, sc_packed_cloud *pc);
 
-/* eps finite and > 0, order in 0..max_order; 0 with ValueError if not */
+/* eps in its valid range (sc_common.h), order in 0..max_order; 0 with ValueError if not */
 int sc_py_eps(double eps);
+/* lo <= v <= hi; else 0 with ValueError "<name> must be in [lo, hi]<unit>, got v" */
+int sc_py_in_range(double v, const char *name, double lo, double hi, const char *unit);
 int sc_py_order(int order, int max_order);
 
 /* Run options from the binding's arguments: isa -1 (auto: the SOFTCONTACT_ISA environment

@@ -141,9 +141,17 @@ static PyObject *py_contact(PyObject *Py_UNUSED(self), PyObject *args, PyObject 
         return sc_py_parse_error("contact");
     }
     if (sc_contact_params_check(&prm) != SC_OK) {
-        PyErr_SetString(PyExc_ValueError,
-                        "params out of range: eps, eps_c, stiffness, beta and slip_velocity "
-                        "must be finite and > 0, damping and friction finite and >= 0");
+        /* name the first field out of its range (sc_contact.h) */
+        if (sc_py_eps(prm.eps) &&
+            sc_py_in_range(prm.eps_c, "eps_c", SC_LENGTH_MIN, SC_LENGTH_MAX, " m") &&
+            sc_py_in_range(prm.stiffness, "stiffness", SC_STIFFNESS_MIN, SC_STIFFNESS_MAX,
+                           " N/m") &&
+            sc_py_in_range(prm.beta, "beta", SC_LENGTH_MIN, SC_LENGTH_MAX, " m") &&
+            sc_py_in_range(prm.damping, "damping", 0.0, SC_DAMPING_MAX, " N s/m") &&
+            sc_py_in_range(prm.friction, "friction", 0.0, SC_FRICTION_MAX, "") &&
+            sc_py_in_range(prm.slip_velocity, "slip_velocity", SC_SLIP_MIN, SC_SLIP_MAX, " m/s")) {
+            PyErr_SetString(PyExc_ValueError, "params out of range"); /* not reached */
+        }
         return NULL;
     }
     if (!pair_args(obj, na, nb, in, &pa, &pb, &D) ||

@@ -93,6 +93,16 @@ static int parse_body(model_args *a, npy_intp k)
     if ((arr[2] = sc_py_shaped(PyTuple_GET_ITEM(sp, 1), "support weights", 1, s1)) == NULL) {
         return 0;
     }
+    {
+        /* the valid range of the points (sc_model.h: not checked by sc_model_check) */
+        const double *pts = (const double *)PyArray_DATA(arr[1]);
+        npy_intp i;
+        for (i = 0; i < 2 * s1[0]; i++) {
+            if (!sc_py_in_range(pts[i], "support points", -SC_COORD_MAX, SC_COORD_MAX, " m")) {
+                return 0;
+            }
+        }
+    }
     a->ndata += (size_t)(3 * s1[0]);
     return 1;
 }
@@ -246,7 +256,10 @@ static model_box *build_model(const model_args *a)
         p->prm.slip_velocity = q[6];
     }
     if (sc_model_check(&box->m, NULL) != SC_OK) {
-        PyErr_SetString(PyExc_ValueError, "model_new: inconsistent model (sc_model_check)");
+        PyErr_SetString(PyExc_ValueError,
+                        "model_new: inconsistent model (sc_model_check: a kind, index, mass, "
+                        "inertia, gravity, cloud, support or contact parameter invalid or out "
+                        "of its valid range)");
         PyMem_RawFree(box);
         return NULL;
     }
@@ -273,6 +286,9 @@ static PyObject *py_model_new(PyObject *Py_UNUSED(self), PyObject *args)
     }
     if (a.integrator != SC_INTEGRATOR_EULER && a.integrator != SC_INTEGRATOR_IMPLICIT) {
         PyErr_SetString(PyExc_ValueError, "integrator must be 0 (euler) or 1 (implicit)");
+        return NULL;
+    }
+    if (!sc_py_in_range(a.dt, "dt", SC_DT_MIN, SC_DT_MAX, " s")) {
         return NULL;
     }
     if (parse_model(&a, o) && (box = build_model(&a)) != NULL) {

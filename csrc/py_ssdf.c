@@ -55,7 +55,7 @@ static PyObject *py_ssdf(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kw
     st = sc_py_acquire(&call, st);
     PyMem_RawFree(work);
     if (st != SC_OK) {
-        sc_py_raise(st, "ssdf", NULL);
+        sc_py_raise(st, "ssdf", "a row of x (or the cloud)");
         goto fail;
     }
     Py_DECREF(packed);

@@ -25,7 +25,9 @@ enum sc_status {
     SC_EUNSUPPORTED = -5, /* requested instruction set not supported by this CPU/build */
     SC_EDIVERGED = -6,    /* a step's new state is non-finite or past the model's speed
                              limits (sc_model.h, sc_body.max_speed); its outputs are written */
-    SC_EINTERRUPTED = -7  /* stopped by the caller's interrupt poll (sc_options.interrupt) */
+    SC_EINTERRUPTED = -7, /* stopped by the caller's interrupt poll (sc_options.interrupt) */
+    SC_ERANGE = -8        /* a finite coordinate, speed, control or distance outside its valid
+                             range (SC_COORD_MAX and below) */
 };
 
 /* Instruction-set variants of the SIMD kernels (runtime dispatch). */
@@ -87,6 +89,33 @@ typedef struct sc_options {
 /* Allowed | |q| - 1 | of a pose's quaternion (and of a cloud's normals, checked by the
  * Python layer).  Quaternions within it are normalized before use. */
 #define SC_UNIT_TOL 1e-9
+
+/* Valid ranges (SI units; docs/method.md, "Valid ranges").  Within them every output of
+ * every kernel is finite at every derivative order; the kernels refuse values outside them
+ * (SC_EINVAL for a parameter, SC_ERANGE for a coordinate, speed, control or reach). */
+#define SC_COORD_MAX                                                                               \
+    1e12 /* |component| of a query point, a pose's translation or a                                \
+            position, and a cloud's radius about its origin, |c0| + rho (m) */
+#define SC_REACH_MAX                                                                               \
+    1e14                 /* (|x - c0| + rho) rho / eps of a query x of a cloud of bounding         \
+                            sphere (c0, rho): the SSDF's conditioning (sc_ssdf.h) */
+#define SC_EPS_MIN 1e-30 /* SSDF temperature eps (m^2) */
+#define SC_EPS_MAX 1e24
+#define SC_LENGTH_MIN 1e-15 /* the contact model's eps_c and beta (m) */
+#define SC_LENGTH_MAX 1e12
+#define SC_STIFFNESS_MIN 1e-20 /* contact stiffness k (N/m) */
+#define SC_STIFFNESS_MAX 1e20
+#define SC_DAMPING_MAX 1e20 /* contact damping c >= 0 (N s/m) */
+#define SC_FRICTION_MAX 1e3 /* friction coefficients mu >= 0 (contact and support) */
+#define SC_SLIP_MIN 1e-12   /* slip velocities v_s (m/s) */
+#define SC_SLIP_MAX 1e8
+#define SC_SPEED_MAX 1e8   /* |component| of a velocity (m/s) or angular velocity (rad/s) */
+#define SC_FORCE_MAX 1e30  /* |component| of a force or torque control (N, N m) */
+#define SC_MASS_MIN 1e-100 /* a dynamic body's mass (kg) and inertia (kg m^2) */
+#define SC_MASS_MAX 1e100
+#define SC_DT_MIN 1e-12 /* time step (s) */
+#define SC_DT_MAX 1e3
+#define SC_GRAVITY_MAX 1e12 /* |component| of gravity, and a support's gravity (m/s^2) */
 
 /*
  * Message for a status code (static string, never NULL).

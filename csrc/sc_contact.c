@@ -20,13 +20,21 @@
    derivatives at once (the results do not depend on it, only the time) */
 #define LIKELY_MARKED 0.35
 
+/* lo <= v <= hi (false for NaN) */
+static int within(double v, double lo, double hi)
+{
+    return v >= lo && v <= hi;
+}
+
 int sc_contact_params_check(const sc_contact_params *prm)
 {
-    if (prm == NULL || !(prm->eps > 0.0) || !isfinite(prm->eps) || !(prm->eps_c > 0.0) ||
-        !isfinite(prm->eps_c) || !(prm->stiffness > 0.0) || !isfinite(prm->stiffness) ||
-        !(prm->beta > 0.0) || !isfinite(prm->beta) || !(prm->damping >= 0.0) ||
-        !isfinite(prm->damping) || !(prm->friction >= 0.0) || !isfinite(prm->friction) ||
-        !(prm->slip_velocity > 0.0) || !isfinite(prm->slip_velocity)) {
+    if (prm == NULL || !within(prm->eps, SC_EPS_MIN, SC_EPS_MAX) ||
+        !within(prm->eps_c, SC_LENGTH_MIN, SC_LENGTH_MAX) ||
+        !within(prm->stiffness, SC_STIFFNESS_MIN, SC_STIFFNESS_MAX) ||
+        !within(prm->beta, SC_LENGTH_MIN, SC_LENGTH_MAX) ||
+        !within(prm->damping, 0.0, SC_DAMPING_MAX) ||
+        !within(prm->friction, 0.0, SC_FRICTION_MAX) ||
+        !within(prm->slip_velocity, SC_SLIP_MIN, SC_SLIP_MAX)) {
         return SC_EINVAL;
     }
     return SC_OK;
@@ -277,7 +285,8 @@ static void halfspace_bound(const sc__contact *S, int K, const sc_contact_params
 
 /* ---- the driver ---- */
 
-/* SC_OK for a body with a cloud of dimension D, a valid pose and a finite velocity */
+/* SC_OK for a body with a cloud of dimension D, a valid pose and a finite velocity in the
+   valid range (|v_j| <= SC_SPEED_MAX) */
 static int body_check(const sc_contact_body *x, int D)
 {
     int j, st;
@@ -290,6 +299,11 @@ static int body_check(const sc_contact_body *x, int D)
     for (j = 0; j < SC_NV(D); j++) {
         if (!isfinite(x->vel[j])) {
             return SC_ENONFINITE;
+        }
+    }
+    for (j = 0; j < SC_NV(D); j++) {
+        if (!(fabs(x->vel[j]) <= SC_SPEED_MAX)) {
+            return SC_ERANGE;
         }
     }
     return SC_OK;
@@ -343,12 +357,12 @@ static int pass1(const sc__contact *S, const sc_contact_params *prm, const sc_op
     const int D = S->D, order = S->order;
     const ptrdiff_t I = S->I, J = S->n - S->I;
     int st;
-    st = sc_ssdf(S->cl[1], prm->eps, I, w->y, opt, w->ssdf, phi, all ? w->g : NULL,
-                 all && order >= 1 ? w->h : NULL, all && order >= 2 ? w->t3 : NULL);
+    st = sc__ssdf_run(S->cl[1], prm->eps, I, w->y, opt, w->ssdf, phi, all ? w->g : NULL,
+                      all && order >= 1 ? w->h : NULL, all && order >= 2 ? w->t3 : NULL);
     if (st == SC_OK) {
-        st = sc_ssdf(S->cl[0], prm->eps, J, w->y + I * D, opt, w->ssdf, phi + I,
-                     all ? w->g + I * D : NULL, all && order >= 1 ? w->h + I * D * D : NULL,
-                     all && order >= 2 ? w->t3 + I * D * D * D : NULL);
+        st = sc__ssdf_run(S->cl[0], prm->eps, J, w->y + I * D, opt, w->ssdf, phi + I,
+                          all ? w->g + I * D : NULL, all && order >= 1 ? w->h + I * D * D : NULL,
+                          all && order >= 2 ? w->t3 + I * D * D * D : NULL);
     }
     return st;
 }
@@ -401,12 +415,12 @@ static int keep_samples(const sc__contact *S, const sc_contact_params *prm, cons
     if (all) {
         return SC_OK;
     }
-    st = sc_ssdf(S->cl[1], prm->eps, nA, w->yc, opt, w->ssdf, NULL, w->gc,
-                 order >= 1 ? w->hc : NULL, order >= 2 ? w->tc : NULL);
+    st = sc__ssdf_run(S->cl[1], prm->eps, nA, w->yc, opt, w->ssdf, NULL, w->gc,
+                      order >= 1 ? w->hc : NULL, order >= 2 ? w->tc : NULL);
     if (st == SC_OK) {
-        st = sc_ssdf(S->cl[0], prm->eps, na - nA, w->yc + nA * D, opt, w->ssdf, NULL,
-                     w->gc + nA * D, order >= 1 ? w->hc + nA * D * D : NULL,
-                     order >= 2 ? w->tc + nA * D * D * D : NULL);
+        st = sc__ssdf_run(S->cl[0], prm->eps, na - nA, w->yc + nA * D, opt, w->ssdf, NULL,
+                          w->gc + nA * D, order >= 1 ? w->hc + nA * D * D : NULL,
+                          order >= 2 ? w->tc + nA * D * D * D : NULL);
     }
     for (k = 0; st == SC_OK && k < na; k++) {
         const ptrdiff_t ka = w->kept[k];
@@ -483,6 +497,7 @@ int sc__contact_mode(int variant_isa, const sc_contact_body *a, const sc_contact
     }
     D = a->cloud->dim;
     if ((st = body_check(a, D)) != SC_OK || (st = body_check(b, D)) != SC_OK ||
+        (st = sc__pair_reach_check(D, a->cloud, a->pose, b->cloud, b->pose, prm->eps)) != SC_OK ||
         (st = sc_options_resolve(opt, &o)) != SC_OK) {
         return st;
     }

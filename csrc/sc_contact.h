@@ -18,20 +18,21 @@
 
 #include "sc_separation.h"
 
-/* Parameters, SI units; see softcontact.ContactParams for the documented defaults. */
+/* Parameters, SI units; see softcontact.ContactParams for the documented defaults.  Their
+ * valid ranges (sc_common.h; docs/method.md, "Valid ranges"): */
 typedef struct sc_contact_params {
-    double eps;           /* SSDF temperature, > 0 (m^2) */
-    double eps_c;         /* soft-minimum temperature, > 0 (m) */
-    double stiffness;     /* k, > 0 (N/m) */
-    double beta;          /* ramp smoothing b, > 0 (m) */
-    double damping;       /* c, >= 0 (N s/m) */
-    double friction;      /* mu, >= 0 */
-    double slip_velocity; /* v_s, > 0 (m/s) */
+    double eps;           /* SSDF temperature (m^2), in [SC_EPS_MIN, SC_EPS_MAX] */
+    double eps_c;         /* soft-minimum temperature (m), in [SC_LENGTH_MIN, SC_LENGTH_MAX] */
+    double stiffness;     /* k (N/m), in [SC_STIFFNESS_MIN, SC_STIFFNESS_MAX] */
+    double beta;          /* ramp smoothing b (m), in [SC_LENGTH_MIN, SC_LENGTH_MAX] */
+    double damping;       /* c (N s/m), in [0, SC_DAMPING_MAX] */
+    double friction;      /* mu, in [0, SC_FRICTION_MAX] */
+    double slip_velocity; /* v_s (m/s), in [SC_SLIP_MIN, SC_SLIP_MAX] */
 } sc_contact_params;
 
 /*
- * Check contact parameters: SC_OK, or SC_EINVAL if prm is NULL or a field is not finite or
- * out of its range (above).
+ * Check contact parameters: SC_OK, or SC_EINVAL if prm is NULL or a field is NaN or
+ * outside its valid range (above).
  */
 SC_API int sc_contact_params_check(const sc_contact_params *prm);
 
@@ -83,7 +84,10 @@ SC_API ptrdiff_t sc_contact_workspace_size(const sc_packed_cloud *a, const sc_pa
  *   SC_OK; SC_EINVAL for NULL arguments, different dimensions, an order outside 0..2,
  *   invalid parameters (sc_contact_params_check) or options; SC_ENONFINITE for a
  *   non-finite pose or velocity; SC_ENOTUNIT for a quaternion not of unit norm;
- *   SC_EUNSUPPORTED for an unsupported isa.
+ *   SC_ERANGE for a translation beyond SC_COORD_MAX, a velocity component beyond
+ *   SC_SPEED_MAX, a cloud whose radius about its origin exceeds SC_COORD_MAX, or bodies
+ *   beyond each other's reach (sc_separation, note 3); SC_EUNSUPPORTED for an unsupported
+ *   isa.
  * Notes:
  *   1) Derivatives are those of s -> wrench(q (+) ds_q, v + ds_v) at s = 0, with (+) the
  *      tangent retraction of docs/method.md section 3: translations world, rotations body.

@@ -69,6 +69,12 @@ int sc__support_param(const sc_model *m, int body)
     return o;
 }
 
+/* lo <= v <= hi (false for NaN) */
+static int within(double v, double lo, double hi)
+{
+    return v >= lo && v <= hi;
+}
+
 int sc_model_check(const sc_model *m, sc_model_sizes *sz)
 {
     int i, k, D;
@@ -76,36 +82,40 @@ int sc_model_check(const sc_model *m, sc_model_sizes *sz)
     if (m == NULL || (m->dim != 2 && m->dim != 3) || m->nbody < 1 ||
         m->nbody > SC_MODEL_MAX_BODIES || m->npair < 0 ||
         (m->integrator != SC_INTEGRATOR_EULER && m->integrator != SC_INTEGRATOR_IMPLICIT) ||
-        m->bodies == NULL || (m->npair > 0 && m->pairs == NULL) || !(m->dt > 0.0) ||
-        !isfinite(m->dt)) {
+        m->bodies == NULL || (m->npair > 0 && m->pairs == NULL) ||
+        !within(m->dt, SC_DT_MIN, SC_DT_MAX)) {
         return SC_EINVAL;
     }
     D = m->dim;
     for (k = 0; k < 3; k++) {
-        if (!isfinite(m->gravity[k])) {
+        if (!within(m->gravity[k], -SC_GRAVITY_MAX, SC_GRAVITY_MAX)) {
             return SC_EINVAL;
         }
     }
     for (i = 0; i < m->nbody; i++) {
         const sc_body *b = m->bodies + i;
         if (b->kind < SC_BODY_DYNAMIC || b->kind > SC_BODY_STATIC ||
-            (b->cloud.n > 0 && (b->cloud.dim != D || b->cloud.data == NULL))) {
+            (b->cloud.n > 0 && (b->cloud.dim != D || b->cloud.data == NULL ||
+                                !(sc__cloud_radius(&b->cloud) <= SC_COORD_MAX)))) {
             return SC_EINVAL;
         }
         if (b->kind == SC_BODY_DYNAMIC) {
-            if (!(b->mass > 0.0) || !isfinite(b->mass)) {
+            if (!within(b->mass, SC_MASS_MIN, SC_MASS_MAX)) {
                 return SC_EINVAL;
             }
-            if (D == 2 ? !(b->inertia[0] > 0.0) || !isfinite(b->inertia[0]) : 0) {
+            if (D == 2 ? !within(b->inertia[0], SC_MASS_MIN, SC_MASS_MAX) : 0) {
                 return SC_EINVAL;
             }
             if (D == 3) {
+                /* a diagonal entry lies between the extreme eigenvalues, which the Python
+                   layer checks against the range */
                 const double *J = b->inertia;
                 double d1 = J[0], d2 = J[0] * J[4] - J[1] * J[3];
                 double d3 = J[0] * (J[4] * J[8] - J[5] * J[7]) -
                             J[1] * (J[3] * J[8] - J[5] * J[6]) + J[2] * (J[3] * J[7] - J[4] * J[6]);
                 for (k = 0; k < 9; k++) {
-                    if (!isfinite(J[k])) {
+                    if (!isfinite(J[k]) ||
+                        (k % 4 == 0 && !within(J[k], SC_MASS_MIN, SC_MASS_MAX))) {
                         return SC_EINVAL;
                     }
                 }
@@ -121,14 +131,14 @@ int sc_model_check(const sc_model *m, sc_model_sizes *sz)
             return SC_EINVAL; /* NaN or negative */
         }
         if (b->kind == SC_BODY_STATIC && sc__pose_check(D, b->pose) != SC_OK) {
-            return SC_EINVAL; /* a static pose: finite, a unit quaternion (3D) */
+            return SC_EINVAL; /* a static pose: finite, a unit quaternion (3D), in range */
         }
         if (b->nsupport < 0 ||
-            (b->nsupport > 0 && (D != 2 || b->kind != SC_BODY_DYNAMIC ||
-                                 b->support_points == NULL || b->support_weights == NULL ||
-                                 !(b->support_friction >= 0.0) || !isfinite(b->support_friction) ||
-                                 !(b->support_gravity > 0.0) || !isfinite(b->support_gravity) ||
-                                 !(b->support_slip > 0.0) || !isfinite(b->support_slip)))) {
+            (b->nsupport > 0 &&
+             (D != 2 || b->kind != SC_BODY_DYNAMIC || b->support_points == NULL ||
+              b->support_weights == NULL || !within(b->support_friction, 0.0, SC_FRICTION_MAX) ||
+              !(b->support_gravity > 0.0 && b->support_gravity <= SC_GRAVITY_MAX) ||
+              !within(b->support_slip, SC_SLIP_MIN, SC_SLIP_MAX)))) {
             return SC_EINVAL;
         }
         if (b->kind != SC_BODY_STATIC) {
@@ -182,6 +192,40 @@ void sc__body_state(const sc_model *m, const sc_model_sizes *s, const double *x,
     memcpy(vel, x + s->nq + j * SC_NV(D), sizeof(double) * (size_t)SC_NV(D));
 }
 
+/* the translation of body i in the state x (a static body's from its pose) */
+static const double *body_translation(const sc_model *m, const double *x, int i)
+{
+    const int j = sc__move_index(m, i);
+    return j < 0 ? m->bodies[i].pose : x + j * SC_NQ(m->dim);
+}
+
+/* SC_OK if the state x is in the valid range past its finiteness and unit quaternions:
+   positions (sc__pose_check), velocity components within SC_SPEED_MAX, and every contact
+   pair within its reach (sc__pair_reach_check); else the first failing status */
+static int state_range(const sc_model *m, const sc_model_sizes *s, const double *x)
+{
+    int k, j, st;
+    for (j = 0; j < s->nmove; j++) {
+        if ((st = sc__pose_check(m->dim, x + SC_NQ(m->dim) * j)) != SC_OK) {
+            return st;
+        }
+    }
+    for (k = s->nq; k < s->nq + s->nv; k++) {
+        if (!(fabs(x[k]) <= SC_SPEED_MAX)) {
+            return SC_ERANGE;
+        }
+    }
+    for (k = 0; k < m->npair; k++) {
+        const sc_pair *p = m->pairs + k;
+        if ((st = sc__pair_reach_check(m->dim, &m->bodies[p->a].cloud, body_translation(m, x, p->a),
+                                       &m->bodies[p->b].cloud, body_translation(m, x, p->b),
+                                       p->prm.eps)) != SC_OK) {
+            return st;
+        }
+    }
+    return SC_OK;
+}
+
 int sc__state_diverged(const sc_model *m, const sc_model_sizes *s, const double *x)
 {
     const int D = m->dim, nl = D, na = D == 2 ? 1 : 3;
@@ -190,6 +234,11 @@ int sc__state_diverged(const sc_model *m, const sc_model_sizes *s, const double 
         if (!isfinite(x[k])) {
             return SC_EDIVERGED;
         }
+    }
+    /* a new state out of the valid range (positions, speeds, reach; its quaternions are
+       unit) would be refused by the next step */
+    if (state_range(m, s, x) != SC_OK) {
+        return SC_EDIVERGED;
     }
     for (i = 0; i < m->nbody; i++) {
         const sc_body *b = m->bodies + i;
@@ -220,7 +269,7 @@ int sc__state_diverged(const sc_model *m, const sc_model_sizes *s, const double 
 int sc__state_check(const sc_model *m, const sc_model_sizes *s, const double *x, const double *u,
                     int u_len)
 {
-    int k, j, st;
+    int k, i;
     if (x == NULL || (u_len > 0 && u == NULL)) {
         return SC_EINVAL;
     }
@@ -234,12 +283,18 @@ int sc__state_check(const sc_model *m, const sc_model_sizes *s, const double *x,
             return SC_ENONFINITE;
         }
     }
-    for (j = 0; m->dim == 3 && j < s->nmove; j++) {
-        if ((st = sc__pose_check(3, x + 7 * j)) != SC_OK) {
-            return st;
+    /* controls: a kinematic body's velocity (SC_SPEED_MAX), an actuated body's force and
+       torque (SC_FORCE_MAX) */
+    for (i = 0; u_len > 0 && i < m->nbody; i++) {
+        const int o = sc__ctrl_offset(m, i);
+        const double lim = m->bodies[i].kind == SC_BODY_KINEMATIC ? SC_SPEED_MAX : SC_FORCE_MAX;
+        for (k = 0; o >= 0 && k < SC_NV(m->dim); k++) {
+            if (!(fabs(u[o + k]) <= lim)) {
+                return SC_ERANGE;
+            }
         }
     }
-    return SC_OK;
+    return state_range(m, s, x);
 }
 
 int sc__pair_contact(const sc_model *m, const sc_model_sizes *s, const double *x, int pair,

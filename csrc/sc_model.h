@@ -13,6 +13,12 @@
  * mass and inertia (2D: I; 3D: Ixx, Iyy, Izz, Ixy, Ixz, Iyz), each contact pair's
  * (stiffness, damping, friction), each supported body's support friction.
  *
+ * Valid states (docs/method.md, "Valid ranges"): finite, unit quaternions, positions within
+ * SC_COORD_MAX, velocity components within SC_SPEED_MAX, and the two bodies of every
+ * contact pair within each other's reach (sc_separation, note 3); controls within
+ * SC_SPEED_MAX (a kinematic body's velocity) or SC_FORCE_MAX (an actuated body's force and
+ * torque).  A step whose new state leaves that range reports SC_EDIVERGED.
+ *
  * Step (h = dt), by the model's integrator:
  *   euler     v+ = v + h M^-1 (Q(q, v, u) - gyro),  q+ = q (+) h v+  (dynamic);
  *   implicit  (M - h D_dd) (v+ - v) = h (Q(q, v, u) - gyro + D_dk (u_k - v_k)), the same q+,
@@ -44,19 +50,24 @@ enum sc_integrator {
 typedef struct sc_body {
     int kind;              /* SC_BODY_* */
     int actuated;          /* dynamic bodies: controlled by a generalized force */
-    double mass;           /* dynamic bodies, > 0 (kg) */
-    double inertia[9];     /* dynamic bodies: 2D inertia[0] > 0; 3D symmetric positive
-                              definite, body frame (kg m^2) */
+    double mass;           /* dynamic bodies, in [SC_MASS_MIN, SC_MASS_MAX] (kg) */
+    double inertia[9];     /* dynamic bodies: 2D inertia[0] in [SC_MASS_MIN, SC_MASS_MAX]; 3D
+                              symmetric positive definite, its diagonal in that range, body
+                              frame (kg m^2) */
     double pose[7];        /* static bodies: the fixed pose (3 or 7 numbers) */
-    sc_packed_cloud cloud; /* samples in the body frame (origin at the centre of mass);
-                              cloud.n == 0 for a body without geometry */
+    sc_packed_cloud cloud; /* samples in the body frame (origin at the centre of mass), its
+                              radius about the origin at most SC_COORD_MAX; cloud.n == 0 for
+                              a body without geometry */
     /* planar support friction (2D dynamic bodies; nsupport == 0 for none) */
     ptrdiff_t nsupport;
-    const double *support_points;  /* nsupport x 2, body frame */
+    const double *support_points;  /* nsupport x 2, body frame, within SC_COORD_MAX: the
+                                      caller's contract, not checked by sc_model_check
+                                      (which runs at every step; the binding and the
+                                      Python layer check it once) */
     const double *support_weights; /* nsupport, > 0, summing to 1 */
-    double support_friction;       /* mu_s >= 0 */
-    double support_gravity;        /* g > 0 normal to the plane (m/s^2) */
-    double support_slip;           /* v_s > 0 (m/s) */
+    double support_friction;       /* mu_s in [0, SC_FRICTION_MAX] */
+    double support_gravity;        /* g in (0, SC_GRAVITY_MAX] normal to the plane (m/s^2) */
+    double support_slip;           /* v_s in [SC_SLIP_MIN, SC_SLIP_MAX] (m/s) */
     /* dynamic bodies: sc_step reports SC_EDIVERGED when its new state has this body's
        linear speed above max_speed (m/s) or its angular speed above max_spin (rad/s);
        0 (or inf) for no limit */
@@ -73,8 +84,9 @@ typedef struct sc_model {
     int nbody, npair;
     const sc_body *bodies;
     const sc_pair *pairs;
-    double gravity[3]; /* world gravity (2D: the first two, in the plane) */
-    double dt;         /* > 0 (s) */
+    double gravity[3]; /* world gravity (2D: the first two, in the plane), components within
+                          SC_GRAVITY_MAX */
+    double dt;         /* in [SC_DT_MIN, SC_DT_MAX] (s) */
     int integrator;    /* SC_INTEGRATOR_* */
 } sc_model;
 
@@ -86,7 +98,8 @@ typedef struct sc_model_sizes {
 
 /*
  * Validate a model and compute its sizes.  Returns SC_OK, or SC_EINVAL (bad dimension,
- * dt, integrator, body kind, mass/inertia, support, pair indices, or contact parameters).
+ * dt, gravity, integrator, body kind, cloud, mass/inertia, support, pair indices, or
+ * contact parameters; the ranges of sc_common.h, docs/method.md "Valid ranges").
  */
 SC_API int sc_model_check(const sc_model *m, sc_model_sizes *sz);
 

@@ -32,13 +32,15 @@ int sc__support_param(const sc_model *m, int body);
 void sc__body_state(const sc_model *m, const sc_model_sizes *s, const double *x, int body,
                     double *pose, double *vel);
 
-/* SC_OK for a finite state (3D: unit quaternions within SC_UNIT_TOL) and, when u_len >
- * 0, finite controls u; SC_EINVAL, SC_ENONFINITE or SC_ENOTUNIT otherwise */
+/* SC_OK for a finite state (3D: unit quaternions within SC_UNIT_TOL) in the valid range
+ * (sc_model.h) and, when u_len > 0, finite controls u in theirs; SC_EINVAL, SC_ENONFINITE,
+ * SC_ENOTUNIT or SC_ERANGE otherwise */
 int sc__state_check(const sc_model *m, const sc_model_sizes *s, const double *x, const double *u,
                     int u_len);
 
-/* SC_EDIVERGED for a state with a non-finite entry or a dynamic body past its max_speed or
- * max_spin (sc_body), else SC_OK: the divergence test of sc_step's new state */
+/* SC_EDIVERGED for a state with a non-finite entry, out of the valid range (sc_model.h), or
+ * with a dynamic body past its max_speed or max_spin (sc_body), else SC_OK: the divergence
+ * test of sc_step's new state */
 int sc__state_diverged(const sc_model *m, const sc_model_sizes *s, const double *x);
 
 /* sc_contact of pair `pair` at state x (its bodies' poses and velocities), a static body

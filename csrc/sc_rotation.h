@@ -11,8 +11,9 @@
 
 #include "sc_common.h"
 
-/* SC_OK for a finite pose whose quaternion (3D) has unit norm within SC_UNIT_TOL;
- * SC_ENONFINITE or SC_ENOTUNIT otherwise */
+/* SC_OK for a finite pose whose quaternion (3D) has unit norm within SC_UNIT_TOL and whose
+ * translation is in the valid range (|t_a| <= SC_COORD_MAX); SC_ENONFINITE, SC_ENOTUNIT or
+ * SC_ERANGE otherwise, in that order */
 static inline int sc__pose_check(int D, const double *pose)
 {
     int k;
@@ -26,6 +27,11 @@ static inline int sc__pose_check(int D, const double *pose)
         const double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
         if (!(fabs(n - 1.0) <= SC_UNIT_TOL)) {
             return SC_ENOTUNIT;
+        }
+    }
+    for (k = 0; k < D; k++) {
+        if (!(fabs(pose[k]) <= SC_COORD_MAX)) {
+            return SC_ERANGE;
         }
     }
     return SC_OK;

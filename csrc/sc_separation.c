@@ -295,11 +295,13 @@ int sc_separation(const sc_packed_cloud *a, const double *pose_a, const sc_packe
     int D, st;
 
     if (a == NULL || b == NULL || pose_a == NULL || pose_b == NULL || work == NULL || out == NULL ||
-        a->dim != b->dim || (a->dim != 2 && a->dim != 3) || !(eps > 0.0) || !isfinite(eps)) {
+        a->dim != b->dim || (a->dim != 2 && a->dim != 3) ||
+        !(eps >= SC_EPS_MIN && eps <= SC_EPS_MAX)) {
         return SC_EINVAL;
     }
     D = a->dim;
-    if ((st = sc__pose_check(D, pose_a)) != SC_OK || (st = sc__pose_check(D, pose_b)) != SC_OK) {
+    if ((st = sc__pose_check(D, pose_a)) != SC_OK || (st = sc__pose_check(D, pose_b)) != SC_OK ||
+        (st = sc__pair_reach_check(D, a, pose_a, b, pose_b, eps)) != SC_OK) {
         return st;
     }
     need_g = out->g_w || out->dphi_dq || out->d2phi_dq2;
@@ -315,10 +317,10 @@ int sc_separation(const sc_packed_cloud *a, const double *pose_a, const sc_packe
     sc__pose_frame(D, pose_b, Rb, tb);
 
     sc__pose_samples(a, Ra, ta, b, Rb, tb, out->x_w, y);
-    st = sc_ssdf(b, eps, I, y, opt, sw, out->phi, need_g ? g : NULL, need_h ? h : NULL, NULL);
+    st = sc__ssdf_run(b, eps, I, y, opt, sw, out->phi, need_g ? g : NULL, need_h ? h : NULL, NULL);
     if (st == SC_OK) {
-        st = sc_ssdf(a, eps, J, y + I * D, opt, sw, out->phi ? out->phi + I : NULL,
-                     need_g ? g + I * D : NULL, need_h ? h + I * D * D : NULL, NULL);
+        st = sc__ssdf_run(a, eps, J, y + I * D, opt, sw, out->phi ? out->phi + I : NULL,
+                          need_g ? g + I * D : NULL, need_h ? h + I * D * D : NULL, NULL);
     }
     if (st != SC_OK || !need_g) {
         return st;

@@ -38,20 +38,25 @@ SC_API ptrdiff_t sc_separation_workspace_size(const sc_packed_cloud *a, const sc
  *   pose_a     const double*  3 (2D) or 7 (3D) numbers; a quaternion of unit norm within
  *                             SC_UNIT_TOL, normalized here
  *   pose_b     const double*  as pose_a
- *   eps        double         SSDF temperature, > 0 (length^2)
+ *   eps        double         SSDF temperature (m^2), in [SC_EPS_MIN, SC_EPS_MAX]
  *   opt        const sc_options*  the SSDF evaluations' options (sc_ssdf); NULL: defaults
  *   work       double*        sc_separation_workspace_size(a, b, nthreads) doubles
  * Returned:
  *   out        const sc_separation_out*  where to write (members NULL to skip)
  * Returned (function value):
- *   SC_OK; SC_EINVAL for NULL clouds/poses/work/out, different dimensions, eps not
- *   finite and > 0 or invalid options; SC_ENONFINITE for a non-finite pose; SC_ENOTUNIT
- *   for a quaternion not of unit norm; SC_EUNSUPPORTED for an unsupported isa.  Outputs
- *   are unspecified on error.
+ *   SC_OK; SC_EINVAL for NULL clouds/poses/work/out, different dimensions, eps outside
+ *   its range or invalid options; SC_ENONFINITE for a non-finite pose; SC_ENOTUNIT for a
+ *   quaternion not of unit norm; SC_ERANGE for a translation beyond SC_COORD_MAX, a cloud
+ *   whose radius about its origin exceeds it, or clouds beyond each other's reach (note
+ *   3); SC_EUNSUPPORTED for an unsupported isa.  Outputs are unspecified on error.
  * Notes:
  *   1) Cost: one SSDF evaluation (to order 2 when d2phi_dq2 is requested) per sample,
  *      i.e. O(I J); memory O(I + J).
  *   2) Outputs must not alias inputs, work or each other.
+ *   3) The valid range of the poses (docs/method.md, "Valid ranges"): with d = |t_a - t_b|
+ *      and r = |c0| + rho each cloud's radius about its origin (c0, rho its bounding
+ *      sphere), (d + r_a + r_b) rho <= SC_REACH_MAX eps for both clouds' rho, which bounds
+ *      the reach of every SSDF query (sc_ssdf, note 3).
  */
 SC_API int sc_separation(const sc_packed_cloud *a, const double *pose_a, const sc_packed_cloud *b,
                          const double *pose_b, double eps, const sc_options *opt, double *work,

@@ -518,9 +518,44 @@ static void ssdf_halfspace(const sc_packed_cloud *pc, ptrdiff_t m, const double 
     }
 }
 
+/* SC_OK for sc_ssdf's arguments, else SC_EINVAL */
+static int ssdf_args(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
+                     const double *work)
+{
+    if (pc == NULL || pc->data == NULL || (pc->dim != 2 && pc->dim != 3) || pc->n < 1 ||
+        pc->npad != sc__padded(pc->n) || !(eps >= SC_EPS_MIN && eps <= SC_EPS_MAX) || m < 0 ||
+        (m > 0 && (x == NULL || work == NULL))) {
+        return SC_EINVAL;
+    }
+    return SC_OK;
+}
+
 int sc_ssdf(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
             const sc_options *opt, double *work, double *phi, double *dphi_dx, double *d2phi_dx2,
             double *d3phi_dx3)
+{
+    ptrdiff_t i;
+    int st;
+    if ((st = ssdf_args(pc, eps, m, x, work)) != SC_OK) {
+        return st;
+    }
+    /* the valid ranges (sc_common.h): the cloud's radius, and every finite query's
+       coordinates and reach (a non-finite one gets NaN in its row) */
+    if (!(sc__cloud_radius(pc) <= SC_COORD_MAX)) {
+        return SC_ERANGE;
+    }
+    for (i = 0; i < m; i++) {
+        const double *q = x + i * pc->dim;
+        if (sc__finite_query(pc->dim, q) && sc__query_check(pc, eps, q) != SC_OK) {
+            return SC_ERANGE;
+        }
+    }
+    return sc__ssdf_run(pc, eps, m, x, opt, work, phi, dphi_dx, d2phi_dx2, d3phi_dx3);
+}
+
+int sc__ssdf_run(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
+                 const sc_options *opt, double *work, double *phi, double *dphi_dx,
+                 double *d2phi_dx2, double *d3phi_dx3)
 {
     /* the compiled variants, indexed by SC_ISA_GENERIC, SC_ISA_AVX2, SC_ISA_AVX512 */
     static const sc__ssdf_isa *const variants[3] = {&sc__ssdf_generic, &sc__ssdf_avx2,
@@ -529,12 +564,8 @@ int sc_ssdf(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
     sc_options o;
     int st, nthreads;
 
-    if (pc == NULL || pc->data == NULL || (pc->dim != 2 && pc->dim != 3) || pc->n < 1 ||
-        pc->npad != sc__padded(pc->n) || !(eps > 0.0) || !isfinite(eps) || m < 0 ||
-        (m > 0 && (x == NULL || work == NULL))) {
-        return SC_EINVAL;
-    }
-    if ((st = sc_options_resolve(opt, &o)) != SC_OK) {
+    if ((st = ssdf_args(pc, eps, m, x, work)) != SC_OK ||
+        (st = sc_options_resolve(opt, &o)) != SC_OK) {
         return st;
     }
     job.isa = variants[o.isa];

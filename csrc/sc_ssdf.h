@@ -25,7 +25,8 @@ SC_API ptrdiff_t sc_ssdf_workspace_size(const sc_packed_cloud *pc);
  *
  * Given:
  *   pc         const sc_packed_cloud*  cloud (sc_cloud_pack)
- *   eps        double         softmax temperature on squared distances, > 0 (length^2)
+ *   eps        double         softmax temperature on squared distances (m^2), in
+ *                             [SC_EPS_MIN, SC_EPS_MAX]
  *   m          ptrdiff_t      number of query points, >= 0
  *   x          const double*  m x dim query points, row-major, body frame
  *   opt        const sc_options*  ISA, dense (every sample: no pruning) and threads to
@@ -37,19 +38,24 @@ SC_API ptrdiff_t sc_ssdf_workspace_size(const sc_packed_cloud *pc);
  *   d2phi_dx2  double*        m x dim x dim      Hessian, full and exactly symmetric
  *   d3phi_dx3  double*        m x dim^3          third derivative, exactly symmetric
  * Returned (function value):
- *   SC_OK; SC_EINVAL if pc is malformed, eps is not finite and > 0, m < 0,
- *   the options are invalid or a needed pointer is NULL; SC_EUNSUPPORTED if the ISA is
- *   not supported here.  Outputs are untouched on error.
+ *   SC_OK; SC_EINVAL if pc is malformed, eps is outside [SC_EPS_MIN, SC_EPS_MAX], m < 0,
+ *   the options are invalid or a needed pointer is NULL; SC_ERANGE if the cloud's radius
+ *   about its origin exceeds SC_COORD_MAX or a finite query is outside the valid range (a
+ *   coordinate beyond SC_COORD_MAX, or a reach (|x - c0| + rho) rho / eps above
+ *   SC_REACH_MAX: note 3); SC_EUNSUPPORTED if the ISA is not supported here.  Outputs are
+ *   untouched on error.
  * Notes:
  *   1) Outputs must not alias inputs, work or each other.
  *   2) phi is bitwise identical whichever derivatives are requested, whatever
  *      nthreads is, and whether a query is evaluated alone or in a batch.
  *      Different ISAs agree to rounding (~1e-15 relative).
  *   3) A query with a NaN or infinite coordinate gets NaN in all its outputs;
- *      other rows are unaffected.  If |x - p_i|^2 / eps overflows for every
- *      sample (|x| beyond ~1e150 sqrt(eps)), that row's outputs are NaN too,
- *      except for a single-sample cloud (a half-space), evaluated in closed
- *      form (phi = n.(x - p), gradient n, zero curvature) for any finite x.
+ *      other rows are unaffected.  Finite queries must be in the valid range: the
+ *      softmax's arguments round by about 15 u (|x - c0| + rho) rho / eps (c0, rho
+ *      the cloud's bounding sphere), which past SC_REACH_MAX no longer determines the
+ *      weights and past ~4e17 overflows the exponential; within it every output is
+ *      finite (docs/method.md, "Valid ranges").  A single-sample cloud (a half-space)
+ *      is evaluated in closed form (phi = n.(x - p), gradient n, zero curvature).
  *   4) Cost O(n) per query and pass (two passes for phi, three for any
  *      derivative) dense, O(log n + kept samples) pruned (sc_ssdf.c, "Pruning");
  *      memory O(n) per thread.  Weights below exp(-708) of the

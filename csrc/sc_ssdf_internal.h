@@ -84,6 +84,14 @@ extern const sc__ssdf_isa sc__ssdf_generic, sc__ssdf_avx2, sc__ssdf_avx512;
  * field and the contact model, which evaluate each cloud's SSDF in turn). */
 ptrdiff_t sc__ssdf_workspace_pair(const sc_packed_cloud *a, const sc_packed_cloud *b);
 
+/* sc_ssdf without its range checks of the cloud and the queries (the arguments' other
+   checks are kept): for the separation field and the contact model, which check the pair
+   (sc__pair_reach_check) instead -- their posed samples may lie up to ~5 SC_COORD_MAX from
+   the other body's origin, and the pair's reach bounds every one's */
+int sc__ssdf_run(const sc_packed_cloud *pc, double eps, ptrdiff_t m, const double *x,
+                 const sc_options *opt, double *work, double *phi, double *dphi_dx,
+                 double *d2phi_dx2, double *d3phi_dx3);
+
 /* the index of the lowest set bit of m != 0 */
 static inline int sc__ctz(unsigned m)
 {

@@ -15,6 +15,7 @@ const char *sc_status_str(int status)
     case SC_EUNSUPPORTED: return "instruction set not supported by this CPU or build";
     case SC_EDIVERGED: return "the simulation diverged";
     case SC_EINTERRUPTED: return "interrupted";
+    case SC_ERANGE: return "value outside its valid range";
     default: return status > 0 ? "unknown warning" : "unknown error";
     }
 }

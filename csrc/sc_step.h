@@ -44,7 +44,10 @@ SC_API ptrdiff_t sc_step_workspace_size(const sc_model *m, int order, int params
  *   out      const sc_step_out*  where to write
  * Returned (function value): SC_OK; SC_EINVAL; SC_ENONFINITE for a non-finite x or u (or
  *   an implicit step whose matrix M - h dQ/dv is singular);
- *   SC_ENOTUNIT for a quaternion not of unit norm; any status of sc_contact.
+ *   SC_ENOTUNIT for a quaternion not of unit norm; SC_ERANGE for x or u outside the valid
+ *   range (sc_model.h); SC_EDIVERGED when the new state is not finite, leaves the valid
+ *   range or passes a body's speed limits (its outputs are written); any status of
+ *   sc_contact.
  */
 SC_API int sc_step(const sc_model *m, const double *x, const double *u, int order, int params,
                    const sc_options *opt, double *work, const sc_step_out *out);

@@ -19,7 +19,27 @@ SC_ENOTUNIT: int
 SC_EUNSUPPORTED: int
 SC_EDIVERGED: int
 SC_EINTERRUPTED: int
+SC_ERANGE: int
 UNIT_TOL: float
+COORD_MAX: float
+REACH_MAX: float
+EPS_MIN: float
+EPS_MAX: float
+LENGTH_MIN: float
+LENGTH_MAX: float
+STIFFNESS_MIN: float
+STIFFNESS_MAX: float
+DAMPING_MAX: float
+FRICTION_MAX: float
+SLIP_MIN: float
+SLIP_MAX: float
+SPEED_MAX: float
+FORCE_MAX: float
+MASS_MIN: float
+MASS_MAX: float
+DT_MIN: float
+DT_MAX: float
+GRAVITY_MAX: float
 VERSION: str
 
 class NumericalError(ArithmeticError): ...

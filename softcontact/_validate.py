@@ -14,7 +14,37 @@ import operator
 
 import numpy as np
 
+from . import _core
 from ._core import UNIT_TOL  # the C core's SC_UNIT_TOL
+
+# The valid ranges (SI units; docs/method.md, "Valid ranges"): the C core's (sc_common.h),
+# which refuses the same values.  Within them every output of every kernel is finite at
+# every derivative order.
+#: Largest |component| of a query point, a pose's translation, a state's position or a
+#: support sample, and largest radius of a cloud about its frame's origin (m).
+COORD_MAX: float = _core.COORD_MAX
+#: Largest reach ``(|x - c0| + rho) rho / eps`` of an SSDF query x of a cloud whose bounding
+#: sphere is (c0, rho): the conditioning of the softmax weights.
+REACH_MAX: float = _core.REACH_MAX
+#: The SSDF temperature ``eps`` (m^2).
+EPS_RANGE = (_core.EPS_MIN, _core.EPS_MAX)
+#: The contact model's ``eps_c`` and ``beta`` (m).
+CONTACT_LENGTH_RANGE = (_core.LENGTH_MIN, _core.LENGTH_MAX)
+#: Contact stiffness (N/m), damping (N s/m), friction coefficients and slip velocities (m/s).
+STIFFNESS_RANGE = (_core.STIFFNESS_MIN, _core.STIFFNESS_MAX)
+DAMPING_RANGE = (0.0, _core.DAMPING_MAX)
+FRICTION_RANGE = (0.0, _core.FRICTION_MAX)
+SLIP_RANGE = (_core.SLIP_MIN, _core.SLIP_MAX)
+#: Largest |component| of a velocity (m/s) or angular velocity (rad/s), and of a force or
+#: torque control (N, N m).
+SPEED_MAX: float = _core.SPEED_MAX
+FORCE_MAX: float = _core.FORCE_MAX
+#: A dynamic body's mass (kg) and the eigenvalues of its inertia (kg m^2).
+MASS_RANGE = (_core.MASS_MIN, _core.MASS_MAX)
+#: The time step (s).
+DT_RANGE = (_core.DT_MIN, _core.DT_MAX)
+#: Largest |component| of gravity (m/s^2).
+GRAVITY_MAX: float = _core.GRAVITY_MAX
 
 
 class SoftContactWarning(UserWarning):
@@ -23,10 +53,25 @@ class SoftContactWarning(UserWarning):
 
 
 __all__ = [
+    "COORD_MAX",
+    "REACH_MAX",
+    "EPS_RANGE",
+    "CONTACT_LENGTH_RANGE",
+    "STIFFNESS_RANGE",
+    "DAMPING_RANGE",
+    "FRICTION_RANGE",
+    "SLIP_RANGE",
+    "SPEED_MAX",
+    "FORCE_MAX",
+    "MASS_RANGE",
+    "DT_RANGE",
+    "GRAVITY_MAX",
     "as_float_array",
     "as_batch",
     "as_real",
     "as_positive_float",
+    "as_in_range",
+    "check_within",
     "as_int",
     "as_num_threads",
     "check_not_masked",
@@ -148,6 +193,31 @@ def as_positive_float(v, name: str, *, allow_zero: bool = False) -> float:
     if not math.isfinite(f) or f < 0 or (f == 0 and not allow_zero):
         raise ValueError(f"{name} must be finite and {bound}, got {f!r}")
     return f
+
+
+def as_in_range(v, name: str, lo: float, hi: float, unit: str = "") -> float:
+    """A real scalar in ``[lo, hi]`` (``lo`` >= 0), as :func:`as_positive_float` converts it
+    (0 allowed when ``lo`` is 0); ``ValueError`` naming ``name`` and the range, with its
+    ``unit`` (" m^2", " N/m", ...), otherwise."""
+    f = as_positive_float(v, name, allow_zero=lo == 0)
+    if not lo <= f <= hi:
+        raise ValueError(f"{name} must be in [{lo:g}, {hi:g}]{unit}, got {f!r}")
+    return f
+
+
+def check_within(a, name: str, limit: float, what: str = "coordinates", unit: str = " m") -> None:
+    """``ValueError`` naming ``name`` unless every entry of ``a`` is within ``[-limit,
+    limit]`` (NaN entries pass: the callers refuse or propagate them); ``what`` and ``unit``
+    say what the entries are, for the message."""
+    a = np.asarray(a)
+    if a.size == 0:
+        return
+    big = np.abs(a) > limit
+    if big.any():
+        v = float(a.flat[int(np.flatnonzero(big)[0])])
+        raise ValueError(
+            f"{name} must have {what} within [-{limit:g}, {limit:g}]{unit}, got {v:.6g}"
+        )
 
 
 def as_int(v, name: str, lo: int | None = None, hi: int | None = None) -> int:

@@ -11,22 +11,34 @@ poses (translations in the world frame, rotations in the body frame; see
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import NamedTuple
 
 import numpy as np
 
 from . import _core
 from ._validate import (
+    CONTACT_LENGTH_RANGE,
+    COORD_MAX,
+    DAMPING_RANGE,
+    DT_RANGE,
+    EPS_RANGE,
+    FRICTION_RANGE,
+    REACH_MAX,
+    SLIP_RANGE,
+    SPEED_MAX,
+    STIFFNESS_RANGE,
     UNIT_TOL,
     as_float_array,
+    as_in_range,
     as_int,
     as_num_threads,
-    as_positive_float,
+    check_within,
     first_non_unit,
     shape_str,
 )
 from .cloud import PointCloud
-from .ssdf import _packed, _run_options
+from .ssdf import _check_cloud, _packed, _reach_eps, _run_options, _sphere
 
 __all__ = ["Separation", "separation", "ContactParams", "Contact", "contact"]
 
@@ -89,7 +101,39 @@ def _as_pose(pose, name, dim):
             f"{name} must hold a unit quaternion in [3:7] (norm 1 within "
             f"{UNIT_TOL:g}), got norm {bad[1]!r}"
         )
+    check_within(q[:dim], name, COORD_MAX, "a translation")
     return q
+
+
+def _check_pair_reach(cloud_a, ta, cloud_b, tb, eps, poses="pose_a and pose_b", eps_name="eps"):
+    """ValueError naming ``poses`` (or ``eps_name``) unless the two clouds, their frames'
+    origins at ``ta`` and ``tb``, are within each other's reach: with ``d = |ta - tb|`` and
+    ``r = |c0| + rho`` each cloud's radius about its origin, ``(d + r_a + r_b) rho <=
+    REACH_MAX eps`` for both clouds' ``rho`` -- the C core's test (sc__pair_reach_check),
+    with its arithmetic, which bounds the reach of every sample of one posed in the
+    other's frame."""
+    (_, rho_a, ra), (_, rho_b, rb) = _sphere(cloud_a), _sphere(cloud_b)
+    lim = REACH_MAX * eps
+    d2 = 0.0
+    for k in range(cloud_a.dim):
+        e = float(ta[k]) - float(tb[k])
+        d2 += e * e
+    s = math.sqrt(d2) + ra + rb
+    if s * rho_a <= lim and s * rho_b <= lim:
+        return
+    rho = max(rho_a, rho_b)
+    if (ra + rb) * rho > lim:
+        raise ValueError(
+            f"{eps_name} must be at least {_reach_eps(rho, ra + rb):.3g} m^2 for these clouds "
+            f"(radii {ra:.6g} and {rb:.6g} m about their origins, {rho:.6g} m about their "
+            f"centres): their reach (d + r_a + r_b) rho <= {REACH_MAX:g} eps "
+            f'(docs/method.md, "Valid ranges"), got {eps!r}'
+        )
+    raise ValueError(
+        f"{poses} must be within the clouds' reach, (d + r_a + r_b) rho <= {REACH_MAX:g} eps "
+        f"with d the distance of their origins, r their radii about them and rho about their "
+        f"centres (here d <= {lim / rho - ra - rb:.6g} m), got d = {math.sqrt(d2):.6g} m"
+    )
 
 
 def separation(
@@ -103,9 +147,13 @@ def separation(
         The two bodies' clouds in their body frames (same dimension D).
     pose_a, pose_b : (3,) or (7,) array_like of float
         2D ``(x, y, theta)``; 3D ``(px, py, pz, qw, qx, qy, qz)`` with a unit quaternion
-        (norm 1 within 1e-9; it is normalized before use).
+        (norm 1 within 1e-9; it is normalized before use).  Translations within 1e12 m,
+        and the two clouds within each other's reach: ``(d + r_a + r_b) rho <= 1e14
+        eps`` for both clouds, with ``d`` the distance of the poses' translations, ``r``
+        each cloud's radius about its origin and ``rho`` about its centre (every SSDF
+        query then within the reach of :func:`ssdf`; docs/method.md, "Valid ranges").
     eps : float
-        SSDF temperature, > 0 (length^2), shared by both bodies.
+        SSDF temperature (m^2) in [1e-30, 1e24], shared by both bodies.
     order : int, optional
         0: values (``phi``, ``points``, ``grad``); 1: also ``dphi_dq``; 2: also
         ``d2phi_dq2``.
@@ -128,9 +176,10 @@ def separation(
     TypeError
         If a cloud is not a PointCloud, or an argument has the wrong type.
     ValueError
-        If the clouds' dimensions differ, a pose has the wrong shape, is not finite or
-        (3D) its quaternion is not unit, ``eps`` is not finite and > 0, or ``order`` is
-        outside 0..2.
+        If the clouds' dimensions differ, a pose has the wrong shape, is not finite, (3D)
+        its quaternion is not unit, or it is outside the valid range, a cloud lies
+        farther than 1e12 m from its origin, ``eps`` is outside [1e-30, 1e24], or
+        ``order`` is outside 0..2.
 
     Notes
     -----
@@ -158,10 +207,13 @@ def separation(
     dim = _check_clouds(cloud_a, cloud_b)
     qa = _as_pose(pose_a, "pose_a", dim)
     qb = _as_pose(pose_b, "pose_b", dim)
-    eps = as_positive_float(eps, "eps")
+    eps = as_in_range(eps, "eps", *EPS_RANGE, " m^2")
     order = as_int(order, "order", 0, 2)
     nthreads = as_num_threads(num_threads)
     isa_code, dense_code = _run_options(isa, dense)
+    _check_cloud(cloud_a, "cloud_a")
+    _check_cloud(cloud_b, "cloud_b")
+    _check_pair_reach(cloud_a, qa, cloud_b, qb, eps)
     phi, x, g, d1, d2 = _core.separation(
         _packed(cloud_a),
         len(cloud_a),
@@ -225,10 +277,14 @@ class ContactParams:
         ``v_s`` > 0, in m/s (default 1e-2): the smooth Coulomb law reaches ~70 % of
         ``mu lambda`` at a sliding speed of ``v_s``.
 
-    All fields are validated on construction (``TypeError`` for a non-real value,
-    ``ValueError`` naming the field for a non-finite or out-of-range one, or one beyond
-    the range of a float such as ``2**2000``), and again when unpickled.  Use
-    :func:`dataclasses.replace` to vary one.
+    Valid ranges (docs/method.md, "Valid ranges"; within them every output of the
+    contact model and of a model step is finite): ``eps`` in [1e-30, 1e24] m^2,
+    ``eps_c`` and ``beta`` in [1e-15, 1e12] m, ``stiffness`` in [1e-20, 1e20] N/m,
+    ``damping`` in [0, 1e20] N s/m, ``friction`` in [0, 1000], ``slip_velocity`` in
+    [1e-12, 1e8] m/s.  All fields are validated on construction (``TypeError`` for a
+    non-real value, ``ValueError`` naming the field and its range for a non-finite or
+    out-of-range one, or one beyond the range of a float such as ``2**2000``), and again
+    when unpickled.  Use :func:`dataclasses.replace` to vary one.
     """
 
     eps: float = 1e-5
@@ -241,10 +297,8 @@ class ContactParams:
 
     def __post_init__(self):
         for name in _PARAM_NAMES:
-            v = as_positive_float(
-                getattr(self, name), name, allow_zero=name in ("damping", "friction")
-            )
-            object.__setattr__(self, name, v)
+            lo, hi, unit = _PARAM_RANGES[name]
+            object.__setattr__(self, name, as_in_range(getattr(self, name), name, lo, hi, unit))
 
     @classmethod
     def for_bodies(
@@ -298,10 +352,17 @@ class ContactParams:
         body_a, body_b : str or int
             The two bodies (names or indices), as for :meth:`Scene.add_contact`.
         dt : float, optional
-            Time step (s, > 0) of the model to be built.
+            Time step (s, in [1e-12, 1e3]) of the model to be built.
         integrator : {"euler", "implicit"}
         friction : float
-            The Coulomb coefficient (>= 0).
+            The Coulomb coefficient, in [0, 1000].
+
+        Raises
+        ------
+        ValueError
+            For a bad argument, or when a fitted parameter falls outside its valid range
+            (bodies or loads far from any physical scale): the message names the pair and
+            the parameter; pass explicit parameters then.
         """
         from .scene import Scene, _as_integrator, _fit_params
 
@@ -313,9 +374,9 @@ class ContactParams:
         if scene._bodies[ia].kind != "dynamic" and scene._bodies[ib].kind != "dynamic":
             raise ValueError("body_a or body_b must be a dynamic body")
         if dt is not None:
-            dt = as_positive_float(dt, "dt")
+            dt = as_in_range(dt, "dt", *DT_RANGE, " s")
         integrator = _as_integrator(integrator)
-        mu = as_positive_float(friction, "friction", allow_zero=True)
+        mu = as_in_range(friction, "friction", *FRICTION_RANGE)
         return _fit_params(scene, ia, ib, dt, integrator, mu)
 
     def __reduce__(self):
@@ -344,6 +405,16 @@ class ContactParams:
 
 # the fields in the order of the C struct sc_contact_params (and of _astuple)
 _PARAM_NAMES = ("eps", "eps_c", "stiffness", "beta", "damping", "friction", "slip_velocity")
+# each field's valid range and unit (sc_contact.h, docs/method.md "Valid ranges")
+_PARAM_RANGES = {
+    "eps": (*EPS_RANGE, " m^2"),
+    "eps_c": (*CONTACT_LENGTH_RANGE, " m"),
+    "stiffness": (*STIFFNESS_RANGE, " N/m"),
+    "beta": (*CONTACT_LENGTH_RANGE, " m"),
+    "damping": (*DAMPING_RANGE, " N s/m"),
+    "friction": (*FRICTION_RANGE, ""),
+    "slip_velocity": (*SLIP_RANGE, " m/s"),
+}
 _DEFAULT_PARAMS = ContactParams()
 
 
@@ -396,7 +467,9 @@ class Contact(NamedTuple):
 
 
 def _as_velocity(v, name, dim):
-    return _as_vector(v, name, 3 if dim == 2 else 6, dim, "clouds")
+    a = _as_vector(v, name, 3 if dim == 2 else 6, dim, "clouds")
+    check_within(a, name, SPEED_MAX, "components", " (m/s, rad/s)")
+    return a
 
 
 def contact(
@@ -425,6 +498,7 @@ def contact(
         1e-9; normalized before use).
     vel_a, vel_b : (3,) or (6,) array_like of float
         2D ``(vx, vy, omega)``; 3D ``(v (world), omega (body frame))``: MuJoCo's free joint.
+        Components within 1e8 (m/s, rad/s).
     params : ContactParams, optional
         Model parameters (default ``ContactParams()``).
     order : int, optional
@@ -452,8 +526,9 @@ def contact(
         If a cloud is not a PointCloud, ``params`` is not a ContactParams, or an argument
         has the wrong type.
     ValueError
-        If the clouds' dimensions differ, a pose or velocity has the wrong shape or is not
-        finite, a quaternion is not unit, or ``order`` is outside 0..2.
+        If the clouds' dimensions differ, a pose or velocity has the wrong shape, is not
+        finite or is outside the valid range (as for :func:`separation`, with
+        ``params.eps``), a quaternion is not unit, or ``order`` is outside 0..2.
 
     Notes
     -----
@@ -495,6 +570,9 @@ def contact(
         raise TypeError(f"params must be a ContactParams, got {type(params).__name__}")
     order = as_int(order, "order", 0, 2)
     nthreads = as_num_threads(num_threads)
+    _check_cloud(cloud_a, "cloud_a")
+    _check_cloud(cloud_b, "cloud_b")
+    _check_pair_reach(cloud_a, qa, cloud_b, qb, params.eps, eps_name="params.eps")
     w, energy, depth, _, phi, pi, f, x, jac, hess = _core.contact(
         _packed(cloud_a),
         len(cloud_a),

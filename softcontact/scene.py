@@ -27,19 +27,30 @@ import numpy as np
 
 from . import _core
 from ._validate import (
+    COORD_MAX,
+    DT_RANGE,
+    FORCE_MAX,
+    FRICTION_RANGE,
+    GRAVITY_MAX,
+    REACH_MAX,
+    SLIP_RANGE,
+    SPEED_MAX,
     UNIT_TOL,
     SoftContactWarning,
     as_float_array,
+    as_in_range,
     as_int,
     as_num_threads,
     as_positive_float,
+    check_within,
     first_non_unit,
     shape_str,
 )
+from ._validate import MASS_RANGE as _MASS_RANGE
 from .cloud import PointCloud
 from .contact import ContactParams, _as_pose
 from .spatial import pose_difference, retract
-from .ssdf import _packed, _run_options
+from .ssdf import _packed, _run_options, _sphere
 
 _F64 = np.dtype(np.float64)
 # Scene.build's max_travel: body radii (and radians) per step past which a step diverged
@@ -66,8 +77,8 @@ _DEFAULT_DENSITY = {2: 10.0, 3: 1000.0}
 #: tensor, the polar moment in 2D; kg m^2) that :meth:`Scene.add_body` and :class:`Model`
 #: accept.  Products of up to three such numbers are normal floats: the C core checks an
 #: inertia tensor by its leading principal minors, which underflow to 0 (or overflow) for
-#: values far outside it.
-MASS_RANGE = (1e-100, 1e100)
+#: values far outside it.  (The C core's SC_MASS_MIN, SC_MASS_MAX.)
+MASS_RANGE = _MASS_RANGE
 
 
 def _check_mass_inertia(name, mass, inertia, dim, how_mass="", how="") -> None:
@@ -108,6 +119,47 @@ def _check_mass_inertia(name, mass, inertia, dim, how_mass="", how="") -> None:
                 f"inertia of body {name!r} is too ill-conditioned for double precision: its "
                 f"leading principal minors must be > 0, got {j[0]:.3g}, {d2:.3g}, {d3:.3g}"
                 f"{how}"
+            )
+
+
+def _check_body_range(b, D) -> None:
+    """ValueError naming body ``b`` unless its pose, velocity, cloud and support are in the
+    valid ranges (docs/method.md, "Valid ranges"): what :meth:`Scene.add_body` and
+    :meth:`Scene.add_support` leave, checked again before a model is built (a scene changed
+    behind their back, or unpickled from tampered data)."""
+    name = b.name
+    t = np.asarray(b.pose[:D], dtype=float)
+    if not np.all(np.abs(t) <= COORD_MAX):
+        raise ValueError(
+            f"pose of body {name!r} must have its translation (a dynamic body's: its centre "
+            f"of mass's) within [-{COORD_MAX:g}, {COORD_MAX:g}] m, got {t.tolist()}"
+        )
+    v = np.asarray(b.velocity, dtype=float)
+    if not np.all(np.abs(v) <= SPEED_MAX):
+        raise ValueError(
+            f"velocity of body {name!r} must have components within [-{SPEED_MAX:g}, "
+            f"{SPEED_MAX:g}] (m/s, rad/s), got {v.tolist()}"
+        )
+    if len(b.cloud):
+        r = _sphere(b.cloud)[2]
+        if not r <= COORD_MAX:
+            raise ValueError(
+                f"cloud of body {name!r} must lie within {COORD_MAX:g} m of the body frame's "
+                f"origin (a dynamic body's: its centre of mass), got a radius of {r:.6g} m"
+            )
+    if b.support is not None:
+        pts, _, mu, g, vs = b.support
+        lo_s, hi_s = SLIP_RANGE
+        if not (
+            np.all(np.abs(pts) <= COORD_MAX)
+            and FRICTION_RANGE[0] <= mu <= FRICTION_RANGE[1]
+            and 0 < g <= GRAVITY_MAX
+            and lo_s <= vs <= hi_s
+        ):
+            raise ValueError(
+                f"support of body {name!r} must have its friction in [0, {FRICTION_RANGE[1]:g}], "
+                f"gravity in (0, {GRAVITY_MAX:g}] m/s^2, slip_velocity in [{lo_s:g}, {hi_s:g}] "
+                f"m/s and samples within {COORD_MAX:g} m of the centre of mass"
             )
 
 
@@ -196,8 +248,9 @@ class Rollout(NamedTuple):
     C status of the step that ended it: ``SC_EDIVERGED`` (-6) when step ``t`` diverged
     (:class:`DivergenceError`'s criterion; state ``t + 1`` and Jacobians ``t`` are that
     step's, everything after is NaN), ``SC_ENONFINITE`` (-3) for a non-finite start state
-    or control (NaN from state ``t + 1`` on); ``failed_step`` (...) int: that step ``t``
-    (0 <= t < T), -1 for a trajectory that completed (the last step included).
+    or control, ``SC_ERANGE`` (-8) for a control outside its valid range (NaN from state
+    ``t + 1`` on); ``failed_step`` (...) int: that step ``t`` (0 <= t < T), -1 for a
+    trajectory that completed (the last step included).
     """
 
     states: np.ndarray
@@ -280,7 +333,13 @@ class Scene:
         Dimension of every body.
     gravity : array_like, optional
         World gravity, m/s^2: default ``(0, 0, -9.81)`` in 3D, ``(0, 0)`` in 2D (a table
-        seen from above; weight enters through :meth:`add_support`).
+        seen from above; weight enters through :meth:`add_support`); components within
+        1e12 m/s^2.
+
+    Every quantity a scene and its model take has a valid range, within which every
+    output of :meth:`Model.step` is finite at every order (docs/method.md, "Valid
+    ranges"; :meth:`add_body`, :meth:`add_support`, :meth:`build` and
+    :class:`~softcontact.ContactParams` list them).
 
     Examples
     --------
@@ -305,6 +364,7 @@ class Scene:
             raise ValueError(f"gravity must have shape ({self.dim},), got {shape_str(g.shape)}")
         if not np.all(np.isfinite(g)):
             raise ValueError("gravity must be finite")
+        check_within(g, "gravity", GRAVITY_MAX, "components", " m/s^2")
         self.gravity = g.copy()
         self._bodies: list[_Body] = []
         self._pairs: list[tuple[int, int, ContactParams | _Fitted]] = []
@@ -360,9 +420,12 @@ class Scene:
         pose : array_like, optional
             Pose of the cloud's frame (default: identity).  For a dynamic body the body
             frame -- and the state's position -- is its centre of mass, with the cloud's
-            axes; kinematic and static bodies (no mass) keep the cloud's frame.
+            axes; kinematic and static bodies (no mass) keep the cloud's frame.  The
+            translation (and the centre of mass's) within 1e12 m; the cloud within 1e12 m
+            of the body frame's origin.
         velocity : array_like, optional
-            Initial velocity (nv), default 0; for a static body it must be 0.
+            Initial velocity (nv), default 0; for a static body it must be 0.  Components
+            within 1e8 (m/s, rad/s).
         kind : {"dynamic", "kinematic", "static"}
             Dynamic bodies move under forces; kinematic bodies move with their control
             velocity and push without being pushed; static bodies never move.
@@ -410,6 +473,7 @@ class Scene:
             raise ValueError(f"velocity must have shape ({nv},), got {shape_str(vel.shape)}")
         if not np.all(np.isfinite(vel)):
             raise ValueError("velocity must be finite")
+        check_within(vel, "velocity", SPEED_MAX, "components", " (m/s, rad/s)")
         if kind == "static" and np.any(vel != 0):
             raise ValueError("a static body's velocity must be zero")
         if kind != "dynamic" and (mass is not None or density is not None or inertia is not None):
@@ -474,6 +538,7 @@ class Scene:
         R = _rot(cloud_pose, D)
         t = cloud_pose[:D] + R @ com
         b.pose = np.concatenate([t, cloud_pose[D:]])
+        _check_body_range(b, D)
         self._bodies.append(b)
         return name
 
@@ -513,11 +578,7 @@ class Scene:
                 f"a contact between a {ka} and a {kb} body has no effect: neither is pushed"
             )
         if params is None:
-            mu = (
-                0.5
-                if friction is None
-                else as_positive_float(friction, "friction", allow_zero=True)
-            )
+            mu = 0.5 if friction is None else as_in_range(friction, "friction", *FRICTION_RANGE)
             _check_fittable(self._bodies[ia], self._bodies[ib])
             params = _Fitted(mu)
         elif not isinstance(params, ContactParams):
@@ -558,6 +619,10 @@ class Scene:
         carries ``-L_l v_l / sqrt(|v_l|^2 + v_s^2)`` with ``L_l = friction m g / k``,
         which gives the torsional friction of the footprint too.
 
+        Valid ranges (docs/method.md): ``friction`` in [0, 1000], ``gravity`` in (0, 1e12]
+        m/s^2, ``slip_velocity`` in [1e-12, 1e8] m/s, ``samples`` within 1e12 m of the
+        centre of mass.
+
         Stability: this explicit friction acts like a velocity damper of rate about
         ``friction g / slip_velocity`` (1/s) on the sliding body, so the step needs
         ``dt * friction * gravity / slip_velocity < 2`` -- e.g. friction 0.3 with the
@@ -572,9 +637,11 @@ class Scene:
             raise ValueError(f"support friction acts on dynamic bodies, {b.name!r} is {b.kind}")
         if b.support is not None:
             raise ValueError(f"{b.name!r} already has a support")
-        mu = as_positive_float(friction, "friction", allow_zero=True)
+        mu = as_in_range(friction, "friction", *FRICTION_RANGE)
         g = as_positive_float(gravity, "gravity")
-        vs = as_positive_float(slip_velocity, "slip_velocity")
+        if g > GRAVITY_MAX:
+            raise ValueError(f"gravity must be in (0, {GRAVITY_MAX:g}] m/s^2, got {g!r}")
+        vs = as_in_range(slip_velocity, "slip_velocity", *SLIP_RANGE, " m/s")
         if samples is None:
             # b.cloud (and its recorded shape) is already relative to the centre of mass
             pts = _footprint(b.cloud, 200)
@@ -587,6 +654,7 @@ class Scene:
             if not np.all(np.isfinite(pts)):
                 raise ValueError("samples must be finite")
             pts = pts - b.com
+            check_within(pts, "samples", COORD_MAX, "coordinates (from the centre of mass)")
         b.support = (
             np.ascontiguousarray(pts, dtype=float),
             np.full(len(pts), 1.0 / len(pts)),
@@ -622,7 +690,8 @@ class Scene:
     # -- compilation ---------------------------------------------------------------------
 
     def build(self, dt, integrator="euler", *, max_travel=DEFAULT_MAX_TRAVEL) -> Model:
-        """Compile into an immutable :class:`Model` with time step ``dt`` (s, > 0).
+        """Compile into an immutable :class:`Model` with time step ``dt`` (s, in [1e-12,
+        1e3]).
 
         ``integrator`` (docs/method.md section 7):
 
@@ -665,7 +734,7 @@ class Scene:
         max_travel``.  No contact is resolved at such speeds, and an explicit instability
         reaches them within a few steps.  ``np.inf`` leaves only the finiteness test.
         """
-        dt = as_positive_float(dt, "dt")
+        dt = as_in_range(dt, "dt", *DT_RANGE, " s")
         integrator = _as_integrator(integrator)
         max_travel = _as_max_travel(max_travel)
         _check_buildable(self)
@@ -737,7 +806,7 @@ class Scene:
         """
         integrator = _as_integrator(integrator)
         if dt is not None:
-            dt = as_positive_float(dt, "dt")
+            dt = as_in_range(dt, "dt", *DT_RANGE, " s")
         return self._stability_limits(integrator, self._resolved_pairs(dt, integrator))
 
     def _stability_limits(self, integrator, pairs) -> list[StabilityLimit]:
@@ -792,16 +861,19 @@ def _as_max_travel(max_travel) -> float:
 
 
 def _check_buildable(scene) -> None:
-    """ValueError unless ``scene`` has a moving body and its dynamic bodies' masses and
-    inertias are in :data:`MASS_RANGE` (as :meth:`Scene.add_body` leaves them; checked
-    again before the C core sees them, whose own check names no body)."""
+    """ValueError unless ``scene`` has a moving body, its dynamic bodies' masses and
+    inertias are in :data:`MASS_RANGE`, and every body's pose, velocity, cloud and support
+    are in their valid ranges (as :meth:`Scene.add_body` leaves them; checked again before
+    the C core sees them, whose own check names no body)."""
     if not scene._bodies:
         raise ValueError("the scene has no bodies")
     if not any(b.kind != "static" for b in scene._bodies):
         raise ValueError("the scene has no moving body")
+    check_within(scene.gravity, "gravity", GRAVITY_MAX, "components", " m/s^2")
     for b in scene._bodies:
         if b.kind == "dynamic":
             _check_mass_inertia(b.name, b.mass, b.inertia, scene.dim)
+        _check_body_range(b, scene.dim)
 
 
 def _model_from(scene, dt, integrator, pairs, max_travel) -> Model:
@@ -1040,15 +1112,21 @@ def _fit(scene, ia, ib, dt, integrator, friction) -> _FitResult:
     if integrator == "euler" and dt is not None and friction > 0 and D == 3 and g > 0:
         # the friction bound with the weight the contact carries
         v_s = max(v_s, 1.25 * friction * carried * g * dt / (2.0 * m_eff))
-    params = ContactParams(
-        eps=h * h,
-        eps_c=eps_c,
-        stiffness=k,
-        beta=beta,
-        damping=c,
-        friction=friction,
-        slip_velocity=v_s,
-    )
+    try:
+        params = ContactParams(
+            eps=h * h,
+            eps_c=eps_c,
+            stiffness=k,
+            beta=beta,
+            damping=c,
+            friction=friction,
+            slip_velocity=v_s,
+        )
+    except ValueError as e:
+        raise ValueError(
+            f"cannot fit contact parameters between {bodies[0].name!r} and "
+            f"{bodies[1].name!r}: the fitted {e}; pass params"
+        ) from None
     # the load's depth, its offset that of the body resting on the contact
     rest = upper if upper in shaped else max(shaped, key=lambda b: len(b.cloud))
     offset = eps_c * math.log(n_soft if rest is rest_body else _soft_count(rest, down, eps_c))
@@ -1089,8 +1167,10 @@ class Model:
 
     ``Model(scene, dt, integrator="euler")`` is what ``scene.build(dt, integrator)``
     returns, without its warnings (TypeError if ``scene`` is not a :class:`Scene`,
-    ValueError for a bad ``dt`` or ``integrator``, a scene without moving bodies, or a
-    body's mass or inertia out of :data:`MASS_RANGE`).  Models pickle (every protocol):
+    ValueError for a bad ``dt`` or ``integrator``, a scene without moving bodies, a body's
+    mass or inertia out of :data:`MASS_RANGE`, a body's pose, velocity, cloud or support
+    out of its valid range, or a contact whose ``eps`` is too small for its bodies' reach
+    even where they touch).  Models pickle (every protocol):
     the model is rebuilt from a copy of the scene as it was built, with the same contact
     parameters, and steps bit for bit as the original.
 
@@ -1112,7 +1192,7 @@ class Model:
     ):
         if not isinstance(scene, Scene):
             raise TypeError(f"scene must be a Scene, got {type(scene).__name__}")
-        dt = as_positive_float(dt, "dt")
+        dt = as_in_range(dt, "dt", *DT_RANGE, " s")
         integrator = _as_integrator(integrator)
         max_travel = _as_max_travel(max_travel)
         _check_buildable(scene)
@@ -1206,6 +1286,37 @@ class Model:
         self._nvb = nvb
         self._kinds = tuple(b.kind for b in scene._bodies)
         assert len(self.param_names) == self.np and len(ctl) == nu
+        # the valid ranges of states and controls (docs/method.md, "Valid ranges"): each
+        # control entry's bound and body; each contact pair's ends (the body's index among
+        # the moving ones, or -1 and its static translation; its cloud's radius about its
+        # origin and about its centre; its name) and REACH_MAX eps, for the C core's reach
+        # test (sc__pair_reach_check)
+        owners = [b for b in scene._bodies if b.kind == "kinematic" or b.actuated]
+        self._uown = tuple(b.name for b in owners for _ in range(nvb))
+        self._ulim = tuple(
+            SPEED_MAX if b.kind == "kinematic" else FORCE_MAX for b in owners for _ in range(nvb)
+        )
+        moving = [i for i, b in enumerate(scene._bodies) if b.kind != "static"]
+        move = {i: j for j, i in enumerate(moving)}
+        reach = []
+        for a, c, p in resolved:
+            ends = []
+            for i in (a, c):
+                b = scene._bodies[i]
+                _, rho, r = _sphere(b.cloud)
+                ends.append((move.get(i, -1), tuple(b.pose[:D].tolist()), r, rho, b.name))
+            lim = REACH_MAX * p.eps
+            rho = max(ends[0][3], ends[1][3])
+            if (ends[0][2] + ends[1][2]) * rho > lim:
+                raise ValueError(
+                    f"contact({ends[0][4]},{ends[1][4]}): its eps must be at least "
+                    f"{(ends[0][2] + ends[1][2]) * rho / REACH_MAX:.3g} m^2 for these bodies "
+                    f"(radii {ends[0][2]:.6g} and {ends[1][2]:.6g} m about their origins, "
+                    f"{rho:.6g} m about their centres): their reach (d + r_a + r_b) rho <= "
+                    f'{REACH_MAX:g} eps (docs/method.md, "Valid ranges"), got {p.eps!r}'
+                )
+            reach.append((ends[0], ends[1], lim))
+        self._reach = tuple(reach)
         self._frozen = True
 
     def __setattr__(self, name, value):
@@ -1256,7 +1367,64 @@ class Model:
                 f"{name}: the quaternion of {self.moving[bad[0]]!r} is not unit "
                 f"(norm {bad[1]!r}, tolerance {UNIT_TOL:g})"
             )
+        out = self._out_of_range(v if a.size <= 64 else a)
+        if out is not None:
+            raise ValueError(f"{name}: {out[4]}")
         return a
+
+    def _out_of_range(self, v):
+        """None if the finite state ``v`` (a list or array, unit quaternions) is in the valid
+        range (docs/method.md, "Valid ranges": the C core's test, sc_model.c state_range, with
+        its arithmetic), else ``(quantity, body, value, limit, message)`` for the first
+        violation: a velocity component, a position coordinate, or a contact pair's reach
+        (body: the pair's first body; value and limit: ``(d + r_a + r_b) rho / eps`` and
+        REACH_MAX)."""
+        D, nq, nvb = self.dim, self.nq, self._nvb
+        nqb = 3 if D == 2 else 7
+        for k in range(nq, self.nx):
+            if not abs(v[k]) <= SPEED_MAX:
+                body = self.moving[(k - nq) // nvb]
+                return (
+                    "velocity",
+                    body,
+                    abs(float(v[k])),
+                    SPEED_MAX,
+                    f"the velocity of {body!r} must have components within "
+                    f"[-{SPEED_MAX:g}, {SPEED_MAX:g}] (m/s, rad/s), got {float(v[k]):.6g}",
+                )
+        for j, body in enumerate(self.moving):
+            for k in range(j * nqb, j * nqb + D):
+                if not abs(v[k]) <= COORD_MAX:
+                    return (
+                        "position",
+                        body,
+                        abs(float(v[k])),
+                        COORD_MAX,
+                        f"the position of {body!r} must have coordinates within "
+                        f"[-{COORD_MAX:g}, {COORD_MAX:g}] m, got {float(v[k]):.6g}",
+                    )
+        for ea, eb, lim in self._reach:
+            ta = v[ea[0] * nqb : ea[0] * nqb + D] if ea[0] >= 0 else ea[1]
+            tb = v[eb[0] * nqb : eb[0] * nqb + D] if eb[0] >= 0 else eb[1]
+            d2 = 0.0
+            for k in range(D):
+                e = float(ta[k]) - float(tb[k])
+                d2 += e * e
+            s = math.sqrt(d2) + ea[2] + eb[2]
+            if not (s * ea[3] <= lim and s * eb[3] <= lim):
+                rho = max(ea[3], eb[3])
+                return (
+                    "reach",
+                    ea[4],
+                    s * rho / (lim / REACH_MAX),
+                    REACH_MAX,
+                    f"bodies {ea[4]!r} and {eb[4]!r} must be within the reach of their "
+                    f"contact, (d + r_a + r_b) rho <= {REACH_MAX:g} eps with d the distance of "
+                    f"their origins, r their clouds' radii about them and rho about their "
+                    f"centres (here d <= {lim / rho - ea[2] - eb[2]:.6g} m), got d = "
+                    f"{math.sqrt(d2):.6g} m",
+                )
+        return None
 
     def _as_control(self, u):
         if u is None:
@@ -1271,7 +1439,26 @@ class Model:
                 raise ValueError(f"u must have shape ({self.nu},), got {shape_str(a.shape)}")
         if not _all_finite(a):
             raise ValueError("u must be finite (NaN or inf found)")
+        bad = self._control_out_of_range(a)
+        if bad is not None:
+            raise ValueError(f"u: {bad}")
         return a
+
+    def _control_out_of_range(self, u) -> str | None:
+        """None if every entry of the finite (..., nu) controls ``u`` is within its bound (a
+        kinematic body's velocity SPEED_MAX, an actuated body's force and torque FORCE_MAX),
+        else a message naming the body."""
+        over = np.abs(u) > np.asarray(self._ulim)
+        if not over.any():
+            return None
+        k = int(np.flatnonzero(over)[0])
+        j = k % self.nu
+        lim = self._ulim[j]
+        kind, unit = ("velocity", "m/s, rad/s") if lim == SPEED_MAX else ("force", "N, N m")
+        return (
+            f"the control of {self._uown[j]!r} (its {kind}) must have components within "
+            f"[-{lim:g}, {lim:g}] ({unit}), got {float(np.ravel(u)[k]):.6g}"
+        )
 
     def _split(self, x):
         nqb = 3 if self.dim == 2 else 7
@@ -1316,6 +1503,15 @@ class Model:
         ``dense=True`` turns off the exact pruning of negligible samples and pairs (equal to
         rounding; docs/method.md section 10); the same keyword exists on :meth:`rollout`,
         :meth:`inverse_dynamics` and :meth:`energy`.
+
+        ``x`` and ``u`` must be in their valid ranges (docs/method.md, "Valid ranges"):
+        positions within 1e12 m, velocity components within 1e8 (m/s, rad/s), the two
+        bodies of every contact pair within each other's reach, controls within 1e8 (a
+        kinematic body's velocity) or 1e30 (an actuated body's force and torque; N, N m);
+        else ``ValueError`` naming the argument and the body (every method taking a state
+        checks it so).  Within them every output is finite; a step whose new state is not
+        finite, leaves those ranges or passes the speed limits of :meth:`Scene.build`'s
+        ``max_travel`` raises :class:`~softcontact.DivergenceError` instead of returning it.
         """
         if (
             type(x) is np.ndarray
@@ -1420,6 +1616,18 @@ class Model:
                         limit=float(limit),
                         x_next=x_next,
                     )
+        out = self._out_of_range(x_next)
+        if out is not None:
+            quantity, body, value, limit, text = out
+            return _divergence_error(
+                f"{where} diverged: its new state leaves the valid range (docs/method.md, "
+                f'"Valid ranges"): {text}',
+                body=body,
+                quantity=quantity,
+                value=value,
+                limit=limit,
+                x_next=x_next,
+            )
         return _divergence_error(  # not reached for a state the C test refused
             f"{where} diverged",
             body="",
@@ -1438,7 +1646,11 @@ class Model:
 
         A trajectory whose state or controls become non-finite does not stop the others:
         its ``status`` is -3 (the C core's SC_ENONFINITE) and its states from the failing
-        step on are NaN.  Shapes and quaternions are still checked up front (ValueError)."""
+        step on are NaN; so does a control outside its valid range (status -8,
+        SC_ERANGE; docs/method.md, "Valid ranges").  A trajectory that diverges
+        (:class:`DivergenceError`'s criterion) gets status -6.  Shapes, quaternions and
+        the valid range of finite start states are still checked up front
+        (ValueError)."""
         order = as_int(order, "order", 0, 1)
         Ua = as_float_array(U, "U")
         if Ua.ndim < 2 or Ua.shape[-1] != self.nu:
@@ -1454,11 +1666,10 @@ class Model:
             )
         B = int(np.prod(lead, dtype=np.int64))
         xf = np.ascontiguousarray(xa.reshape(B, self.nx))
-        if self.dim == 3:
-            # non-finite rows are reported per trajectory (status); finite ones must hold
-            # unit quaternions
-            for k in np.flatnonzero(np.all(np.isfinite(xf), axis=1)):
-                self._as_state(xf[k], "x0")
+        # non-finite rows are reported per trajectory (status); finite ones must hold unit
+        # quaternions and be in the valid range
+        for k in np.flatnonzero(np.all(np.isfinite(xf), axis=1)):
+            self._as_state(xf[k], "x0")
         X, A, Bu, st, failed = _core.rollout(
             self._cap,
             xf,

@@ -15,12 +15,22 @@ or in a batch.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
 
 from . import _core
-from ._validate import as_batch, as_int, as_num_threads, as_positive_float
+from ._validate import (
+    COORD_MAX,
+    EPS_RANGE,
+    REACH_MAX,
+    as_batch,
+    as_in_range,
+    as_int,
+    as_num_threads,
+    check_within,
+)
 from .cloud import PointCloud
 
 __all__ = ["SSDF", "ssdf"]
@@ -78,6 +88,80 @@ def _packed(cloud: PointCloud) -> np.ndarray:
     return buf
 
 
+def _sphere(cloud: PointCloud) -> tuple[tuple[float, ...], float, float]:
+    """``(c0, rho, r)``: the bounding sphere the C core stores with a cloud (its packed
+    header: ``c0`` the bounding-box centre, ``rho`` the largest ``|p - c0|``) and the cloud's
+    radius about its frame's origin, ``r = |c0| + rho``, with the C core's arithmetic
+    (``sc__cloud_radius``); cached on the cloud."""
+    s = cloud._cache.get("sphere")
+    if s is None:
+        D, n = cloud.dim, len(cloud)
+        at = (3 * D + 3) * (-(-n // 8) * 8)  # after the 3 D + 3 arrays of npad doubles
+        h = _packed(cloud)[at : at + D + 1].tolist()
+        c2 = h[0] * h[0]
+        for a in range(1, D):
+            c2 += h[a] * h[a]
+        s = (tuple(h[:D]), h[D], math.sqrt(c2) + h[D])
+        cloud._cache["sphere"] = s
+    return s
+
+
+def _check_cloud(cloud: PointCloud, name: str) -> None:
+    """``ValueError`` naming ``name`` unless the cloud lies within :data:`COORD_MAX` of its
+    frame's origin (its radius about the origin, ``|c0| + rho``)."""
+    r = _sphere(cloud)[2]
+    if not r <= COORD_MAX:
+        raise ValueError(
+            f"{name} must lie within {COORD_MAX:g} m of its frame's origin (the radius |c0| + "
+            f"rho of its bounding sphere about the origin), got {r:.6g} m"
+        )
+
+
+def _reach_eps(rho: float, r: float) -> float:
+    """The smallest eps for which a query at distance 0 from c0 of clouds of radius ``rho``
+    reaches ``r`` (``r rho <= REACH_MAX eps``)."""
+    return r * rho / REACH_MAX
+
+
+def _check_queries(cloud: PointCloud, x: np.ndarray, eps: float) -> None:
+    """ValueError naming ``x`` (or ``eps``) unless every finite query (rows of the (m, D)
+    ``x``) is in the valid range: coordinates within :data:`COORD_MAX` and the reach
+    ``(|x - c0| + rho) rho <= REACH_MAX eps`` (the C core's test, sc__query_check, with
+    its arithmetic).  Rows with a non-finite coordinate pass: they get NaN rows
+    (documented)."""
+    if len(x) == 0:
+        return
+    c0, rho, _ = _sphere(cloud)
+    finite = np.isfinite(x).all(axis=1)
+    if not finite.all():
+        x = np.where(finite[:, None], x, np.asarray(c0))  # c0 is in range (_check_cloud)
+    check_within(x, "x", COORD_MAX)
+    if rho == 0.0:
+        return
+    e = x[:, 0] - c0[0]
+    e2 = e * e
+    for a in range(1, cloud.dim):
+        e = x[:, a] - c0[a]
+        e2 = e2 + e * e
+    lim = REACH_MAX * eps
+    bad = np.flatnonzero((np.sqrt(e2) + rho) * rho > lim)
+    if bad.size == 0:
+        return
+    if rho * rho > lim:
+        raise ValueError(
+            f"eps must be at least rho^2 / {REACH_MAX:g} = {_reach_eps(rho, rho):.3g} m^2 for "
+            f"this cloud (radius rho = {rho:.6g} m about its centre c0): the SSDF's reach "
+            f'(|x - c0| + rho) rho <= {REACH_MAX:g} eps (docs/method.md, "Valid ranges"), '
+            f"got {eps!r}"
+        )
+    i = int(bad[0])
+    raise ValueError(
+        f"x must lie within the SSDF's reach of the cloud, (|x - c0| + rho) rho <= "
+        f"{REACH_MAX:g} eps (c0, rho its bounding sphere: here |x - c0| <= "
+        f"{lim / rho - rho:.6g} m); row {i} is {math.sqrt(float(e2[i])):.6g} m from c0"
+    )
+
+
 def ssdf(cloud, x, eps, order=0, num_threads=None, *, isa="auto", dense=False) -> SSDF:
     """Soft signed distance of query points to an oriented point cloud.
 
@@ -88,12 +172,17 @@ def ssdf(cloud, x, eps, order=0, num_threads=None, *, isa="auto", dense=False) -
     x : (..., D) array_like of float
         Query points in the cloud's frame.  Any leading shape, including
         empty batches.  Lists, integer and float32 arrays are converted.
+        Finite queries must be in the valid range: coordinates within 1e12 m, and
+        within the SSDF's reach of the cloud, ``(|x - c0| + rho) rho <= 1e14 eps``
+        with ``(c0, rho)`` the cloud's bounding sphere (beyond it the rounding of the
+        weights' exponents outgrows what determines them; docs/method.md, "Valid
+        ranges").
     eps : float
-        Softmax temperature on squared distances, > 0, in length^2.  Small
-        eps follows the nearest sample's tangent plane (sharp features kept);
-        large eps inflates the zero set towards an ellipsoid.  A good start
-        is ``(spacing)^2``; the kernel is accurate for eps from 1e-8 L^2 to
-        1e2 L^2 (L = ``cloud.size``).
+        Softmax temperature on squared distances, in m^2, within [1e-30, 1e24]
+        (docs/method.md, "Valid ranges").  Small eps follows the nearest sample's
+        tangent plane (sharp features kept); large eps inflates the zero set towards
+        an ellipsoid.  A good start is ``(spacing)^2``; the kernel is accurate for eps
+        from 1e-8 L^2 to 1e2 L^2 (L = ``cloud.size``).
     order : int, optional
         Highest derivative returned, 0..3 (default 0).
     num_threads : int, optional
@@ -124,9 +213,10 @@ def ssdf(cloud, x, eps, order=0, num_threads=None, *, isa="auto", dense=False) -
         If ``cloud`` is not a PointCloud, ``x`` is not real-valued (complex,
         object, strings), or ``eps``/``order``/``num_threads`` have the wrong type.
     ValueError
-        If ``x`` does not have shape ``(..., D)``, ``eps`` is not finite and
-        > 0, ``order`` is outside 0..3, ``num_threads < 1``, or ``isa`` is
-        unknown or not supported by this CPU.
+        If ``x`` does not have shape ``(..., D)``, a finite query is outside the
+        valid range, ``eps`` is outside [1e-30, 1e24], the cloud lies farther than
+        1e12 m from its origin, ``order`` is outside 0..3, ``num_threads < 1``, or
+        ``isa`` is unknown or not supported by this CPU.
 
     Notes
     -----
@@ -143,7 +233,8 @@ def ssdf(cloud, x, eps, order=0, num_threads=None, *, isa="auto", dense=False) -
     dimensions first.  Cost is O(I) per query dense, O(log I + kept samples)
     pruned, and memory O(I + N): the I x N distance matrix is never formed.  A
     query with a NaN or infinite coordinate gets NaN in every output of its row;
-    other rows are unaffected.
+    other rows are unaffected.  Within the valid ranges every output is finite at
+    every order.
     Inputs are never modified.
 
     Examples
@@ -160,14 +251,22 @@ def ssdf(cloud, x, eps, order=0, num_threads=None, *, isa="auto", dense=False) -
         raise TypeError(f"cloud must be a PointCloud, got {type(cloud).__name__}")
     D = cloud.dim
     xa = as_batch(x, "x", D)
-    eps = as_positive_float(eps, "eps")
+    eps = as_in_range(eps, "eps", *EPS_RANGE, " m^2")
     order = as_int(order, "order", 0, 3)
     nthreads = as_num_threads(num_threads)
     isa_code, dense_code = _run_options(isa, dense)
     batch = xa.shape[:-1]
-    phi, g, h, t = _core.ssdf(
-        _packed(cloud), len(cloud), xa.reshape(-1, D), eps, order, nthreads, isa_code, dense_code
-    )
+    xf = xa.reshape(-1, D)
+    _check_cloud(cloud, "cloud")
+    try:
+        phi, g, h, t = _core.ssdf(
+            _packed(cloud), len(cloud), xf, eps, order, nthreads, isa_code, dense_code
+        )
+    except ValueError:
+        # the C core checks every query's range (sc__query_check) in one cheap pass; the
+        # same test in NumPy, run only when it refused one, names the row
+        _check_queries(cloud, xf, eps)
+        raise
     return SSDF(
         phi.reshape(batch),
         None if g is None else g.reshape(batch + (D,)),

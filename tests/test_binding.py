@@ -218,9 +218,9 @@ def test_core_ssdf_errors(cloud2):
         _core.ssdf(k, n, np.zeros((2, 3)), 1e-3)
     with pytest.raises(ValueError, match=r"x must have shape \(N, 2\) or \(N, 3\)"):
         _core.ssdf(k, n, np.zeros(4), 1e-3)
-    with pytest.raises(ValueError, match="eps must be finite and > 0, got 0.0"):
+    with pytest.raises(ValueError, match=r"eps must be in \[1e-30, 1e\+24\] m\^2, got 0.0"):
         _core.ssdf(k, n, x, 0.0)
-    with pytest.raises(ValueError, match="eps must be finite and > 0, got -2.0"):
+    with pytest.raises(ValueError, match=r"eps must be in \[1e-30, 1e\+24\] m\^2, got -2.0"):
         _core.ssdf(k, n, x, eps=-2.0)
     with pytest.raises(ValueError, match="order must be in 0..3, got 7"):
         _core.ssdf(k, n, x, 1e-3, 7)
@@ -287,7 +287,7 @@ def test_core_separation_errors(cloud2):
         _core.separation(k, n, np.zeros(4), k, n, q, 1e-3)
     with pytest.raises(ValueError, match="packed_b must be the 1-D buffer"):
         _core.separation(k, n, q, k[:-2], n, q, 1e-3)
-    with pytest.raises(ValueError, match="eps must be finite and > 0, got nan"):
+    with pytest.raises(ValueError, match=r"eps must be in \[1e-30, 1e\+24\] m\^2, got nan"):
         _core.separation(k, n, q, k, n, q, float("nan"))
     with pytest.raises(ValueError, match=r"order must be in 0\.\.2"):
         _core.separation(k, n, q, k, n, q, 1e-3, 3)

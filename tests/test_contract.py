@@ -164,7 +164,7 @@ def test_long_double_too_large_for_a_float():
     ],
 )
 def test_real_numbers_of_any_kind(value, want):
-    assert sc.ContactParams(stiffness=value).stiffness == want
+    assert sc.ContactParams(eps=value).eps == want
 
 
 @pytest.mark.parametrize("value", [Fraction(1, 10**400), Decimal("1e-400")])
@@ -182,22 +182,25 @@ def test_not_a_finite_real_number(value, exc):
 
 
 @pytest.mark.parametrize(
-    ("name", "call", "shape"),
+    ("name", "call", "shape", "in_range"),
     [
-        ("gravity", lambda a: sc.Scene(dim=2, gravity=a), (2,)),
-        ("points", lambda a: sc.PointCloud(a, [[1.0, 0.0]]), (1, 2)),
-        ("x", lambda a: sc.ssdf(DISK, a, 1e-4), (1, 2)),
-        ("half_extents", lambda a: sc.PointCloud.box(a, 1e30), (2,)),
+        ("gravity", lambda a: sc.Scene(dim=2, gravity=a), (2,), False),
+        ("points", lambda a: sc.PointCloud(a, [[1.0, 0.0]]), (1, 2), True),
+        ("x", lambda a: sc.ssdf(DISK, a, 1e-4), (1, 2), False),
+        ("half_extents", lambda a: sc.PointCloud.box(a, 1e30), (2,), True),
     ],
 )
-def test_arrays_with_integers_too_large_for_a_float(name, call, shape):
+def test_arrays_with_integers_too_large_for_a_float(name, call, shape, in_range):
     def filled(value):
         a = np.full(shape, 1, dtype=object)
         a.flat[-1] = value
         return a.tolist()
 
     raises(ValueError, name, lambda: call(filled(HUGE)), "an integer too large for a float")
-    call(filled(2**70))  # beyond int64, within a float: converted
+    if in_range:
+        call(filled(2**70))  # beyond int64, within a float: converted
+    else:  # converted, then refused by the valid range (1e12)
+        raises(ValueError, name, lambda: call(filled(2**70)), "within", "1.18059e+21")
 
 
 @pytest.mark.parametrize(

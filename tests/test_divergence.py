@@ -126,25 +126,33 @@ def test_max_travel_is_validated(value, error):
         _scene().build(0.01, max_travel=value)
 
 
-def test_non_finite_state_names_the_body_and_quantity():
-    model = _build(_scene(actuated=True, mass=1e-3), dt=0.01)
+def test_a_new_state_out_of_range_names_the_body_and_quantity():
+    model = _build(_scene(actuated=True, mass=1e-3), dt=0.01, max_travel=np.inf)
     x = model.initial_state()
+    # a force that would make the velocity infinite is refused (its valid range)
+    with pytest.raises(ValueError, match="u: the control of 'box'"):
+        model.step(x, np.array([1e308, 0, 0, 0, 0, 0]))
+    # the largest force makes v = 1e31 m/s: past the valid range of velocities
     with pytest.raises(sc.DivergenceError) as info:
-        model.step(x, np.array([1e308, 0, 0, 0, 0, 0]))  # v = 1e309: inf
+        model.step(x, np.array([1e30, 0, 0, 0, 0, 0]))
     e = info.value
-    assert (e.body, e.quantity) == ("box", "velocity")
-    assert "not finite" in str(e) and "'box'" in str(e)
-    # the next call blames nothing on the caller: the state it was given is finite
+    assert (e.body, e.quantity, e.limit) == ("box", "velocity", 1e8)
+    assert e.value == pytest.approx(1e31, rel=1e-12)
+    assert "valid range" in str(e) and "'box'" in str(e)
+    # the next call blames nothing on the caller: the state it was given is valid
     np.testing.assert_array_equal(x, model.initial_state())
 
 
 def test_kinematic_bodies_move_as_told():
-    """Their velocities are controls, not results: no speed limit applies."""
+    """Their velocities are controls, not results: no speed limit applies (only the valid
+    range of velocities)."""
     s = sc.Scene(dim=3, gravity=[0, 0, 0])
     s.add_body(sc.PointCloud.box([HALF] * 3, SPACING), kind="kinematic", name="pusher")
     m = s.build(0.01)
-    u = np.array([1e200, 0, 0, 0, 0, 0])
+    u = np.array([1e8, 0, 0, 0, 0, 0])  # 1e6 m per step, 10^7 radii
     np.testing.assert_array_equal(m.step(m.initial_state(), u).x_next[m.nq :], u)
+    with pytest.raises(ValueError, match="u: the control of 'pusher'"):
+        m.step(m.initial_state(), 10 * u)
 
 
 def _problem(model, T=20):

@@ -1343,15 +1343,19 @@ def test_retract_of_a_huge_rotation():
 
 
 def test_trajectory_cost_overflow():
-    """A finite U whose cost overflows (push-T, 4 steps, the pusher's last velocity 1e200:
-    the rollout completes, the control residual squared does not fit a float): fun is inf
-    as batch_fun's row, without a warning; its derivatives raise ValueError."""
-    prob = push_t_problem(4)
+    """A valid U whose cost overflows (push-T, 4 steps, control weight 1e300 and the
+    pusher's last velocity 1e8 m/s, the end of its range: the rollout completes, the
+    control residual 1e158 squared does not fit a float): fun is inf as batch_fun's row,
+    without a warning; its derivatives raise ValueError."""
+    task = push_t_task()
+    prob = TrajectoryProblem(
+        task.model, task.x0, 4, [ControlResidual(task.model, 1e300)], num_threads=1
+    )
     U = np.zeros(prob.size)
-    U[9] = 1e200
+    U[9] = 1e8
     assert prob.batch_fun(U[None])[0] == np.inf
     assert prob.fun(U) == np.inf
     with pytest.raises(ValueError, match="float range"):
         prob.jac(U)
     r = prob.residuals(U)
-    assert np.all(np.isfinite(r)) and np.max(np.abs(r)) > 1e198  # its own, finite
+    assert np.all(np.isfinite(r)) and np.max(np.abs(r)) == 1e158  # its own, finite

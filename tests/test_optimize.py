@@ -810,8 +810,9 @@ def test_errors():
 
 
 def test_batch_fun_equals_fun_row_by_row():
-    """batch_fun runs B rollouts in C and must give exactly fun's numbers; a trajectory
-    that becomes non-finite gets inf without stopping the others."""
+    """batch_fun runs B rollouts in C and must give exactly fun's numbers, row by row (a
+    diverging row's inf: tests/test_divergence.py); controls beyond their valid range are
+    refused as fun refuses them."""
     model = _push_model(True)
     x0 = model.initial_state()
     prob = TrajectoryProblem(model, x0, 6, _push_costs(model))
@@ -822,10 +823,15 @@ def test_batch_fun_equals_fun_row_by_row():
     for b in range(5):
         assert batch[b] == TrajectoryProblem(model, x0, 6, _push_costs(model)).fun(Ub[b])
     np.testing.assert_array_equal(prob.batch_fun(Ub.reshape(5, 6, 3), num_threads=1), batch)
-    huge = Ub.copy()
-    huge[2] = 1e300  # the pusher flies off: its cost (or, dense, the contact) overflows
-    out = prob.batch_fun(huge)
-    assert np.isinf(out[2]) and np.array_equal(np.delete(out, 2), np.delete(batch, 2))
+    fast = Ub.copy()
+    fast[2] = 1e8  # the pusher at the largest valid speed: a finite cost, as fun's
+    out = prob.batch_fun(fast)
+    assert out[2] == TrajectoryProblem(model, x0, 6, _push_costs(model)).fun(fast[2])
+    assert np.array_equal(np.delete(out, 2), np.delete(batch, 2))
+    with pytest.raises(ValueError, match="U_batch: the control of 'pusher'"):
+        prob.batch_fun(fast * 10)  # beyond the valid range: refused, as U of fun
+    with pytest.raises(ValueError, match="U: the control of 'pusher'"):
+        prob.fun(fast[2] * 10)
     with pytest.raises(ValueError, match="U_batch must have shape"):
         prob.batch_fun(Ub[:, :-1])
     with pytest.raises(ValueError, match="U_batch must be finite"):

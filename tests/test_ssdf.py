@@ -328,13 +328,17 @@ def test_far_field_finite_over_eps_range(rng):
 
 @pytest.mark.parametrize("dim", [2, 3])
 def test_halfspace_closed_form_for_any_finite_query(rng, dim):
-    """A single-sample cloud is evaluated in closed form: exact even where |x - p|^2
-    overflows (a general cloud's row would be NaN there), NaN only for non-finite x."""
+    """A single-sample cloud is evaluated in closed form: exact for every query in the
+    valid range (a half-space has no reach limit: rho = 0), NaN only for non-finite x."""
     p, n = rng.normal(size=dim), rng.normal(size=dim)
     n /= np.linalg.norm(n)
     cloud = sc.PointCloud.halfspace(p, n)
     x = np.vstack(
-        [rng.normal(size=(3, dim)), 1e200 * rng.normal(size=(2, dim)), np.full((1, dim), np.nan)]
+        [
+            rng.normal(size=(3, dim)),
+            np.clip(1e12 * rng.normal(size=(2, dim)), -1e12, 1e12),
+            np.full((1, dim), np.nan),
+        ]
     )
     r = sc.ssdf(cloud, x, 1e-4, order=3)
     p, n = cloud.points[0], cloud.normals[0]  # as stored (normalized by the cloud)
@@ -342,3 +346,5 @@ def test_halfspace_closed_form_for_any_finite_query(rng, dim):
     np.testing.assert_array_equal(r.grad[:5], np.broadcast_to(n, (5, dim)))
     assert not np.any(r.hess[:5]) and not np.any(r.d3[:5])
     assert np.isnan(r.phi[5]) and np.isnan(r.grad[5]).all() and np.isnan(r.d3[5]).all()
+    with pytest.raises(ValueError, match=r"x must have coordinates within \[-1e\+12, 1e\+12\]"):
+        sc.ssdf(cloud, np.full((1, dim), 2e12), 1e-4)

@@ -721,41 +721,57 @@ def test_rollout_batch_shapes_and_shared_initial_state(rng):
 
 @pytest.mark.parametrize("name", ["act2", "actbox"])
 def test_rollout_reports_a_failing_trajectory_through_its_status(rng, name):
-    """Documented (Model.rollout): a non-finite control gets status -3 (SC_ENONFINITE) and
-    NaN states from the failing step on; a step whose new state is non-finite gets -6
-    (SC_EDIVERGED), keeps that state and its Jacobians, NaN after; ``failed_step`` names
-    the step; the other trajectories are unaffected.  Shapes and quaternions are still
-    checked up front."""
+    """Documented (Model.rollout): a non-finite control gets status -3 (SC_ENONFINITE), one
+    outside its valid range -8 (SC_ERANGE), both with NaN states from the failing step on;
+    a step whose new state leaves the valid range gets -6 (SC_EDIVERGED), keeps that state
+    and its Jacobians, NaN after; ``failed_step`` names the step; the other trajectories
+    are unaffected.  Shapes, quaternions and start states' ranges are still checked up
+    front."""
     model, x, u = _setup(name)
-    B, T, bad = 3, 8, 3
+    B, T, bad = 4, 8, 3
     U_ = _rollout_controls(model, u, rng, B, T)
     clean = model.rollout(x, U_, order=1)
-    np.testing.assert_array_equal(clean.failed_step, [-1, -1, -1])
+    np.testing.assert_array_equal(clean.failed_step, [-1, -1, -1, -1])
     U_[1, bad, 0] = np.nan
-    U_[2, bad, 0] = 1e308  # finite, but the velocity overflows: that step diverges
+    U_[2, bad, 0] = 1e308  # finite, but beyond the valid range of forces (1e30 N)
+    U_[3, bad, 0] = 1e30  # the largest force: the new velocity leaves its valid range
     r = model.rollout(x, U_, order=1)
-    np.testing.assert_array_equal(r.status, [0, sc._core.SC_ENONFINITE, sc._core.SC_EDIVERGED])
-    np.testing.assert_array_equal(r.failed_step, [-1, bad, bad])
+    np.testing.assert_array_equal(
+        r.status,
+        [0, sc._core.SC_ENONFINITE, sc._core.SC_ERANGE, sc._core.SC_EDIVERGED],
+    )
+    np.testing.assert_array_equal(r.failed_step, [-1, bad, bad, bad])
     for field in sc.Rollout._fields[:3]:
         np.testing.assert_array_equal(getattr(r, field)[0], getattr(clean, field)[0])
-    # NaN control at step `bad`: states 0..bad computed, bad + 1 on NaN
-    np.testing.assert_array_equal(r.states[1, : bad + 1], clean.states[1, : bad + 1])
-    assert np.all(np.isnan(r.states[1, bad + 1 :]))
-    np.testing.assert_array_equal(r.dx_dx[1, :bad], clean.dx_dx[1, :bad])
-    assert np.all(np.isnan(r.dx_dx[1, bad:])) and np.all(np.isnan(r.dx_du[1, bad:]))
-    # overflow at step `bad`: state bad + 1 is that step's (it holds an inf), then NaN
-    with pytest.raises(sc.DivergenceError) as info:
+    # NaN or out-of-range control at step `bad`: states 0..bad computed, bad + 1 on NaN
+    for k in (1, 2):
+        np.testing.assert_array_equal(r.states[k, : bad + 1], clean.states[k, : bad + 1])
+        assert np.all(np.isnan(r.states[k, bad + 1 :]))
+        np.testing.assert_array_equal(r.dx_dx[k, :bad], clean.dx_dx[k, :bad])
+        assert np.all(np.isnan(r.dx_dx[k, bad:])) and np.all(np.isnan(r.dx_du[k, bad:]))
+    with pytest.raises(ValueError, match="u: the control of"):
         model.step(r.states[2, bad], U_[2, bad], order=1)
-    np.testing.assert_array_equal(r.states[2, bad + 1], info.value.x_next)
-    assert not np.all(np.isfinite(r.states[2, bad + 1]))
-    assert np.all(np.isnan(r.states[2, bad + 2 :]))
-    np.testing.assert_array_equal(r.dx_dx[2, :bad], clean.dx_dx[2, :bad])
-    assert np.all(np.isnan(r.dx_dx[2, bad + 1 :]))
+    # divergence at step `bad`: state bad + 1 is that step's (finite, past the valid range
+    # of velocities), then NaN
+    with pytest.raises(sc.DivergenceError) as info:
+        model.step(r.states[3, bad], U_[3, bad], order=1)
+    assert info.value.quantity == "speed"  # max_travel's limit, reported first
+    assert np.abs(info.value.x_next[model.nq :]).max() > 1e8
+    np.testing.assert_array_equal(r.states[3, bad + 1], info.value.x_next)
+    assert np.all(np.isfinite(r.states[3, bad + 1]))
+    assert np.all(np.isnan(r.states[3, bad + 2 :]))
+    np.testing.assert_array_equal(r.dx_dx[3, :bad], clean.dx_dx[3, :bad])
+    assert np.all(np.isfinite(r.dx_dx[3, bad]))
+    assert np.all(np.isnan(r.dx_dx[3, bad + 1 :]))
     # one non-finite initial state fails alone, at step 0
     x0 = np.stack([x, x, x])
     x0[0, model.nq] = np.inf
     r0 = model.rollout(x0, U_[[0, 0, 0]])
     np.testing.assert_array_equal(r0.status, [sc._core.SC_ENONFINITE, 0, 0])
+    x0[0, model.nq] = 2e8  # finite but beyond the valid range: refused up front
+    with pytest.raises(ValueError, match=r"x0: the velocity of"):
+        model.rollout(x0, U_[[0, 0, 0]])
+    x0[0, model.nq] = np.inf
     np.testing.assert_array_equal(r0.failed_step, [0, -1, -1])
     assert np.all(np.isnan(r0.states[0, 1:]))
     np.testing.assert_array_equal(r0.states[1], clean.states[0])

@@ -38,8 +38,10 @@ class TrajectoryProblem:
     ``n_steps`` counts the step evaluations by order, for comparisons.
 
     A control sequence whose rollout diverges (:class:`~softcontact.DivergenceError`: a
-    non-finite state, or a body past the model's speed limits) costs ``inf`` in ``fun``,
-    ``batch_fun`` and ``residuals``; its derivatives raise the DivergenceError.
+    non-finite state, one out of the valid ranges, or a body past the model's speed
+    limits) costs ``inf`` in ``fun``, ``batch_fun`` and ``residuals``; its derivatives
+    raise the DivergenceError.  Controls must be finite and within their valid ranges
+    (:meth:`Model.step`): ``ValueError`` naming ``U`` (``U_batch``) otherwise.
 
     A problem is safe to share between threads: its cache is locked, the rollouts run in
     parallel (without the GIL), and every call returns the result of its own ``U``.
@@ -86,6 +88,9 @@ class TrajectoryProblem:
         a = a.reshape(self.T, self.nu)
         if not np.all(np.isfinite(a)):
             raise ValueError("U must be finite (NaN or inf found)")
+        bad = self.model._control_out_of_range(a)
+        if bad is not None:
+            raise ValueError(f"U: {bad}")
         return a
 
     def _forward(self, U, order):
@@ -260,6 +265,9 @@ class TrajectoryProblem:
         Ub = Ub.reshape(B, self.T, self.nu)
         if not np.all(np.isfinite(Ub)):
             raise ValueError("U_batch must be finite (NaN or inf found)")
+        bad = self.model._control_out_of_range(Ub)
+        if bad is not None:
+            raise ValueError(f"U_batch: {bad}")
         ro = self.model.rollout(self.x0, Ub, order=0, num_threads=num_threads)
         with self._lock:
             self.n_steps[0] += B * self.T

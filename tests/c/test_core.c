@@ -139,26 +139,27 @@ static double relerr(double a, double b, double scale)
 
 static void test_status_and_isa(void)
 {
-    static const int codes[8] = {SC_OK,       SC_EINVAL,       SC_ENOMEM,    SC_ENONFINITE,
-                                 SC_ENOTUNIT, SC_EUNSUPPORTED, SC_EDIVERGED, SC_EINTERRUPTED};
+    static const int codes[9] = {SC_OK,         SC_EINVAL,       SC_ENOMEM,
+                                 SC_ENONFINITE, SC_ENOTUNIT,     SC_EUNSUPPORTED,
+                                 SC_EDIVERGED,  SC_EINTERRUPTED, SC_ERANGE};
     int s, i, j, distinct = 1;
-    for (s = -8; s <= 1; s++) {
+    for (s = -9; s <= 1; s++) {
         CHECK(sc_status_str(s) != NULL && strlen(sc_status_str(s)) > 0, "status %d", s);
     }
     CHECK(SC_OK == 0 && SC_EINVAL == -1 && SC_ENOMEM == -2 && SC_ENONFINITE == -3 &&
               SC_ENOTUNIT == -4 && SC_EUNSUPPORTED == -5 && SC_EDIVERGED == -6 &&
-              SC_EINTERRUPTED == -7,
+              SC_EINTERRUPTED == -7 && SC_ERANGE == -8,
           "status code values");
-    for (i = 0; i < 8; i++) {
+    for (i = 0; i < 9; i++) {
         distinct &= strcmp(sc_status_str(codes[i]), "unknown error") != 0;
         for (j = 0; j < i; j++) {
             distinct &= strcmp(sc_status_str(codes[i]), sc_status_str(codes[j])) != 0;
         }
     }
     CHECK(distinct, "each status code has its own message");
-    CHECK(strcmp(sc_status_str(-8), "unknown error") == 0 &&
+    CHECK(strcmp(sc_status_str(-9), "unknown error") == 0 &&
               strcmp(sc_status_str(1), "unknown warning") == 0,
-          "no codes below SC_EINTERRUPTED; warnings unknown");
+          "no codes below SC_ERANGE; warnings unknown");
     CHECK(sc_isa_supported(SC_ISA_GENERIC) == 1, "generic always supported");
     CHECK(sc_isa_supported(42) == 0, "unknown isa");
     CHECK(sc_isa_resolve(SC_ISA_AUTO) == sc_isa_best(), "auto resolves to best");
@@ -989,10 +990,15 @@ static void test_contact(void)
 static void test_contact_params(void)
 {
     const sc_contact_params prm = {1e-5, 1e-3, 2e3, 1e-3, 10.0, 0.5, 1e-2};
-    /* per field: whether 0 is allowed (damping and friction: >= 0; the others > 0) */
+    /* per field: whether 0 is allowed (damping and friction: >= 0; the others > 0), and its
+       valid range (sc_common.h) */
     static const int zero_ok[7] = {0, 0, 0, 0, 1, 1, 0};
     static const char *const names[7] = {"eps",     "eps_c",    "stiffness",    "beta",
                                          "damping", "friction", "slip_velocity"};
+    static const double lo[7] = {SC_EPS_MIN, SC_LENGTH_MIN, SC_STIFFNESS_MIN, SC_LENGTH_MIN,
+                                 0.0,        0.0,           SC_SLIP_MIN};
+    static const double hi[7] = {SC_EPS_MAX,     SC_LENGTH_MAX,   SC_STIFFNESS_MAX, SC_LENGTH_MAX,
+                                 SC_DAMPING_MAX, SC_FRICTION_MAX, SC_SLIP_MAX};
     int k;
     CHECK(sc_contact_params_check(&prm) == SC_OK, "valid parameters");
     CHECK(sc_contact_params_check(NULL) == SC_EINVAL, "NULL parameters");
@@ -1018,9 +1024,21 @@ static void test_contact_params(void)
         *fld = -INFINITY;
         CHECK(sc_contact_params_check(&p) == SC_EINVAL, "%s -inf", names[k]);
         *fld = 1e-300;
-        CHECK(sc_contact_params_check(&p) == SC_OK, "%s tiny positive", names[k]);
+        CHECK(sc_contact_params_check(&p) == (zero_ok[k] ? SC_OK : SC_EINVAL), "%s tiny positive",
+              names[k]);
         *fld = 1e300;
-        CHECK(sc_contact_params_check(&p) == SC_OK, "%s huge", names[k]);
+        CHECK(sc_contact_params_check(&p) == SC_EINVAL, "%s huge", names[k]);
+        /* the range's ends are in it, their neighbours out of it */
+        *fld = lo[k];
+        CHECK(sc_contact_params_check(&p) == SC_OK, "%s at its lower end", names[k]);
+        *fld = hi[k];
+        CHECK(sc_contact_params_check(&p) == SC_OK, "%s at its upper end", names[k]);
+        *fld = nextafter(hi[k], INFINITY);
+        CHECK(sc_contact_params_check(&p) == SC_EINVAL, "%s above its range", names[k]);
+        if (lo[k] > 0.0) {
+            *fld = nextafter(lo[k], 0.0);
+            CHECK(sc_contact_params_check(&p) == SC_EINVAL, "%s below its range", names[k]);
+        }
     }
 }
 
@@ -1374,6 +1392,165 @@ static void test_contact_friction_modes(void)
             free_cloud(&b);
         }
     }
+}
+
+/* a model's ranges: its parameters (sc_model_check), states and controls (SC_ERANGE), and a
+   step whose new state leaves the range (SC_EDIVERGED) */
+static void test_model_ranges(void)
+{
+    /* 2D: an actuated dynamic body and a kinematic body, without geometry */
+    sc_body bodies[2];
+    sc_model m;
+    double x[12] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 1.0, -2.0, 0.5, 0.0, 0.0, 0.0};
+    double u[6] = {0.2, -0.1, 0.05, 0.3, 0.0, -1.0}, xn[12], *work;
+    sc_step_out so = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    int k;
+    memset(bodies, 0, sizeof bodies);
+    bodies[0].kind = SC_BODY_DYNAMIC;
+    bodies[0].actuated = 1;
+    bodies[0].mass = 1e-3;
+    bodies[0].inertia[0] = 1e-3;
+    bodies[0].cloud.dim = 2;
+    bodies[1].kind = SC_BODY_KINEMATIC;
+    bodies[1].cloud.dim = 2;
+    memset(&m, 0, sizeof m);
+    m.dim = 2;
+    m.nbody = 2;
+    m.bodies = bodies;
+    m.gravity[1] = -9.81;
+    m.dt = 0.01;
+    m.integrator = SC_INTEGRATOR_EULER;
+    CHECK(sc_model_check(&m, NULL) == SC_OK, "model in range");
+    m.dt = nextafter(SC_DT_MAX, INFINITY);
+    CHECK(sc_model_check(&m, NULL) == SC_EINVAL, "dt above its range");
+    m.dt = nextafter(SC_DT_MIN, 0.0);
+    CHECK(sc_model_check(&m, NULL) == SC_EINVAL, "dt below its range");
+    m.dt = 0.01;
+    m.gravity[0] = 2e12;
+    CHECK(sc_model_check(&m, NULL) == SC_EINVAL, "gravity beyond its range");
+    m.gravity[0] = 0.0;
+    bodies[0].mass = 1e101;
+    CHECK(sc_model_check(&m, NULL) == SC_EINVAL, "mass beyond its range");
+    bodies[0].mass = 1e-3;
+    bodies[0].inertia[0] = 1e-101;
+    CHECK(sc_model_check(&m, NULL) == SC_EINVAL, "inertia beyond its range");
+    bodies[0].inertia[0] = 1e-3;
+    work = (double *)malloc((size_t)sc_step_workspace_size(&m, 0, 0, 1) * sizeof(double));
+    if (work == NULL) {
+        return;
+    }
+    so.x_next = xn;
+    CHECK(sc_step(&m, x, u, 0, 0, NULL, work, &so) == SC_OK, "a state in range");
+    /* each entry past its range: a position, a velocity, a force, a kinematic velocity */
+    {
+        static const int at[4] = {1, 7, 0, 3};
+        static const double over[4] = {2e12, 2e8, 2e30, 2e8};
+        for (k = 0; k < 4; k++) {
+            double *v = k < 2 ? x : u, keep = v[at[k]];
+            v[at[k]] = over[k];
+            CHECK(sc_step(&m, x, u, 0, 0, NULL, work, &so) == SC_ERANGE, "entry %d out of range",
+                  k);
+            v[at[k]] = keep;
+        }
+    }
+    /* the largest force on 1 g: v+ = 1e30 h / m = 1e29 m/s leaves the range */
+    u[0] = SC_FORCE_MAX;
+    CHECK(sc_step(&m, x, u, 0, 0, NULL, work, &so) == SC_EDIVERGED && isfinite(xn[6]) &&
+              xn[6] > SC_SPEED_MAX,
+          "a new state out of range diverges");
+    free(work);
+}
+
+/* The valid ranges (sc_common.h): every kernel refuses a finite value outside them, at
+   their ends it runs and its outputs are finite */
+static void test_ranges(void)
+{
+    /* a 2D cloud of two samples 0.2 apart (c0 = (1, 0), rho = 0.1, radius 1.1 about the
+       origin) and a half-space */
+    double p2[4] = {0.9, 0.0, 1.1, 0.0}, n2[4] = {-1.0, 0.0, 1.0, 0.0}, ph[2] = {0.0, 0.0};
+    double nh[2] = {0.0, 1.0}, k2[9 * 8 + 16], kh[9 * 8 + 8], work[4096], phi[4], g[4], h[8];
+    double t[16], x[4], eps = 1e-3, lim, qa[3] = {0.0, 0.0, 0.0}, qb[3], va[3] = {0, 0, 0};
+    double vb[3] = {0, 0, 0}, w[6], sc3[3], *cwork;
+    sc_cloud c2 = {2, 2, p2, n2, NULL}, ch = {2, 1, ph, nh, NULL};
+    sc_packed_cloud P, H;
+    sc_separation_out so = {NULL, NULL, NULL, NULL, NULL};
+    sc_contact_params prm = {1e-3, 1e-3, 2e3, 1e-3, 10.0, 0.5, 1e-2};
+    sc_contact_body A, B;
+    sc_contact_out co = {NULL};
+    int ok, k;
+    CHECK(sc_cloud_pack(&c2, k2, &P) == SC_OK && sc_cloud_pack(&ch, kh, &H) == SC_OK, "pack");
+    CHECK(fabs(sc__cloud_radius(&P) - 1.1) < 1e-15, "a cloud's radius about its origin");
+    /* eps at and beyond its ends */
+    x[0] = 1.0, x[1] = 0.05;
+    phi[0] = 7.0;
+    CHECK(sc_ssdf(&P, nextafter(SC_EPS_MIN, 0.0), 1, x, NULL, work, phi, NULL, NULL, NULL) ==
+                  SC_EINVAL &&
+              sc_ssdf(&P, nextafter(SC_EPS_MAX, INFINITY), 1, x, NULL, work, phi, NULL, NULL,
+                      NULL) == SC_EINVAL &&
+              phi[0] == 7.0,
+          "eps outside its range");
+    CHECK(sc_ssdf(&P, SC_EPS_MAX, 1, x, NULL, work, phi, g, h, t) == SC_OK && isfinite(t[0]),
+          "eps at its upper end");
+    /* a query's coordinates and reach: (|x - c0| + rho) rho <= SC_REACH_MAX eps */
+    lim = SC_REACH_MAX * eps / 0.1 - 0.1;
+    x[0] = 1.0 + 0.5 * lim, x[1] = 0.0;
+    x[2] = 1.0 + 0.999 * lim, x[3] = 0.0;
+    ok = sc_ssdf(&P, eps, 2, x, NULL, work, phi, g, h, t) == SC_OK;
+    for (k = 0; k < 2; k++) {
+        ok &= isfinite(phi[k]) && isfinite(g[2 * k]) && isfinite(h[4 * k]) && isfinite(t[8 * k]);
+    }
+    CHECK(ok, "queries within the reach: finite at order 3");
+    x[2] = 1.0 + 1.001 * lim;
+    phi[0] = 7.0;
+    CHECK(sc_ssdf(&P, eps, 2, x, NULL, work, phi, NULL, NULL, NULL) == SC_ERANGE && phi[0] == 7.0,
+          "a query beyond the reach: SC_ERANGE, outputs untouched");
+    x[2] = NAN;
+    CHECK(sc_ssdf(&P, eps, 2, x, NULL, work, phi, NULL, NULL, NULL) == SC_OK && isnan(phi[1]),
+          "a non-finite query still gets a NaN row");
+    x[0] = 0.0, x[1] = 2e12;
+    CHECK(sc_ssdf(&H, eps, 1, x, NULL, work, phi, NULL, NULL, NULL) == SC_ERANGE,
+          "a coordinate beyond SC_COORD_MAX (a half-space has no reach limit)");
+    x[1] = SC_COORD_MAX;
+    CHECK(sc_ssdf(&H, eps, 1, x, NULL, work, phi, NULL, NULL, NULL) == SC_OK && phi[0] == 1e12,
+          "a coordinate at SC_COORD_MAX");
+    /* pairs: (d + r_a + r_b) rho <= SC_REACH_MAX eps; translations within SC_COORD_MAX */
+    so.phi = phi;
+    lim = SC_REACH_MAX * eps / 0.1 - 2.2;
+    qb[0] = 0.999 * lim, qb[1] = 0.0, qb[2] = 0.0;
+    CHECK(sc_separation(&P, qa, &P, qb, eps, NULL, work, &so) == SC_OK && isfinite(phi[0]),
+          "clouds within each other's reach");
+    qb[0] = 1.001 * lim;
+    CHECK(sc_separation(&P, qa, &P, qb, eps, NULL, work, &so) == SC_ERANGE,
+          "clouds beyond each other's reach");
+    qb[0] = 2e12;
+    CHECK(sc_separation(&H, qa, &H, qb, eps, NULL, work, &so) == SC_ERANGE,
+          "a translation beyond SC_COORD_MAX");
+    CHECK(sc_separation(&P, qa, &P, qb, nextafter(SC_EPS_MIN, 0.0), NULL, work, &so) == SC_EINVAL,
+          "separation: eps below its range");
+    /* contact: velocities within SC_SPEED_MAX */
+    cwork = (double *)malloc((size_t)sc_contact_workspace_size(&P, &P, 1) * sizeof(double));
+    if (cwork == NULL) {
+        return;
+    }
+    qb[0] = 0.15;
+    A.cloud = &P, A.pose = qa, A.vel = va, A.frozen = 0;
+    B.cloud = &P, B.pose = qb, B.vel = vb, B.frozen = 0;
+    co.wrench = w, co.scalars = sc3;
+    vb[2] = SC_SPEED_MAX;
+    CHECK(sc_contact(&A, &B, &prm, 0, NULL, cwork, &co) == SC_OK && isfinite(w[0]),
+          "a velocity at SC_SPEED_MAX");
+    vb[2] = nextafter(SC_SPEED_MAX, INFINITY);
+    CHECK(sc_contact(&A, &B, &prm, 0, NULL, cwork, &co) == SC_ERANGE,
+          "a velocity beyond SC_SPEED_MAX");
+    vb[2] = 0.0;
+    prm.eps = 1e-8; /* reach: d <= 1e14 eps / rho - 2.2 = 1e7 - 2.2 */
+    qb[0] = 0.999e7;
+    CHECK(sc_contact(&A, &B, &prm, 0, NULL, cwork, &co) == SC_OK, "contact: within the reach");
+    qb[0] = 1e7;
+    CHECK(sc_contact(&A, &B, &prm, 0, NULL, cwork, &co) == SC_ERANGE,
+          "contact: bodies beyond each other's reach");
+    free(cwork);
+    test_model_ranges();
 }
 
 static void test_model(void)
@@ -1754,6 +1931,7 @@ int main(void)
     test_interrupt();
     test_contact_interrupt();
     test_cloud_view();
+    test_ranges();
     test_separation();
     test_separation_unit();
     test_contact();
