@@ -106,9 +106,84 @@ PyObject *sc_py_parse_error(const char *func)
     return NULL;
 }
 
+/* 1 if obj is a numpy.ma.MaskedArray (numpy.ma.masked included), 0 if not, -1 with an
+   exception; only ndarray subclasses are looked up */
+static int is_masked(PyObject *obj)
+{
+    PyObject *ma, *cls;
+    int r;
+    if (!PyArray_Check(obj) || PyArray_CheckExact(obj)) {
+        return 0;
+    }
+    if ((ma = PyImport_ImportModule("numpy.ma")) == NULL) {
+        return -1;
+    }
+    cls = PyObject_GetAttrString(ma, "MaskedArray");
+    Py_DECREF(ma);
+    if (cls == NULL) {
+        return -1;
+    }
+    r = PyObject_IsInstance(obj, cls);
+    Py_DECREF(cls);
+    return r;
+}
+
+/* is_masked for obj and, recursively, the items of lists and tuples (as deep as NumPy
+   nests them) */
+static int holds_masked(PyObject *obj, int depth)
+{
+    Py_ssize_t i;
+    int r = is_masked(obj);
+    if (r != 0 || depth >= NPY_MAXDIMS || !(PyList_Check(obj) || PyTuple_Check(obj))) {
+        return r;
+    }
+    for (i = 0; r == 0 && i < PySequence_Fast_GET_SIZE(obj); i++) {
+        r = holds_masked(PySequence_Fast_GET_ITEM(obj, i), depth + 1);
+    }
+    return r;
+}
+
+int sc_py_not_masked(PyObject *obj, const char *name)
+{
+    const int r = holds_masked(obj, 0);
+    if (r > 0) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: masked arrays and numpy.ma.masked are not supported; fill the "
+                     "masked entries first",
+                     name);
+    }
+    return r == 0;
+}
+
+int sc_py_no_masked_args(PyObject *args, PyObject *kwds, char *const *names)
+{
+    Py_ssize_t i, pos = 0;
+    PyObject *key, *value;
+    for (i = 0; i < PyTuple_GET_SIZE(args) && names[i] != NULL; i++) {
+        if (!sc_py_not_masked(PyTuple_GET_ITEM(args, i), names[i])) {
+            return 0;
+        }
+    }
+    while (kwds != NULL && PyDict_Next(kwds, &pos, &key, &value)) {
+        const char *k = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+        if (k == NULL) {
+            PyErr_Clear(); /* PyArg_Parse* reports a bad keyword */
+            continue;
+        }
+        if (!sc_py_not_masked(value, k)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 PyArrayObject *sc_py_doubles(PyObject *obj, const char *name)
 {
-    PyArrayObject *a = (PyArrayObject *)PyArray_FROM_OTF(obj, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
+    PyArrayObject *a;
+    if (!sc_py_not_masked(obj, name)) {
+        return NULL;
+    }
+    a = (PyArrayObject *)PyArray_FROM_OTF(obj, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
     if (a == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);

@@ -49,8 +49,17 @@ PyObject *sc_py_raise(int st, const char *func, const char *inputs);
  * reports values out of range; other exceptions are kept.  Returns NULL. */
 PyObject *sc_py_parse_error(const char *func);
 
+/* 1 if obj is not a NumPy masked array (or numpy.ma.masked) and holds none in nested
+ * lists and tuples; else 0 with TypeError naming `name` (converting one would drop its
+ * mask, or warn and read numpy.ma.masked as NaN) */
+int sc_py_not_masked(PyObject *obj, const char *name);
+/* the same for every argument of a call before it is parsed: positional argument i is
+ * named names[i] (the list ends with NULL), a keyword argument by its keyword */
+int sc_py_no_masked_args(PyObject *args, PyObject *kwds, char *const *names);
+
 /* float64, C-contiguous, aligned view or copy of obj; TypeError naming `name` for an
- * unsafe cast, ValueError for a number too large for a float64 (a Python int) */
+ * unsafe cast or a masked array, ValueError for a number too large for a float64 (a
+ * Python int) */
 PyArrayObject *sc_py_doubles(PyObject *obj, const char *name);
 
 /* the same, of exactly the given shape (ndim entries, -1 = any) */

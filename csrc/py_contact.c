@@ -56,7 +56,8 @@ static PyObject *py_separation(PyObject *Py_UNUSED(self), PyObject *args, PyObje
     sc_py_call call;
     npy_intp dims[3];
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OnOOnOd|iiii:separation", kwlist, &obj[0], &na,
+    if (!sc_py_no_masked_args(args, kwds, kwlist) ||
+        !PyArg_ParseTupleAndKeywords(args, kwds, "OnOOnOd|iiii:separation", kwlist, &obj[0], &na,
                                      &obj[2], &obj[1], &nb, &obj[3], &eps, &order, &nthreads, &isa,
                                      &dense)) {
         return sc_py_parse_error("separation");
@@ -134,7 +135,8 @@ static PyObject *py_contact(PyObject *Py_UNUSED(self), PyObject *args, PyObject 
     sc_py_call call;
     npy_intp dims[3];
 
-    if (!PyArg_ParseTupleAndKeywords(
+    if (!sc_py_no_masked_args(args, kwds, kwlist) ||
+        !PyArg_ParseTupleAndKeywords(
             args, kwds, "OnOOOnOO(ddddddd)|iiii:contact", kwlist, &obj[0], &na, &obj[2], &va_obj,
             &obj[1], &nb, &obj[3], &vb_obj, &prm.eps, &prm.eps_c, &prm.stiffness, &prm.beta,
             &prm.damping, &prm.friction, &prm.slip_velocity, &order, &nthreads, &isa, &dense)) {

@@ -274,12 +274,16 @@ PyDoc_STRVAR(model_new_doc,
 
 static PyObject *py_model_new(PyObject *Py_UNUSED(self), PyObject *args)
 {
+    static char *names[] = {"dim",         "dt",         "gravity", "kinds",  "actuated", "masses",
+                            "inertias",    "poses",      "clouds",  "counts", "supports", "pairs",
+                            "pair_params", "integrator", "limits",  NULL};
     model_args a;
     PyObject *o[9], *cap = NULL;
     model_box *box = NULL;
     memset(&a, 0, sizeof a);
     a.limits_in = Py_None;
-    if (!PyArg_ParseTuple(args, "idOOOOOOOOOOO|iO:model_new", &a.dim, &a.dt, &o[0], &o[1], &o[2],
+    if (!sc_py_no_masked_args(args, NULL, names) ||
+        !PyArg_ParseTuple(args, "idOOOOOOOOOOO|iO:model_new", &a.dim, &a.dt, &o[0], &o[1], &o[2],
                           &o[3], &o[4], &o[5], &a.clouds, &o[6], &a.supports, &o[7], &o[8],
                           &a.integrator, &a.limits_in)) {
         return sc_py_parse_error("model_new");

@@ -24,7 +24,8 @@ static PyObject *py_ssdf(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kw
     sc_py_call call;
     npy_intp m, dims[4];
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OnOd|iiii:ssdf", kwlist, &k_obj, &n, &x_obj, &eps,
+    if (!sc_py_no_masked_args(args, kwds, kwlist) ||
+        !PyArg_ParseTupleAndKeywords(args, kwds, "OnOd|iiii:ssdf", kwlist, &k_obj, &n, &x_obj, &eps,
                                      &order, &nthreads, &isa, &dense)) {
         return sc_py_parse_error("ssdf");
     }

@@ -8,6 +8,7 @@ argument, says what was expected and what came.
 from __future__ import annotations
 
 import decimal
+import itertools
 import math
 import numbers
 import operator
@@ -107,6 +108,11 @@ def as_float_array(x, name: str) -> np.ndarray:
     if isinstance(x, np.ndarray):
         a = x
     else:
+        if isinstance(x, (list, tuple)) and _holds_masked(x):
+            raise TypeError(
+                f"{name}: masked values (numpy.ma.masked or masked arrays) are not "
+                "supported inside a list; fill them first"
+            )
         try:
             a = np.asarray(x)
         except (TypeError, ValueError) as exc:  # ragged nested lists and the like
@@ -125,6 +131,24 @@ def as_float_array(x, name: str) -> np.ndarray:
             f"got dtype {a.dtype}"
         )
     return np.asarray(a, dtype=np.float64)
+
+
+def _holds_masked(x) -> bool:
+    """Whether nested lists and tuples ``x`` hold a masked array or ``numpy.ma.masked``
+    (NumPy would read the latter as NaN with a warning).  One level at a time, the types
+    gathered at C speed; lists nested deeper than NumPy converts (64 levels) are left to
+    the conversion to refuse."""
+    level = [x]
+    for _ in range(64):
+        elems = list(itertools.chain.from_iterable(level))
+        types = set(map(type, elems))
+        if any(issubclass(t, np.ma.MaskedArray) for t in types):
+            return True
+        nested = [issubclass(t, (list, tuple)) for t in types]
+        if not any(nested):
+            return False
+        level = elems if all(nested) else [e for e in elems if isinstance(e, (list, tuple))]
+    return False
 
 
 def _is_int(v) -> bool:

@@ -68,9 +68,23 @@ def quat_mul(a, b):
 
 def quat_exp(v):
     """Unit quaternion of the rotation vector ``v`` (angle |v| about v/|v|): exp(v/2)."""
-    theta = np.linalg.norm(v, axis=-1)
-    # sin(theta/2)/theta = sinc(theta/(2 pi))/2, exact at theta = 0 (no branch needed)
-    s = 0.5 * np.sinc(theta / (2.0 * np.pi))
+    with np.errstate(over="ignore", invalid="ignore"):
+        theta = np.linalg.norm(v, axis=-1)
+        # sin(theta/2)/theta = sinc(theta/(2 pi))/2, exact at theta = 0 (no branch needed)
+        s = 0.5 * np.sinc(theta / (2.0 * np.pi))
+    huge = np.isinf(theta) & np.all(np.isfinite(v), axis=-1)
+    if np.any(huge):
+        # |v| beyond ~1e154 overflows the sum of squares: the norm of v scaled by its
+        # largest entry, and sin(theta/2)/theta directly (theta/(2 pi) pi is not theta/2
+        # at these magnitudes).  The angle is then known only modulo its rounding (an ulp
+        # is far beyond 2 pi), but the rotation is a unit quaternion.
+        big = v[huge]
+        scale = np.max(np.abs(big), axis=-1)
+        theta = np.array(theta, dtype=float)
+        s = np.array(s, dtype=float)
+        t = scale * np.linalg.norm(big / scale[:, None], axis=-1)
+        theta[huge] = t
+        s[huge] = np.sin(0.5 * t) / t
     return np.concatenate([np.cos(0.5 * theta)[..., None], s[..., None] * v], axis=-1)
 
 
