@@ -6,8 +6,9 @@
    Dense timings of the largest clouds evaluate a random subset of the queries and scale
    by the count (the dense cost per query is the same for every query: O(n)); the row
    says so.
-2. ``Model.step`` at orders 0, 1, 2 on the benchmark scenes (push-T with its walls, the
-   pushing scene of bench_step.py, a box on a floor) pruned and dense.
+2. ``Model.step`` at orders 0, 1, 2 on the benchmark scenes (push-T with its walls, its
+   semi-implicit Euler model as in ``benchmarks/scenes.py``; the pushing scene of
+   bench_step.py; a box on a floor) pruned and dense.
 Interleaved medians, one thread, in one run.
 
     python benchmarks/bench_pruning.py [--repeats 5] [--quick]
@@ -73,7 +74,7 @@ def separation_rows(spacings, repeats, out):
 
 
 def step_rows(repeats, out):
-    task = push_t.make(seed=3)
+    task = push_t.make(seed=3, integrator="euler")
     m = task.model
     x = np.array(task.x0, dtype=float)
     x[3:5] = [x[0], x[1] - 0.09]  # the pusher against the stem: in contact

@@ -3,7 +3,7 @@ derivatives checked against finite differences.
 
 Scenes (each a model of the public API, as a user builds it):
 
-* ``push-T``: ``softcontact.tasks.push_t.make(seed=0)`` (2D, semi-implicit Euler at 5 ms;
+* ``push-T``: ``softcontact.tasks.push_t.make(seed=0)`` (2D, the linearly implicit step at 5 ms;
   the T, the kinematic pusher disk, four walls, support friction).
 * ``box (euler)``: an actuated 10 x 6 x 4 cm, 1 kg box on a static floor,
   ``ContactParams()``, semi-implicit Euler at 1 ms.

@@ -198,7 +198,10 @@ def _polygon_second_moments(v):
 def push_t(seed=3, variant="planar", push_speed=0.1):
     """Planar pushing: the push-T task, the pusher touching the bottom of the T's stem.
 
-    softcontact: ``softcontact.tasks.push_t.make(seed)`` (its scene captured): the T
+    softcontact: ``softcontact.tasks.push_t.make(seed, integrator="euler")`` (its scene
+    captured; semi-implicit Euler like MuJoCo's ``Euler``, with the task's Euler damping of
+    8 N s/m -- the task's own model takes the implicit step, whose cost
+    ``benchmarks/physics.py`` measures): the T
     (``spacing`` 3 mm: 170 samples; 0.15 kg), the kinematic disk pusher (r = 15 mm, 32
     samples) whose control ``u = (vx, vy, omega)`` is its velocity, four half-space walls,
     support friction 0.35 over ~200 footprint points, ``dt`` = 5 ms, no gravity (seen
@@ -233,7 +236,7 @@ def push_t(seed=3, variant="planar", push_speed=0.1):
     """
     from softcontact.tasks import push_t as task_mod
 
-    task, scene = capture_scene(task_mod.make, seed)
+    task, scene = capture_scene(task_mod.make, seed, integrator="euler")
     model, p = task.model, task.params
     dt = float(task.dt)
     x = np.array(task.x0, dtype=float)

@@ -45,7 +45,7 @@ plt.show()
 # gradient (adjoint of the analytic step Jacobians) and exact Hessian-vector products
 # (second-order adjoint).  The MPC controller's objective: goal-pose error at the end and
 # along the way, plus a little control effort.  The pusher starts where the controller's
-# push selection puts it (4 mm from the T), the controls are constant over blocks of 20 steps,
+# push selection puts it (6 mm from the T), the controls are constant over blocks of 20 steps,
 # and we compare L-BFGS-B (gradients) with trust-region Newton-CG (Hessian-vector products)
 # from the same start.
 

@@ -195,7 +195,7 @@ def scenes():
 
     from softcontact.tasks import push_t
 
-    task, push_scene = capture_scene(push_t.make, 3)
+    task, push_scene = capture_scene(push_t.make, 3, integrator="euler", damping=8.0)
     x = np.array(task.x0, dtype=float)
     th = x[2]
     R = np.array([[math.cos(th), -math.sin(th)], [math.sin(th), math.cos(th)]])

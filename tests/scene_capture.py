@@ -15,9 +15,9 @@ def capture_scene(fn, *args, **kwargs):
     built = []
     orig = Scene.build
 
-    def build(self, dt):
+    def build(self, *args, **kwargs):
         built.append(self)
-        return orig(self, dt)
+        return orig(self, *args, **kwargs)
 
     with mock.patch.object(Scene, "build", build):
         out = fn(*args, **kwargs)

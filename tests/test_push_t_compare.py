@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from softcontact.optimize import cross_entropy
-from softcontact.tasks.push_t import compare
+from softcontact.tasks.push_t import compare, mpc
 
 pytest.importorskip("scipy")
 
@@ -136,7 +136,7 @@ def test_fixed_problem_starts_near_the_t(fp):
 
     poly = fp.task.t_polygon(fp.x0[:3])
     d = poly.distance(shapely.Point(fp.x0[3:5]))
-    assert d == pytest.approx(fp.task.pusher_radius + 0.004, abs=1e-9)
+    assert d == pytest.approx(fp.task.pusher_radius + mpc.DEFAULTS["standoff"], abs=1e-9)
 
 
 def test_compare_tiny_run(tmp_path):

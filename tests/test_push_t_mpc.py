@@ -152,9 +152,10 @@ def test_short_optimization_lowers_cost_and_raises_coverage():
         options={"maxiter": 20},
     )
     cov1 = task.coverage(prob.states(ctl.controls(res.x))[-1, :3])
-    # measured: J 0.928 -> 0.554 (converged in 14 iterations), coverage 0.185 -> 0.298
-    assert res.success and res.fun < 0.7 * J0
-    assert cov1 > cov0 + 0.08
+    # measured: J 0.993 -> 0.056 in 20 iterations (not yet converged), coverage 0.174 ->
+    # 0.955
+    assert res.status in (0, 1) and res.fun < 0.1 * J0  # converged or out of iterations
+    assert cov1 > cov0 + 0.6
 
 
 def test_evaluate_runs_seeds_in_order():

@@ -44,10 +44,10 @@ mass and inertia, stiffness/damping/friction of each contact pair, the T's suppo
 friction.
 
 Physical parameters (:data:`PARAMETERS`, each overridable in :func:`make`), and why.
-The step is semi-implicit Euler with every force explicit, so the stiff and dissipative
-terms must satisfy ``dt``-limits; the worst case is a force at the stem's bottom corner
-(lever arm 0.079 m), where the T's effective mass ``m_eff = 1 / (1/m + r^2/I)`` is only
-0.035 kg:
+The model's step is the linearly implicit one (``Scene.build(dt, "implicit")``): damping
+and friction (contact and support) act on the new velocities, the contact springs
+explicitly.  The stiffest place is a force at the stem's bottom corner (lever arm
+0.079 m), where the T's effective mass ``m_eff = 1 / (1/m + r^2/I)`` is only 0.035 kg:
 
 ``mass`` = 0.15 kg
     A 3D-printed T of this footprint and 2-3 cm height weighs 0.1-0.2 kg.  The inertia
@@ -57,37 +57,35 @@ terms must satisfy ``dt``-limits; the worst case is a force at the stem's bottom
     over a ~200-point grid of the T's footprint, so torsional friction is right.  Pushing
     the T takes ~0.5 N.
 ``support_slip_velocity`` = 0.02 m/s
-    Speed at which the smooth support friction reaches ~70 % of its Coulomb value.
-    Below it the friction acts as a viscous damper of rate ``friction g / v_s`` (1/s),
-    stable without sign flips only while ``dt friction g / v_s`` < 1 (0.86 here; with
-    0.01 m/s it would be 1.7 and a resting T chatters).  A T released at 0.3 m/s
-    stops within 0.1 s.
-``stiffness`` = 2e3 N/m, ``damping`` = 8 N s/m (T-pusher and T-walls)
+    Speed at which the smooth support friction reaches ~70 % of its Coulomb value; below
+    it the friction is a viscous damper of rate ``friction g / v_s`` (170/s), which the
+    implicit step takes at the new velocity.  A T released at 0.3 m/s is below 1 mm/s
+    after 0.125 s.
+``stiffness`` = 2e3 N/m, ``damping`` = 30 N s/m (T-pusher and T-walls)
     The force grows by 0.5 N (a push) over 0.25 mm of penetration: a rigid-looking
-    push.  Stability of the
-    explicit spring-damper at ``m_eff``: ``dt^2 k / m_eff + 2 dt c / m_eff`` = 3.7 < 4.
-    Damping ratio 0.23 for a push through the centre of mass (a T hit at 0.3 m/s
-    rebounds to ~0.45 m/s, then the table stops it against the pusher within a few mm)
-    and 0.47 at the stem's corner; more damping is not stable at this ``dt``.
+    push.  The explicit spring is stable at ``m_eff``: ``dt^2 k / m_eff`` = 1.4 < 4.
+    The damping is heavy (ratio 0.87 for a push through the centre of mass, overdamped
+    at the stem's corner): impacts are nearly plastic (a T hit through its centre at
+    0.3 m/s moves off at 0.36 m/s at most, then the table stops it against the pusher),
+    and a T squeezed between the pusher and a wall and released sideways leaves no
+    faster than the pusher's work allows (Notes).  With ``integrator="euler"`` the
+    default is :data:`EULER_DAMPING` = 8 N s/m, the most its explicit damper allows
+    (``dt^2 k / m_eff + 2 dt c / m_eff`` = 3.7 < 4; ratio 0.23).
 ``friction`` = 0.4 (T-pusher), ``wall_friction`` = 0.3 (T-walls)
     Plastic on a steel or printed pusher; plastic on a wooden or aluminium fence.
 ``contact_slip_velocity`` = 0.05 m/s
-    The contacts' smooth-Coulomb slip speed.  Its viscous rate ``friction lambda /
-    (v_s m_eff)`` must satisfy ``dt`` x rate < 2, i.e. a normal force ``lambda`` below
-    ~1.8 N at the stem's corner (3x the pushing force; impacts at 0.3 m/s and squeezing
-    the T against a wall exceed it, see Notes).  Pushes at 0.2 m/s differ from those
-    with a near-Coulomb 0.005 m/s (and dt = 1.25 ms) by < 0.1 rad and 3 mm after 1.5 s.
+    The contacts' smooth-Coulomb slip speed.  Pushes at 0.2 m/s differ from those with a
+    near-Coulomb 0.005 m/s (and dt = 1.25 ms) by < 0.06 rad and 5.2 mm after 1.5 s.
 ``eps`` = 1e-5 m^2, ``eps_c`` = 1e-3 m, ``beta`` = 1e-3 m
     The library defaults for objects of ~0.1 m sampled every few mm (smoothing length
     ``sqrt(eps)`` ~ 3 mm, the sample spacing).  Contact starts a few mm before the
     surfaces touch (``eps_c log N``, N the samples near the deepest point): the T rests
     3-4 mm off a wall it is pushed against broadside.
 ``dt`` = 0.005 s
-    Trajectories agree with dt = 1.25 ms to < 1 mm and < 0.01 rad after 2 s of pushing
-    at 0.3 m/s.  dt = 0.01 s breaks the limits above: a T pushed far from its centre of
-    mass spins more than twice as fast as it should (peak 11 rad/s instead of 4), a
-    resting T chatters, and a T pushed against a wall can pass into it.  30 s of task
-    time is 6000 steps (~0.3 ms each at order 0).
+    A free push at 0.3 m/s agrees with dt = 1.25 ms to 0.23 mm and 0.01 rad after 2 s
+    (pushes that run on into a wall, to 4-10 mm).  An off-centre push spins the T to
+    3.24 rad/s at its peak (3.23 at 1.25 ms, 3.30 at 10 ms).  30 s of task time is 6000
+    steps.
 ``u_max`` = 0.5 m/s
     The pusher's speed bound on ``(vx, vy)``.
 ``spacing`` = 0.003 m, ``pusher_spacing`` = 0.003 m, ``pusher_radius`` = 0.015 m
@@ -107,16 +105,25 @@ reproducible.
 
 Notes
 -----
-Limits of the explicit step at these parameters (none makes a trajectory blow up; they
-matter for derivatives through such stretches):
-
-- A pusher hitting the T at 0.3 m/s produces a contact force of a few N for a few steps,
-  beyond the friction limit above: the step Jacobian's spectral radius reaches ~3 there
-  (it stays within 1.02 for pushes and impacts at 0.1 m/s).  Approach at moderate speed.
-- A pusher squeezing the T against a wall (closer to the wall than the T is thick there)
-  makes the friction chatter with period 2 steps (velocities up to ~1 cm/s and ~3 rad/s
-  alternating in sign, so the pose jitters by < 0.1 mm and < 0.015 rad); with friction
-  0 there is none.  Do not pin the T.
+- **Energy.**  A pusher squeezing the T against a wall never gives it more kinetic
+  energy than the work it has done (``tests/test_push_t.py``: 60 pinning pushes at up to
+  0.5 m/s, the T ejected sideways at up to 1.6 m/s and 16 rad/s; the largest excess is
+  rounding, 5e-14 J).  With every force explicit (``integrator="euler"``) the same pushes gain up
+  to 0.15 J (6 of 60), and a T pinned by a pusher at 0.15-0.5 m/s can be ejected at
+  7 m/s and 45 rad/s: under a squeeze its two contacts' dampers exceed the explicit
+  bound together (``2 dt (c_1 + c_2) / m_eff`` = 4.6 > 4), friction's viscous rate grows
+  with the normal force, and the springs, released within a step, overshoot.  The
+  implicit step removes the first two; the heavy damping slows the release enough for
+  the third (with ``damping`` = 18 N s/m, 2 of 100 such pushes still gain up to
+  0.06 J).
+- **Squeezes.**  A pusher pressing the T 2-10 mm deep into a wall holds it still
+  (velocities ~1e-15); the explicit step's friction chatters there with period 2 steps
+  (up to 3 cm/s and 6 rad/s).
+- **Parting.**  The dampers act on the normal velocity both ways, so a pusher that backs
+  off fast drags the T while the soft contact lasts (a few mm): a pusher backing off at
+  0.5 m/s right after a kick slows the T from 0.52 to 0.13 m/s within 20 ms.
+- The step Jacobian's spectral radius stays within 1.04 through impacts at 0.1 and
+  0.3 m/s (2.8 at 0.3 m/s with the explicit step).
 - The pusher is not stopped by the walls (kinematic): a pusher driven past a wall can
   push the T through it.
 
@@ -155,6 +162,7 @@ __all__ = [
     "make",
     "PushT",
     "PARAMETERS",
+    "EULER_DAMPING",
     "DEFAULT_SEED",
     "WORKSPACE",
     "GOAL",
@@ -173,15 +181,16 @@ SUCCESS_COVERAGE = 0.95
 #: Simulated time allowed to reach success, s.
 TIME_LIMIT = 30.0
 
-#: The overridable physical and task parameters and their defaults (SI units); see the
-#: module docstring for the reasons behind each value.
+#: The overridable physical and task parameters and their defaults (SI units; the
+#: defaults of ``make(integrator="implicit")``, the default); see the module docstring for
+#: the reasons behind each value.
 PARAMETERS: Mapping[str, float] = types.MappingProxyType(
     {
         "mass": 0.15,
         "support_friction": 0.35,
         "support_slip_velocity": 0.02,
         "stiffness": 2e3,
-        "damping": 8.0,
+        "damping": 30.0,
         "friction": 0.4,
         "wall_friction": 0.3,
         "contact_slip_velocity": 0.05,
@@ -197,6 +206,9 @@ PARAMETERS: Mapping[str, float] = types.MappingProxyType(
         "margin": 0.01,
     }
 )
+#: The contacts' damping (N s/m) of ``make(integrator="euler")``: the most its explicit
+#: step keeps stable at the default ``dt`` (see the module docstring).
+EULER_DAMPING = 8.0
 # parameters that may be 0
 _ZERO_OK = frozenset(
     {"support_friction", "damping", "friction", "wall_friction", "clearance", "margin"}
@@ -410,7 +422,7 @@ def _sample_state(vertices, params, seed) -> np.ndarray:
     return np.array([t[0], t[1], theta, p[0], p[1], 0.0, 0, 0, 0, 0, 0, 0], dtype=float)
 
 
-def _check_params(overrides) -> dict[str, float]:
+def _check_params(overrides, integrator="implicit") -> dict[str, float]:
     unknown = sorted(set(overrides) - set(PARAMETERS))
     if unknown:
         raise TypeError(
@@ -418,6 +430,8 @@ def _check_params(overrides) -> dict[str, float]:
             f"known: {', '.join(PARAMETERS)}"
         )
     p = dict(PARAMETERS)
+    if integrator == "euler":
+        p["damping"] = EULER_DAMPING
     for k, v in overrides.items():
         p[k] = as_positive_float(v, k, allow_zero=k in _ZERO_OK)
     if p["pusher_radius"] + p["margin"] >= WORKSPACE / 2:
@@ -433,13 +447,18 @@ def _check_params(overrides) -> dict[str, float]:
     return p
 
 
-def make(seed=None, **overrides) -> PushT:
+def make(seed=None, *, integrator="implicit", **overrides) -> PushT:
     """Build the push-T task (see the module docstring).
 
     Parameters
     ----------
     seed : int, optional
         Seed (>= 0) of the initial state; ``None`` means :data:`DEFAULT_SEED`.
+    integrator : {"implicit", "euler"}, optional
+        The model's integrator (:meth:`Scene.build`).  ``"euler"`` treats every force
+        explicitly and defaults ``damping`` to :data:`EULER_DAMPING`, the most its step
+        keeps stable; it gains energy when the T is squeezed against a wall (module
+        docstring, Notes).
     **overrides : float
         Values for any of :data:`PARAMETERS` (``mass``, ``support_friction``,
         ``stiffness``, ``damping``, ``friction``, ``wall_friction``, ``dt``, ``u_max``,
@@ -452,15 +471,20 @@ def make(seed=None, **overrides) -> PushT:
     Raises
     ------
     TypeError
-        An unknown parameter name (all of them named), a non-integer seed or a
-        non-real parameter value.
+        An unknown parameter name (all of them named), a non-integer seed, a non-real
+        parameter value or a non-str ``integrator``.
     ValueError
-        A negative seed, a parameter that is not finite or out of range (> 0; >= 0 for
+        An ``integrator`` other than ``"implicit"`` or ``"euler"``, a negative seed, a
+        parameter that is not finite or out of range (> 0; >= 0 for
         frictions, damping, clearance and margin), a pusher that does not fit in the
         workspace, or ``spacing`` > 0.03 m or ``pusher_spacing`` > ``pusher_radius``.
     """
     seed = _as_seed(seed)
-    p = _check_params(overrides)
+    if not isinstance(integrator, str):
+        raise TypeError(f"integrator must be a str, got {type(integrator).__name__}")
+    if integrator not in ("implicit", "euler"):
+        raise ValueError(f"integrator must be 'implicit' or 'euler', got {integrator!r}")
+    p = _check_params(overrides, integrator)
     L = WORKSPACE
     # the T, origin at its centre of mass (t_shape_vertices are centred on the area
     # centroid; the scene moves the body frame to the centroid it computes, which agrees
@@ -501,7 +525,7 @@ def make(seed=None, **overrides) -> PushT:
     for name in walls:
         scene.add_contact("T", name, wall_params)
     scene.add_support("T", friction=p["support_friction"], slip_velocity=p["support_slip_velocity"])
-    model = scene.build(p["dt"])
+    model = scene.build(p["dt"], integrator)
     if not np.allclose(model.initial_state(), x0, rtol=0.0, atol=1e-15):  # pragma: no cover
         raise AssertionError("the model's initial state differs from the sampled one")
 

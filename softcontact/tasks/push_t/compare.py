@@ -18,7 +18,7 @@ and records the best objective against wall time and against dynamics evaluation
 
 The problems (:func:`fixed_problem`): push-T from seed ``s`` with the pusher moved to
 the start of the best push that :class:`~softcontact.tasks.push_t.mpc.Controller`
-selects (4 mm from the T's surface); horizon ``horizon`` steps (400 = 2 s); controls
+selects (6 mm from the T's surface); horizon ``horizon`` steps (400 = 2 s); controls
 constant over blocks of ``block`` steps (20 blocks x (vx, vy) = 40 variables), squashed
 into the speed box, ``u = u_max / sqrt(2) tanh(w)``, so that every method works
 unconstrained on the same ``w``; the objective is the MPC objective of

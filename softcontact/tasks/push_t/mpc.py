@@ -65,7 +65,7 @@ DEFAULTS: dict[str, Any] = {
     "angle_weight": 1.0,  # wa
     "stage": 0.3,
     "effort": 1e-3,
-    "standoff": 0.004,  # m
+    "standoff": 0.006,  # m
     "push_distances": (0.004, 0.01, 0.03, 0.06, 0.1),  # m
     "select_every": 5,
     "switch": 0.8,

@@ -27,34 +27,36 @@ What makes the three identifiable
 Divide the T's equations of motion by its mass: the support friction force and the
 inertia scale with ``m`` while the contact spring-damper (stiffness ``k``, damping ``c``,
 both known) does not, so a kinematic pusher without force sensing sees the mass only
-through ``k / m`` and ``c / m`` -- in the contact's penetration and in the restitution
-of impacts.  On a quasi-static push the penetration is ``m mu_s g / k`` (a quarter of a
+through ``k / m`` and ``c / m`` -- in the contact's penetration and in its response
+to impacts.  On a quasi-static push the penetration is ``m mu_s g / k`` (a quarter of a
 millimetre) and only the product ``m mu_s`` shows; a coasting T decelerates at
 ``mu_s g`` whatever its mass.  :func:`excitation` therefore combines
 
 1. a *release*: a push straight through the centre of mass that accelerates the T to
-   0.5 m/s, then stops: the T coasts ~4 cm, a distance ``v^2 / (2 mu_s g)`` with ``v``
-   set by the pusher -- ``mu_s`` alone;
-2. a *kick into a wall*: the pusher closes in slowly (so the kick starts from contact,
-   wherever the release left the T), kicks at 0.5 m/s and backs off; the T flies into the
-   top wall, bounces and coasts back.  The speeds at which the kick launches the T and
-   at which it rebounds from the wall follow from the restitution of the contact
-   spring-dampers, which depends on ``m`` (damping ratio ``c / (2 sqrt(k m))``) -- the
-   mass, told apart from ``mu_s`` by the release;
+   0.5 m/s, then stops: the contact's damper holds the T back as it separates (it leaves
+   at ~0.3 m/s), and it coasts ~2 cm, a distance ``v^2 / (2 mu_s g)`` -- a deceleration
+   of ``mu_s g``, ``mu_s`` alone;
+2. a *kick toward a wall*: the pusher closes in slowly (so the kick starts from contact,
+   wherever the release left the T), kicks at 0.5 m/s and backs off; the T flies toward
+   the top wall, the contact's damper drags it back while the pusher parts from it (the
+   damping acts on the separating velocity too, within the soft contact), and it stops
+   ~7 mm short of the wall.  The speed at which the kick launches the T follows from the
+   contact spring-damper's response, which depends on ``m`` (damping ratio
+   ``c / (2 sqrt(k m))``) -- the mass, told apart from ``mu_s`` by the release;
 3. a *sliding push* on the end of the T's bar, the pusher moving at 34 degrees to the face
    normal so that it slips along the face: the contact friction drags the T sideways --
-   its path leaves the face normal by an angle that grows with ``mu_c`` (17 degrees at
-   0.3 = ``atan(0.3)``; 20 degrees at 0.45, where the pusher slips less) -- ``mu_c``.  The
-   contact point is chosen so that the normal force's and the friction's torques nearly
-   cancel: the T slides 6 cm and turns by less than 0.1 rad.
+   its path leaves the face normal by an angle that grows with ``mu_c`` (11.5 degrees at
+   0.3, 12.2 degrees at 0.45) -- ``mu_c``.  The contact point is chosen so that the
+   normal force's and the friction's torques nearly cancel: the T slides 5-6 cm and
+   turns by 0.08-0.2 rad.
 
 Phases 1-2 are symmetric about the T's axis (the T's angle stays 0 to rounding, whatever
-the parameters); phase 3 keeps the T more than 1 cm off the walls.  Along each parameter,
+the parameters); phase 3 keeps the T 6 mm or more off the walls.  Along each parameter,
 the rms distance of the T's trajectory to the hidden one grows monotonically over +-30 %
 of the hidden values.  At 1 mm observation noise the linearized standard deviations of the
-estimates are 0.45 % (mass), 0.25 % (support friction) and 0.79 % (pusher friction);
-measured over 20 noise draws: 0.50 %, 0.23 %, 0.64 %, the largest errors 1.0 %, 0.55 %,
-1.3 % (the target is 5 %).  Shorter or earlier-cut excitations lose this: the mass is
+estimates are 0.99 % (mass), 0.79 % (support friction) and 1.2 % (pusher friction);
+measured over 20 noise draws (rms): 1.2 %, 0.70 %, 0.98 %, the largest errors 3.8 %,
+1.8 %, 2.1 %.  Shorter or earlier-cut excitations lose this: the mass is
 known only once the kick is in (1.54 s), the pusher friction only with phase 3.
 
 The fit: growing windows
@@ -68,7 +70,7 @@ starting where the previous stopped: the support friction alone on phase 1 (step
 pusher friction does not act in these symmetric phases), then all three on the whole
 trajectory.  This reaches the hidden values from every corner of :data:`BOUNDS` tried,
 for about 1.5 times the single fit's time from the default guess (the early windows are
-short): ~20 evaluations, 4-6 s on one core.
+short): 18-30 evaluations, 0.8-1.3 s on one core.
 
 Noise model
 -----------
@@ -152,7 +154,7 @@ _SEGMENTS = (
     (0.56, (0.0, 0.15), (0.0, 0.15)),  # 2. close in slowly, push gently y 0.350
     (0.03, (0.0, 0.5), (0.0, 0.5)),  #    kick                         y 0.365
     (0.04, (0.0, -0.5), (0.0, -0.5)),  #    back off                     y 0.345
-    (0.30, (0.0, 0.0), (0.0, 0.0)),  #    the T bounces off the top wall, rests
+    (0.30, (0.0, 0.0), (0.0, 0.0)),  #    the T stops short of the top wall, rests
     (0.16, (0.5, 0.0), (0.5, 0.0)),  # 3. around the T                 x 0.336
     (0.28, (0.0, 0.5), (0.0, 0.5)),  #    beside the bar's right end   y 0.485
     (0.40, (-0.15, -0.1), (-0.15, -0.1)),  #  slide along the bar's end face
@@ -261,7 +263,7 @@ def excitation(task, duration=None) -> np.ndarray:
 
     Three phases from :func:`initial_state` (see the module docstring): a push through the
     centre of mass ramped to 0.5 m/s and released (support friction), a kick from contact
-    into the top wall (mass), a sliding push on the end of the T's bar (pusher friction);
+    toward the top wall (mass), a sliding push on the end of the T's bar (pusher friction);
     :data:`DURATION` = 2.58 s in all.  The controls are the pusher's velocity
     ``(vx, vy, 0)``, piecewise linear in time (sampled at the middle of each step),
     ``|(vx, vy)| <= 0.5`` m/s.
