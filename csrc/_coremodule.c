@@ -132,13 +132,19 @@ static int is_masked(PyObject *obj)
    nests them) */
 static int holds_masked(PyObject *obj, int depth)
 {
-    Py_ssize_t i;
+    Py_ssize_t i, n;
     int r = is_masked(obj);
     if (r != 0 || depth >= NPY_MAXDIMS || !(PyList_Check(obj) || PyTuple_Check(obj))) {
         return r;
     }
-    for (i = 0; r == 0 && i < PySequence_Fast_GET_SIZE(obj); i++) {
-        r = holds_masked(PySequence_Fast_GET_ITEM(obj, i), depth + 1);
+    n = PySequence_Size(obj);
+    for (i = 0; r == 0 && i < n; i++) {
+        PyObject *item = PySequence_GetItem(obj, i); /* a list may change meanwhile */
+        if (item == NULL) {
+            return -1;
+        }
+        r = holds_masked(item, depth + 1);
+        Py_DECREF(item);
     }
     return r;
 }
