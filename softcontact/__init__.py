@@ -73,13 +73,12 @@ if not _STANDIN:
     from . import optimize
     from ._core import DivergenceError, NumericalError
     from ._validate import SoftContactWarning
+    from ._version import __version__
     from .cloud import MassProperties, PointCloud
     from .contact import Contact, ContactParams, Separation, contact, separation
     from .scene import Energy, Model, Momentum, Rollout, Scene, StepResult
     from .spatial import pose_difference, retract
     from .ssdf import SSDF, ssdf
-
-    __version__ = "0.1.0"
 
     def build_info() -> dict:
         """How this installation runs: version, SIMD variants this CPU supports, and the default.

@@ -1,8 +1,10 @@
-"""``python -m softcontact``: the main job.
+"""``python -m softcontact`` (or the ``softcontact`` command): the main job.
 
-Subcommands (``python -m softcontact --help``; each has ``--help``):
+Subcommands (``python -m softcontact --help``; each has ``--help``; ``--version`` prints
+the version):
 
-``demo`` (the default, also with no arguments)
+``demo`` (the default: with no arguments, or with only ``demo``'s options, as in
+``python -m softcontact --seed 5``)
     Push-T from a fixed seed with the gradient-based MPC controller
     (:mod:`softcontact.tasks.push_t.mpc`): a per-tick log, the final coverage, and
     ``push_t.png`` (trajectory of the T and the pusher over the goal) and ``push_t.gif``
@@ -80,13 +82,19 @@ _POSITIVE = _float_from(0.0, strict=True)
 _NONNEGATIVE = _float_from(0.0, strict=False)
 
 
-def _parser():
+_COMMANDS = ("demo", "mpc", "compare", "sysid", "bench", "ssdf")
+
+
+def _parser(prog="python -m softcontact"):
+    from ._version import __version__
+
     p = argparse.ArgumentParser(
-        prog="python -m softcontact",
+        prog=prog,
         description="softcontact: smooth, differentiable collision detection and contact. "
-        "Without a command, runs `demo`.",
+        "Without a command, runs `demo` (with any of its options).",
     )
-    sub = p.add_subparsers(dest="command", metavar="{demo,mpc,compare,sysid,bench,ssdf}")
+    p.add_argument("--version", action="version", version=f"softcontact {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="{" + ",".join(_COMMANDS) + "}")
 
     d = sub.add_parser(
         "demo",
@@ -476,10 +484,15 @@ def ssdf_demo(out="ssdf_demo.png", grid=300, figure=True, stream=None):
     return rows
 
 
-def main(argv=None):
-    """Run ``python -m softcontact`` with ``argv``; bad options are usage errors (exit 2,
-    the message naming the option), as argparse reports them."""
-    parser = _parser()
+def main(argv=None, prog="python -m softcontact"):
+    """Run ``python -m softcontact`` with ``argv`` (default ``sys.argv[1:]``); bad options
+    are usage errors (exit 2, the message naming the option), as argparse reports them.
+    Arguments that start with an option other than ``-h``/``--help``/``--version`` are
+    ``demo``'s: ``--seed 5`` runs ``demo --seed 5``."""
+    parser = _parser(prog)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
+        argv = ["demo", *argv]
     args = parser.parse_args(argv)
     cmd = args.command or "demo"
     if args.command is None:  # no command: the demo with its defaults
@@ -516,6 +529,11 @@ def main(argv=None):
     else:
         ssdf_demo(out=args.out, grid=args.grid, figure=not args.no_figure)
     return 0
+
+
+def cli():
+    """The ``softcontact`` console script: :func:`main` under that name."""
+    return main(prog="softcontact")
 
 
 if __name__ == "__main__":

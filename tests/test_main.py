@@ -3,6 +3,7 @@
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from conftest import subprocess_env
@@ -172,3 +173,35 @@ def test_main_in_process(tmp_path, capsys):
     # the demo's own gradient check: |grad - FD| printed for each eps, all small
     errs = [float(line.rsplit("<=", 1)[1]) for line in text.splitlines() if "FD" in line]
     assert len(errs) == 3 and max(errs) < 1e-5
+
+
+def test_version_and_console_script(capsys):
+    import softcontact
+    from softcontact import _version
+    from softcontact.__main__ import cli, main
+
+    assert softcontact.__version__ == _version.__version__
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.strip() == f"softcontact {_version.__version__}"
+    # the console script is main under its own name
+    with mock.patch.object(sys, "argv", ["softcontact", "--help"]):
+        with pytest.raises(SystemExit) as exc:
+            cli()
+    assert exc.value.code == 0 and capsys.readouterr().out.startswith("usage: softcontact")
+
+
+def test_demo_options_without_the_command(tmp_path, capsys):
+    """`python -m softcontact --seed 14 ...`: options alone are the default command's."""
+    from softcontact.__main__ import main
+
+    args = ["--seed", "14", "--quiet", "--no-figures", "--time-limit", "0.2"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "push-T seed 14" in out
+    assert main(["demo", *args]) == 0
+    assert capsys.readouterr().out.splitlines()[:2] == out.splitlines()[:2]
+    with pytest.raises(SystemExit) as exc:
+        main(["--bogus"])  # a usage error of demo's, exit 2
+    assert exc.value.code == 2 and "--bogus" in capsys.readouterr().err

@@ -1,0 +1,63 @@
+"""Packaging metadata: the license, one source for the version, the citation file."""
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+import softcontact
+from softcontact import _version
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _pyproject():
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        tomllib = pytest.importorskip("tomli")
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def test_license_file_and_spdx_expression():
+    text = (ROOT / "LICENSE").read_text()
+    assert text.startswith("BSD 3-Clause License")
+    project = _pyproject()["project"]
+    assert project["license"] == "BSD-3-Clause" and project["license-files"] == ["LICENSE"]
+    # an SPDX expression excludes the license classifiers (PEP 639)
+    assert not any(c.startswith("License ::") for c in project["classifiers"])
+
+
+def test_the_version_has_one_source():
+    data = _pyproject()
+    assert "version" not in data["project"] and data["project"]["dynamic"] == ["version"]
+    attr = data["tool"]["setuptools"]["dynamic"]["version"]["attr"]
+    assert attr == "softcontact._version.__version__"
+    assert softcontact.__version__ == _version.__version__
+    assert re.fullmatch(r"\d+\.\d+\.\d+", _version.__version__)
+    assert softcontact.build_info()["version"] == _version.__version__
+    # no other file of the package states it
+    literal = re.compile(re.escape(f'"{_version.__version__}"'))
+    others = [
+        p
+        for p in (ROOT / "softcontact").rglob("*.py")
+        if p.name != "_version.py" and literal.search(p.read_text())
+    ]
+    assert others == []
+
+
+def test_console_script_is_declared():
+    assert _pyproject()["project"]["scripts"] == {"softcontact": "softcontact.__main__:cli"}
+
+
+def test_citation_file():
+    yaml = pytest.importorskip("yaml")
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert cff["cff-version"] == "1.2.0" and cff["license"] == "BSD-3-Clause"
+    assert cff["title"].startswith("softcontact") and cff["authors"]
+    paper = cff["preferred-citation"]
+    assert paper["title"].startswith("A Smooth Analytical Formulation of Collision Detection")
+    assert paper["year"] == 2025 and paper["authors"][0]["family-names"] == "Beker"
+    assert paper["identifiers"][0]["value"] == "10.48550/arXiv.2503.11736"
+    assert "version" not in cff  # the version's one source is softcontact/_version.py
