@@ -8,6 +8,7 @@ is dropped from sys.path so that the installed package is the one tested.
 
 import glob
 import os
+import re
 import sys
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -22,6 +23,18 @@ from hypothesis import settings  # noqa: E402
 settings.register_profile("ci", derandomize=True, deadline=None, max_examples=100)
 settings.register_profile("dev", deadline=None, max_examples=30)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def raises_naming(exc, name, call, *more):
+    """``call()`` raises ``exc`` whose message names ``name`` as a word (and holds each of
+    ``more``); returns the message."""
+    with pytest.raises(exc) as info:
+        call()
+    text = str(info.value)
+    assert re.search(rf"(^|\W){re.escape(name)}(\W|$)", text), text
+    for m in more:
+        assert m in text, text
+    return text
 
 
 @pytest.fixture

@@ -7,12 +7,12 @@ a NumPy message or a RuntimeWarning (the test configuration turns warnings into 
 import copyreg
 import math
 import pickle
-import re
 from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
 import pytest
+from conftest import raises_naming
 
 import softcontact as sc
 from softcontact.__main__ import main
@@ -52,15 +52,7 @@ def box_scene():
     return s
 
 
-def raises(exc, name, call, *more):
-    """``call()`` raises ``exc`` whose message names ``name`` (and holds each of ``more``)."""
-    with pytest.raises(exc) as info:
-        call()
-    text = str(info.value)
-    assert re.search(rf"(^|\W){re.escape(name)}(\W|$)", text), text
-    for m in more:
-        assert m in text, text
-    return text
+raises = raises_naming
 
 
 DISK = sc.PointCloud.disk(0.05, 0.01)
