@@ -18,6 +18,7 @@ kinematic body, in body order.
 
 from __future__ import annotations
 
+import logging
 import math
 import numbers
 import warnings
@@ -66,6 +67,8 @@ def _all_finite(a: np.ndarray) -> bool:
         return all(map(math.isfinite, a.tolist()))
     return bool(np.isfinite(a).all())
 
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["Scene", "Model", "StepResult", "Rollout", "Energy", "Momentum"]
 
@@ -741,7 +744,24 @@ class Scene:
         fits = self._fits(dt, integrator)  # fitted once for the model and the checks
         pairs = self._resolved_pairs(dt, integrator, fits)
         model = Model(self, dt, integrator, pairs, max_travel=max_travel)
+        for (a, c, p), (_, _, f) in zip(pairs, fits, strict=True):
+            logger.debug(
+                "contact(%s,%s): %s %s",
+                self._bodies[a].name,
+                self._bodies[c].name,
+                "fitted" if f is not None else "given",
+                p,
+            )
         limits = self._stability_limits(integrator, pairs)
+        logger.debug(
+            "built a model of %d bodies: dt = %g s, %s, nx = %d, nu = %d; largest stable dt %s",
+            len(self._bodies),
+            dt,
+            integrator,
+            model.nx,
+            model.nu,
+            f"{limits[0].dt_max:.3g} s ({limits[0].term} of {limits[0].where})" if limits else "-",
+        )
         if limits and dt > limits[0].dt_max:
             worst = limits[0]
             warnings.warn(
@@ -1712,6 +1732,45 @@ class Model:
             *_run_options(isa, dense),
         )
         return Energy(float(e[0]), float(e[1]), float(e[2]), float(e.sum()))
+
+    def plot(self, x=None, ax=None, *, normals=False, title=None, **kwargs):
+        """Draw every body posed as in the state ``x`` (default: the initial state) with
+        matplotlib: samples coloured per body, half-spaces as a grey patch (3D) or line
+        (2D) under the other bodies.
+
+        Parameters
+        ----------
+        x : (nx,) array_like, optional
+            A state of this model.
+        ax : matplotlib Axes, optional
+            Where to draw (3D axes for a 3D model); default a new figure's.
+        normals : bool
+            Also draw each sample's outward normal.
+        title : str, optional
+        **kwargs
+            Passed to ``ax.scatter`` (e.g. ``s=`` the marker size).
+
+        Returns
+        -------
+        The axes drawn on.
+
+        Raises
+        ------
+        ImportError
+            If matplotlib is not installed.
+        TypeError, ValueError
+            For a bad state or argument, or a 2D axes given for a 3D model.
+        """
+        from .plotting import plot_state
+
+        return plot_state(
+            self,
+            self.initial_state() if x is None else x,
+            ax,
+            normals=normals,
+            title=title,
+            **kwargs,
+        )
 
     def momentum(self, x) -> Momentum:
         """Linear and angular momentum (about the world origin) of the dynamic bodies."""

@@ -61,3 +61,15 @@ def random_cloud(rng, dim, n, scale=1.0):
     nrm /= np.linalg.norm(nrm, axis=1, keepdims=True)
     w = rng.uniform(0.5, 2.0, size=n)
     return sc.PointCloud(p, nrm, w)
+
+
+@pytest.fixture
+def pyplot():
+    """matplotlib.pyplot without a screen (skips where matplotlib is missing); closes every
+    figure afterwards."""
+    mpl = pytest.importorskip("matplotlib")
+    mpl.use("Agg")
+    import matplotlib.pyplot as plt
+
+    yield plt
+    plt.close("all")

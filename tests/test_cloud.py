@@ -1085,16 +1085,6 @@ def test_halfspace():
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def pyplot():
-    mpl = pytest.importorskip("matplotlib")
-    mpl.use("Agg")
-    import matplotlib.pyplot as plt
-
-    yield plt
-    plt.close("all")
-
-
 def test_plot_2d(pyplot):
     c = PointCloud.t_shape()
     ax = c.plot()
