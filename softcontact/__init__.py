@@ -19,6 +19,7 @@ Conventions
   are never modified; the GIL is released around the C kernels.
 """
 
+import logging as _logging
 import os as _os
 import sys as _sys
 
@@ -68,6 +69,10 @@ except ImportError as _exc:
     _STANDIN = True
 else:
     _STANDIN = False
+
+# library messages go to the "softcontact" loggers (logging.getLogger("softcontact.*")),
+# silent unless the application configures logging (`python -m softcontact -v` does)
+_logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
 if not _STANDIN:
     from . import optimize

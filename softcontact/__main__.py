@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 import time
 
@@ -85,6 +86,21 @@ _NONNEGATIVE = _float_from(0.0, strict=False)
 _COMMANDS = ("demo", "mpc", "compare", "sysid", "bench", "ssdf")
 
 
+_VERBOSE = "log the library's progress messages to stderr (-v: info, -vv: debug)"
+
+
+def _configure_logging(verbosity):
+    """-v: the library's INFO messages on stderr; -vv: DEBUG too."""
+    if verbosity > 0:
+        import logging
+
+        logging.basicConfig(
+            level=logging.INFO if verbosity == 1 else logging.DEBUG,
+            format="%(asctime)s %(name)s: %(message)s",
+            datefmt="%H:%M:%S",
+        )
+
+
 def _parser(prog="python -m softcontact"):
     from ._version import __version__
 
@@ -94,10 +110,16 @@ def _parser(prog="python -m softcontact"):
         "Without a command, runs `demo` (with any of its options).",
     )
     p.add_argument("--version", action="version", version=f"softcontact {__version__}")
+    p.add_argument("-v", "--verbose", action="count", default=0, dest="verbose_top", help=_VERBOSE)
+    # every command takes -v too (after its name); a separate dest, as argparse lets a
+    # command's defaults overwrite the top level's
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-v", "--verbose", action="count", default=0, help=_VERBOSE)
     sub = p.add_subparsers(dest="command", metavar="{" + ",".join(_COMMANDS) + "}")
 
     d = sub.add_parser(
         "demo",
+        parents=[common],
         help="push-T with the MPC controller from a fixed seed; "
         "writes push_t.png and push_t.gif (the default command)",
     )
@@ -113,7 +135,9 @@ def _parser(prog="python -m softcontact"):
     d.add_argument("--no-figures", action="store_true", help="write no files")
     d.add_argument("--quiet", action="store_true", help="no per-tick log")
 
-    m = sub.add_parser("mpc", help="MPC success rate over many seeded initial states")
+    m = sub.add_parser(
+        "mpc", parents=[common], help="MPC success rate over many seeded initial states"
+    )
     m.add_argument(
         "--seeds", type=_COUNT, default=50, help="number of seeds, 0..N-1 (default: %(default)s)"
     )
@@ -139,7 +163,9 @@ def _parser(prog="python -m softcontact"):
     m.add_argument("--figure", default=None, help="write the failures' trajectories to this PNG")
 
     c = sub.add_parser(
-        "compare", help="CEM vs L-BFGS vs trust-region Newton on fixed push-T problems"
+        "compare",
+        parents=[common],
+        help="CEM vs L-BFGS vs trust-region Newton on fixed push-T problems",
     )
     c.add_argument(
         "--seeds", type=_SEED, nargs="+", default=[0, 1, 2], help="problem seeds (default: 0 1 2)"
@@ -158,7 +184,9 @@ def _parser(prog="python -m softcontact"):
     )
     c.set_defaults(subparser=c)  # for the checks across options, reported as argparse does
 
-    y = sub.add_parser("sysid", help="identify mass and frictions from a noisy push")
+    y = sub.add_parser(
+        "sysid", parents=[common], help="identify mass and frictions from a noisy push"
+    )
     y.add_argument("--seed", type=_SEED, default=0, help="noise seed (default: %(default)s)")
     y.add_argument(
         "--noise",
@@ -173,12 +201,14 @@ def _parser(prog="python -m softcontact"):
         help="least-squares evaluations at most (default: SciPy's)",
     )
 
-    b = sub.add_parser("bench", help="step and rollout timings of the push-T model")
+    b = sub.add_parser(
+        "bench", parents=[common], help="step and rollout timings of the push-T model"
+    )
     b.add_argument(
         "--repeats", type=_COUNT, default=15, help="timed repeats per row (default: %(default)s)"
     )
 
-    s = sub.add_parser("ssdf", help="SSDF demo on the push-T shape")
+    s = sub.add_parser("ssdf", parents=[common], help="SSDF demo on the push-T shape")
     s.add_argument("--out", default="ssdf_demo.png", help="figure to write (default: %(default)s)")
     s.add_argument(
         "--grid",
@@ -253,27 +283,27 @@ def demo(
 
 def mpc(seeds=50, first_seed=0, jobs=2, time_limit=30.0, iterations=10, figure=None, stream=None):
     """The MPC runner; returns the :class:`~softcontact.tasks.push_t.mpc.Evaluation`."""
+    from softcontact._progress import Progress
     from softcontact.tasks import push_t
     from softcontact.tasks.push_t.mpc import evaluate
 
     t0 = time.perf_counter()
+    with Progress(seeds, "episodes", stream) as progress:
 
-    def done(ep):
-        print(
-            f"  seed {ep.seed:3d}: {'success' if ep.success else 'FAIL   '} coverage "
-            f"{ep.coverage:.3f} at {ep.time:5.2f} s ({ep.wall:5.1f} s wall, "
-            f"{ep.solve_times.size} solves)",
-            file=stream,
-            flush=True,
+        def done(ep):
+            progress.update(
+                f"  seed {ep.seed:3d}: {'success' if ep.success else 'FAIL   '} coverage "
+                f"{ep.coverage:.3f} at {ep.time:5.2f} s ({ep.wall:5.1f} s wall, "
+                f"{ep.solve_times.size} solves)"
+            )
+
+        ev = evaluate(
+            range(first_seed, first_seed + seeds),
+            jobs=jobs,
+            time_limit=time_limit,
+            callback=done,
+            iterations=iterations,
         )
-
-    ev = evaluate(
-        range(first_seed, first_seed + seeds),
-        jobs=jobs,
-        time_limit=time_limit,
-        callback=done,
-        iterations=iterations,
-    )
     print(ev.summary(), file=stream)
     print(f"total wall {time.perf_counter() - t0:.1f} s with {jobs} job(s)", file=stream)
     if figure and ev.failures:
@@ -318,27 +348,29 @@ def compare(
 ):
     """The optimizer comparison; returns the
     :class:`~softcontact.tasks.push_t.compare.Comparison`."""
+    from softcontact._progress import Progress
+    from softcontact.tasks.push_t.compare import METHODS
     from softcontact.tasks.push_t.compare import compare as compare_methods
 
-    def done(t):
-        print(
-            f"  seed {t.seed} {t.method:12s}: best {t.best[-1]:.4g} after "
-            f"{t.wall[-1]:.2f} s, {t.steps[-1]} steps",
-            file=stream,
-            flush=True,
-        )
+    with Progress(len(seeds) * len(METHODS), "runs", stream) as progress:
 
-    comp = compare_methods(
-        seeds,
-        horizon=horizon,
-        block=block,
-        cem_samples=cem_samples,
-        cem_elites=cem_elites,
-        cem_iterations=cem_iterations,
-        lbfgs_iterations=lbfgs_iterations,
-        newton_iterations=newton_iterations,
-        callback=done,
-    )
+        def done(t):
+            progress.update(
+                f"  seed {t.seed} {t.method:12s}: best {t.best[-1]:.4g} after "
+                f"{t.wall[-1]:.2f} s, {t.steps[-1]} steps"
+            )
+
+        comp = compare_methods(
+            seeds,
+            horizon=horizon,
+            block=block,
+            cem_samples=cem_samples,
+            cem_elites=cem_elites,
+            cem_iterations=cem_iterations,
+            lbfgs_iterations=lbfgs_iterations,
+            newton_iterations=newton_iterations,
+            callback=done,
+        )
     print(comp.table(), file=stream)
     if figure:
         import matplotlib
@@ -491,12 +523,17 @@ def main(argv=None, prog="python -m softcontact"):
     ``demo``'s: ``--seed 5`` runs ``demo --seed 5``."""
     parser = _parser(prog)
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
+    # options without a command are demo's; -v may come before a command (the top level's)
+    first = next((a for a in argv if not re.fullmatch(r"-v+|--verbose", a)), None)
+    if argv and argv[0].startswith("-") and first not in ("-h", "--help", "--version", *_COMMANDS):
         argv = ["demo", *argv]
     args = parser.parse_args(argv)
     cmd = args.command or "demo"
     if args.command is None:  # no command: the demo with its defaults
+        verbosity = args.verbose_top
         args = parser.parse_args(["demo"])
+        args.verbose_top = verbosity
+    _configure_logging(args.verbose_top + getattr(args, "verbose", 0))
     if cmd == "demo":
         demo(args.seed, args.time_limit, args.png, args.gif, not args.no_figures, not args.quiet)
     elif cmd == "mpc":

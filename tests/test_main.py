@@ -1,5 +1,7 @@
 """The main job: python -m softcontact."""
 
+import logging
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -96,6 +98,9 @@ def test_cli_subcommands_on_tiny_settings(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert "seed  13" in out.stdout and "seed  14" in out.stdout and "| 2 |" in out.stdout
+    # progress: each finished episode's line says how far the run is, with an ETA
+    assert "[1/2 episodes, " in out.stdout and "ETA" in out.stdout
+    assert re.search(r"\[2/2 episodes, [^\]]*, done\]", out.stdout)
     assert ("Failures" in out.stdout) == (tmp_path / "fail.png").exists()
     out = _run(
         [
@@ -121,9 +126,16 @@ def test_cli_subcommands_on_tiny_settings(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.count("| 1 |") == 3 and (tmp_path / "c.png").exists()
+    assert "[3/3 runs, " in out.stdout
+    # -v before or after the command: the library's log messages on stderr
+    for args in (["-v", "sysid", "--max-nfev", "2"], ["sysid", "-v", "--max-nfev", "2"]):
+        out = _run(args, tmp_path)
+        assert out.returncode == 0, out.stderr
+        assert "mass" in out.stdout and "least-squares evaluations" in out.stdout
+        assert "softcontact.tasks.push_t.sysid: steps 1.." in out.stderr
+        assert "steps 1.." not in out.stdout
     out = _run(["sysid", "--max-nfev", "2"], tmp_path)
-    assert out.returncode == 0, out.stderr
-    assert "mass" in out.stdout and "least-squares evaluations" in out.stdout
+    assert out.returncode == 0 and out.stderr == ""  # silent without -v
     out = _run(["bench", "--repeats", "1"], tmp_path)
     assert out.returncode == 0, out.stderr
     assert "step, order 2" in out.stdout and "speed-up" in out.stdout
@@ -202,6 +214,15 @@ def test_demo_options_without_the_command(tmp_path, capsys):
     assert "push-T seed 14" in out
     assert main(["demo", *args]) == 0
     assert capsys.readouterr().out.splitlines()[:2] == out.splitlines()[:2]
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        assert main(["-v", *args]) == 0  # -v alone before demo's options: still the demo
+    finally:  # -v configured logging for this process: undo it
+        for h in set(root.handlers) - set(handlers):
+            root.removeHandler(h)
+        root.setLevel(level)
+    assert "push-T seed 14" in capsys.readouterr().out
     with pytest.raises(SystemExit) as exc:
         main(["--bogus"])  # a usage error of demo's, exit 2
     assert exc.value.code == 2 and "--bogus" in capsys.readouterr().err

@@ -29,6 +29,7 @@ unconstrained on the same ``w``; the objective is the MPC objective of
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import time
 
@@ -38,6 +39,8 @@ from ..._validate import as_int
 from ...optimize import cross_entropy
 from .. import push_t
 from .mpc import Controller
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["FixedProblem", "Trace", "compare", "Comparison", "METHODS"]
 
@@ -304,6 +307,14 @@ def compare(
             fp = FixedProblem(seed, horizon, block, num_threads)
             t = _run(m, fp, budget)
             traces.append(t)
+            logger.info(
+                "seed %s %s: best %.4g after %.2f s, %d steps",
+                t.seed,
+                t.method,
+                t.best[-1],
+                t.wall[-1],
+                t.steps[-1],
+            )
             if callback is not None:
                 callback(t)
     return Comparison(traces)

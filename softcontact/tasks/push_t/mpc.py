@@ -42,6 +42,7 @@ limit; :func:`evaluate` runs many seeds (optionally in worker processes) and sum
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import threading
 import time
@@ -52,6 +53,8 @@ import numpy as np
 from ..._validate import as_int, as_positive_float
 from ...optimize import ControlResidual, PoseResidual, TrajectoryProblem
 from .. import push_t
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["Controller", "Episode", "Evaluation", "run_episode", "evaluate", "DEFAULTS"]
 
@@ -369,9 +372,18 @@ class Controller:
                 _, s, z0 = sel
                 self.history = []
                 self.ticks = 0
+                logger.debug(
+                    "push selected at (%.4f, %.4f): objective %.4g (current plan %.4g)%s",
+                    s[0],
+                    s[1],
+                    sel[0],
+                    current,
+                    ", stalled" if stalled else "",
+                )
                 if float(np.hypot(*(s - x[3:5]))) > _REACHED:
                     path = self.path_to(x[3:5], s, x[:3])
                     if path is not None:
+                        logger.debug("moving the pusher around the T: %d waypoints", len(path))
                         self.path = path
                         self.plan = z0
                         self.n_moves += 1
@@ -543,7 +555,9 @@ class Evaluation:
 def _episode_for_seed(args):
     seed, settings, time_limit = args
     task = push_t.make(seed=seed)
-    return run_episode(task, time_limit=time_limit, **settings)
+    ep = run_episode(task, time_limit=time_limit, **settings)
+    logger.info("%r", ep)
+    return ep
 
 
 def evaluate(seeds, jobs=1, time_limit=None, callback=None, **settings) -> Evaluation:

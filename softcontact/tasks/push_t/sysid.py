@@ -91,6 +91,7 @@ Examples
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import time
 import types
@@ -102,6 +103,8 @@ from ..._validate import as_float_array, as_int, as_positive_float, shape_str
 from ...optimize import trajectory_residuals
 from ...optimize.sysid import _observed_values
 from .. import push_t
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "PARAMETERS",
@@ -499,12 +502,14 @@ def experiment(
         p, fit = _fit_stage(prob, p, n, free, bounds, max_nfev)
         nfev += int(fit.nfev)
         cost = float(fit.cost)
+        msg = (
+            f"steps 1..{n}, fitting {', '.join(PARAMETERS[k] for k in free)}: "
+            f"{fit.nfev} evaluations, cost {cost:.4g}, estimate "
+            f"{np.array2string(p, precision=6)}"
+        )
+        logger.info(msg)
         if verbose:
-            print(
-                f"steps 1..{n}, fitting {', '.join(PARAMETERS[k] for k in free)}: "
-                f"{fit.nfev} evaluations, cost {cost:.4g}, estimate "
-                f"{np.array2string(p, precision=6)}"
-            )
+            print(msg)
     wall = time.perf_counter() - t0
     est = p
     Xf = np.asarray(_Problem.build(est).rollout(x0, U).states).reshape(-1, truth.nx)
