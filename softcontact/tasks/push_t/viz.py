@@ -93,21 +93,29 @@ def animate(task, X, path, fps=20, max_frames=200):
         idx.append(len(X) - 1)
     if len(idx) > max_frames:
         idx = list(np.linspace(0, len(X) - 1, max_frames).round().astype(int))
-    fig, ax = plt.subplots(figsize=(4.2, 4.2))
+    fig, ax = plt.subplots(figsize=(4.4, 4.6))
     _setup(ax, task)
-    tee = mpatches.Polygon(task.t_outline(X[0, :3]), closed=True, color="tab:blue", alpha=0.7)
-    disk = mpatches.Circle(X[0, 3:5], task.pusher_radius, color="tab:orange")
+    tee = mpatches.Polygon(
+        task.t_outline(X[0, :3]), closed=True, color="tab:blue", alpha=0.7, label="T"
+    )
+    disk = mpatches.Circle(X[0, 3:5], task.pusher_radius, color="tab:orange", label="pusher")
     ax.add_patch(tee)
     ax.add_patch(disk)
     (trail,) = ax.plot([], [], "-", color="tab:orange", lw=0.8, alpha=0.6)
-    title = ax.set_title("")
+    ax.legend(loc="upper left", fontsize=7)
+
+    def text(k):
+        return f"t = {k * task.dt:.2f} s   coverage {task.coverage(X[k, :3]):.3f}"
+
+    # the layout is fitted around the widest title of the run, so no frame clips its own
+    title = ax.set_title(max((text(k) for k in (0, idx[-1])), key=len), fontsize=10)
     fig.tight_layout()
 
     def frame(k):
         tee.set_xy(task.t_outline(X[k, :3]))
         disk.center = (X[k, 3], X[k, 4])
         trail.set_data(X[: k + 1, 3], X[: k + 1, 4])
-        title.set_text(f"t = {k * task.dt:.2f} s   coverage {task.coverage(X[k, :3]):.3f}")
+        title.set_text(text(k))
         return tee, disk, trail, title
 
     anim = FuncAnimation(fig, frame, frames=idx, blit=False)
