@@ -129,7 +129,7 @@ static PyObject *py_contact(PyObject *Py_UNUSED(self), PyObject *args, PyObject 
     double *work = NULL, scal[3];
     sc_contact_params prm;
     sc_contact_body A, B;
-    sc_contact_out co = {NULL};
+    sc_contact_out co = {0};
     sc_packed_cloud pa, pb;
     sc_options o;
     sc_py_call call;

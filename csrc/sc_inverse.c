@@ -10,7 +10,7 @@ int sc_inverse_dynamics(const sc_model *m, const double *x, const double *x_next
 {
     sc_model_sizes s;
     sc__step_ws w;
-    sc_step_out so = {NULL};
+    sc_step_out so = {0};
     sc_options o;
     const int D = m ? m->dim : 2, nv = SC_NV(D);
     sc__step_ws wi;

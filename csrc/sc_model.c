@@ -363,7 +363,7 @@ int sc_energy(const sc_model *m, const double *x, const sc_options *opt, double 
     }
     for (k = 0; k < m->npair; k++) {
         double sc3[3], W[12];
-        sc_contact_out co = {NULL};
+        sc_contact_out co = {0};
         co.wrench = W;
         co.scalars = sc3;
         if ((st = sc__pair_contact(m, &s, x, k, 0, 0, &o, w.cwork, &co, SC_FRICTION_FULL, NULL)) !=

@@ -56,7 +56,7 @@ static int rollout_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
         ptrdiff_t failed = -1;
         memcpy(X, J->x0 + bi * nx, sizeof(double) * (size_t)nx);
         for (t = 0; t < J->T && st == SC_OK; t++) {
-            sc_step_out so = {NULL};
+            sc_step_out so = {0};
             if (sc_interrupt_check(opt.interrupt)) {
                 return SC_EINTERRUPTED;
             }

@@ -313,7 +313,7 @@ static int add_contacts(pass_t *P, const double *x, const sc_options *opt, doubl
         const sc_pair *pr = m->pairs + k;
         const sc_body *ba = m->bodies + pr->a, *bb = m->bodies + pr->b;
         const int pidx = sc__n_body_params(m) + 3 * k;
-        sc_contact_out out = {NULL};
+        sc_contact_out out = {0};
         if ((ba->kind != SC_BODY_DYNAMIC && bb->kind != SC_BODY_DYNAMIC) ||
             (P->only >= 0 && pr->a != P->only && pr->b != P->only)) {
             continue;
