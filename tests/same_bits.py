@@ -10,9 +10,12 @@ plus rollouts, inverse dynamics and energies: each dense and pruned, with every
 instruction set this CPU supports.  A change to the C core that is meant to keep results
 (a refactor, a faster loop) must keep every digest; ``tests/test_same_bits.py`` checks.
 
-The digests are those of one platform (x86-64 Linux with glibc: the fixture's
-``platform``); the test skips elsewhere, where the C library's ``exp`` and ``log`` may
-round differently.
+Digests are recorded per platform (:func:`platform_tag`): the operating system, the CPU
+architecture and C library (whose ``exp`` and ``log`` round as they do), and the widest
+SIMD that NumPy dispatches its own ``sin``/``cos`` to, which the cloud samplers use (AVX-512
+and AVX2 machines sample a sphere differently in the last bits).  The test checks the
+record of the platform it runs on and skips where there is none; ``--write`` records (or
+replaces) this platform's entry and keeps the others.
 
 Usage::
 
@@ -36,13 +39,32 @@ import numpy as np
 import softcontact as sc
 
 FIXTURE = Path(__file__).with_name("data") / "same_bits.json"
+
+
+def fixture() -> dict:
+    """The recorded digests: ``{platform tag: {case name: digest}}``."""
+    return json.loads(FIXTURE.read_text())["platforms"] if FIXTURE.exists() else {}
+
+
 ISAS = ("generic", "avx2", "avx512")
+
+
+def numpy_simd() -> str:
+    """The widest x86 SIMD level NumPy dispatches to on this CPU: ``"avx512"``,
+    ``"avx2"`` or ``"baseline"`` (other architectures)."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as feats
+    except ImportError:  # NumPy 1.x
+        from numpy.core._multiarray_umath import __cpu_features__ as feats
+    if feats.get("AVX512F") or feats.get("AVX512_SKX") or feats.get("X86_V4"):
+        return "avx512"
+    return "avx2" if feats.get("AVX2") else "baseline"
 
 
 def platform_tag() -> str:
     """The platform whose rounding the digests record."""
     libc = "-".join(platform.libc_ver())
-    return f"{platform.system()}-{platform.machine()}-{libc or 'unknown'}"
+    return f"{platform.system()}-{platform.machine()}-{libc or 'unknown'}-numpy_{numpy_simd()}"
 
 
 def digest(a) -> str:
@@ -397,7 +419,9 @@ def digests(results):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--write", action="store_true", help="record tests/data/same_bits.json")
+    ap.add_argument(
+        "--write", action="store_true", help="record this platform in tests/data/same_bits.json"
+    )
     ap.add_argument("--dump", metavar="NPZ", help="save every output to this file")
     ap.add_argument("--compare", metavar="NPZ", help="largest differences against a dump")
     ap.add_argument("-k", dest="pattern", help="only the cases whose name contains this")
@@ -405,13 +429,9 @@ def main(argv=None) -> int:
     results = compute(args.pattern)
     if args.write:
         FIXTURE.parent.mkdir(exist_ok=True)
-        FIXTURE.write_text(
-            json.dumps(
-                {"platform": platform_tag(), "cases": digests(results)}, indent=0, sort_keys=True
-            )
-            + "\n"
-        )
-        print(f"{len(results)} cases written to {FIXTURE}")
+        platforms = {**fixture(), platform_tag(): digests(results)}
+        FIXTURE.write_text(json.dumps({"platforms": platforms}, indent=0, sort_keys=True) + "\n")
+        print(f"{len(results)} cases written to {FIXTURE} for {platform_tag()}")
     if args.dump:
         np.savez_compressed(
             args.dump, **{f"{c}::{k}": v for c, o in results.items() for k, v in o.items()}
@@ -436,7 +456,7 @@ def main(argv=None) -> int:
         print(f"{bad} outputs differ" if bad else f"all {len(results)} cases bitwise equal")
         return 1 if bad else 0
     if not (args.write or args.dump):
-        fx = json.loads(FIXTURE.read_text())["cases"]
+        fx = fixture().get(platform_tag(), {})
         got = digests(results)
         bad = [c for c in got if fx.get(c) != got[c]]
         print(
