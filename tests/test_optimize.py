@@ -836,3 +836,20 @@ def test_batch_fun_equals_fun_row_by_row():
         prob.batch_fun(Ub[:, :-1])
     with pytest.raises(ValueError, match="U_batch must be finite"):
         prob.batch_fun(Ub * np.nan)
+
+
+@pytest.mark.parametrize("case", ["push-contact", "box3d"])
+def test_problem_pickles(case):
+    """A pickled problem (worker processes, Dask) is the same problem: same value, gradient
+    and Hessian-vector product bit for bit, its step counters kept, its cache not."""
+    import pickle
+
+    prob, U0, _ = _problem(case)
+    v, g = prob.value_and_grad(U0)
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        copy = pickle.loads(pickle.dumps(prob, protocol))
+        assert copy.n_steps == prob.n_steps and copy._key is None and copy._fwd == {}
+        assert copy._lock is not prob._lock
+        v2, g2 = copy.value_and_grad(U0)
+        assert v2 == v and g2.tobytes() == g.tobytes()
+    np.testing.assert_array_equal(copy.hessp(U0, g), prob.hessp(U0, g))

@@ -497,3 +497,21 @@ def test_make_integrator():
         push_t.make(integrator="rk4")
     with pytest.raises(TypeError, match="integrator must be a str"):
         push_t.make(integrator=1)
+
+
+def test_task_pickles():
+    """A pickled task is the same task: its model steps bit for bit, same start, goal,
+    parameters and coverage."""
+    import pickle
+
+    task = push_t.make(seed=7, mass=0.12)
+    copy = pickle.loads(pickle.dumps(task))
+    assert copy.seed == 7 and dict(copy.params) == dict(task.params)
+    np.testing.assert_array_equal(copy.x0, task.x0)
+    np.testing.assert_array_equal(copy.goal, task.goal)
+    assert not (copy.x0.flags.writeable or copy.goal.flags.writeable)
+    u = np.array([0.05, 0.1, 0.0])
+    a = task.model.step(task.x0, u, order=1)
+    b = copy.model.step(copy.x0, u, order=1)
+    assert a.x_next.tobytes() == b.x_next.tobytes() and a.dx_dx.tobytes() == b.dx_dx.tobytes()
+    assert copy.coverage(task.x0[:3]) == task.coverage(task.x0[:3])

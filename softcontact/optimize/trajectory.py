@@ -44,7 +44,9 @@ class TrajectoryProblem:
     (:meth:`Model.step`): ``ValueError`` naming ``U`` (``U_batch``) otherwise.
 
     A problem is safe to share between threads: its cache is locked, the rollouts run in
-    parallel (without the GIL), and every call returns the result of its own ``U``.
+    parallel (without the GIL), and every call returns the result of its own ``U``.  It
+    pickles (for worker processes): the copy has the same model, start, horizon and cost,
+    an empty cache, and gives the same results bit for bit.
     """
 
     def __init__(self, model, x0, horizon, cost, num_threads=1) -> None:
@@ -78,6 +80,22 @@ class TrajectoryProblem:
         self._lock = threading.Lock()
         self._key = None
         self._fwd: dict = {}
+
+    # -- pickling (worker processes, Dask) ------------------------------------------------
+
+    def __getstate__(self):
+        """The problem's definition (model, start, horizon, cost, threads) and its step
+        counters; not its lock nor its cache of the last pass."""
+        state = self.__dict__.copy()
+        for k in ("_lock", "_key", "_fwd"):
+            state.pop(k)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+        self._key = None
+        self._fwd = {}
 
     # -- helpers -----------------------------------------------------------------------------
 

@@ -227,7 +227,8 @@ def _readonly(a) -> np.ndarray:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class PushT:
-    """A built push-T task (returned by :func:`make`; immutable).
+    """A built push-T task (returned by :func:`make`; immutable; pickles, for worker
+    processes, into a task whose model steps bit for bit as this one's).
 
     Attributes
     ----------
@@ -290,6 +291,20 @@ class PushT:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_goal_polygon", self.t_polygon(self.goal))
+
+    # -- pickling (worker processes, Dask): the model pickles itself, bit for bit ----------
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["params"] = dict(self.params)
+        return state
+
+    def __setstate__(self, state):
+        for k, v in state.items():
+            if isinstance(v, np.ndarray):  # read-only, as make gives them
+                v.setflags(write=False)
+            object.__setattr__(self, k, v)
+        object.__setattr__(self, "params", types.MappingProxyType(state["params"]))
 
     # -- geometry ----------------------------------------------------------------------
 
