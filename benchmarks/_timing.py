@@ -1,5 +1,7 @@
 """Helpers shared by the benchmark scripts: timing, and output to stdout and a file."""
 
+import os
+import platform
 import sys
 import time
 
@@ -14,6 +16,18 @@ def median_time(fn, repeats):
         fn()
         ts.append(time.perf_counter() - t0)
     return float(np.median(ts))
+
+
+def machine():
+    """``(CPU model name, CPUs this process may use)``."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    ncpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return cpu, ncpu
 
 
 class Tee:

@@ -42,7 +42,7 @@ def _bodies(dim):
 
 
 def _table(title, rows, out):
-    print(title, file=out)
+    print(title + "\n", file=out)
     print(
         "| D | I | J | order 0 [ms] | order 1 [ms] | order 2 [ms] | pairs/s (order 0) "
         "| o1/o0 | o2/o0 |",
@@ -121,7 +121,7 @@ def run(repeats=7, out=sys.stdout):
         con_rows,
         out,
     )
-    print("\nTime against samples in contact (order 2, one thread): flat", file=out)
+    print("\nTime against samples in contact (order 2, one thread): flat\n", file=out)
     print("| D | gap [mm] | samples with Phi < 0 | separation [ms] | contact [ms] |", file=out)
     print("|---|---|---|---|---|", file=out)
     for dim in (2, 3):

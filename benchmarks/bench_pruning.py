@@ -41,7 +41,8 @@ def _interleaved(fns, rounds):
 def separation_rows(spacings, repeats, out):
     eps, r = 1e-5, 0.1
     print(
-        "Separation field, two spheres of radius 0.1 m, 0.5 mm overlap, eps = 1e-5 m^2, one thread",
+        "Separation field, two spheres of radius 0.1 m, 0.5 mm overlap, eps = 1e-5 m^2, "
+        "one thread\n",
         file=out,
     )
     print("| samples per body | order | pruned [ms] | dense [ms] | dense / pruned |", file=out)
@@ -83,7 +84,7 @@ def step_rows(repeats, out):
         ("pushing (2D, bench_step)", *pushing_scene()[:3]),
         ("box on floor (3D, bench_step)", *box_scene()[:3]),
     ]
-    print("\nModel.step, one thread: pruned (default) and dense", file=out)
+    print("\nModel.step, one thread: pruned (default) and dense\n", file=out)
     print("| scene | order | pruned [us] | dense [us] | dense / pruned |", file=out)
     print("|---|---|---|---|---|", file=out)
     for name, model, xs, u in scenes:

@@ -63,7 +63,7 @@ def run(repeats=5, quick=False, out=sys.stdout):
     best = info["isa_default"]
     print(
         f"SSDF pairs/s, I = N = {n_samples}, eps = 1e-4 m^2, cloud size ~0.14 m; "
-        f"CPU ISAs {isas}, default {best}, {cores} cores",
+        f"CPU ISAs {isas}, default {best}, {cores} cores\n",
         file=out,
     )
     head = "| D | order | " + " | ".join(

@@ -105,7 +105,7 @@ def run(repeats=5, out=sys.stdout):
     print(f"softcontact {info['version']}, SIMD {info['isa_default']}\n", file=out)
     print(
         f"Model.step, one thread (median of {repeats} rounds of the median of 20 calls; "
-        "includes Python argument checks)",
+        "includes Python argument checks)\n",
         file=out,
     )
     print(
@@ -126,7 +126,7 @@ def run(repeats=5, out=sys.stdout):
             file=out,
         )
 
-    print("\nPer step inside one C rollout (B = 1, T = 100), one thread", file=out)
+    print("\nPer step inside one C rollout (B = 1, T = 100), one thread\n", file=out)
     print("| scene | order 0 [us/step] | order 1 [us/step] | o1/o0 |", file=out)
     print("|---|---|---|---|", file=out)
     for name, model, x, u, _ in scenes:
@@ -142,7 +142,7 @@ def run(repeats=5, out=sys.stdout):
         print(f"| {name} | {t[0] * 1e6:.1f} | {t[1] * 1e6:.1f} | {t[1] / t[0]:.2f} |", file=out)
 
     ncpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(f"\nBatched rollouts, B = {B}, T = {T} ({ncpu} CPUs available)", file=out)
+    print(f"\nBatched rollouts, B = {B}, T = {T} ({ncpu} CPUs available)\n", file=out)
     print(
         "| scene | order | 1 thread [ms] | 2 threads [ms] | us/step (1 thread) "
         "| two/one (>= 1.8) |",

@@ -74,7 +74,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from _timing import Tee  # benchmarks/ is the script folder, on sys.path
+from _timing import Tee, machine  # benchmarks/ is the script folder, on sys.path
 
 import softcontact as sc
 from softcontact import _core
@@ -562,13 +562,7 @@ def check_fd(model, X, Uc, threads, f):
 
 def _header(out, args):
     info = sc.build_info()
-    ncpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as fh:
-            cpu = next(ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    cpu, ncpu = machine()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print("## Fuzzing the step: random states, NaN/inf, derivatives\n", file=out)
     print(

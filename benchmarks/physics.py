@@ -125,7 +125,7 @@ for _path in (HERE.parent / "tests", HERE):
 
 import run  # noqa: E402
 import scenes  # noqa: E402
-from _timing import Tee  # noqa: E402
+from _timing import Tee, machine  # noqa: E402
 from scene_capture import capture_scene  # noqa: E402
 
 import softcontact as sc  # noqa: E402
@@ -848,13 +848,7 @@ def _header(out):
     import mujoco
 
     info = sc.build_info()
-    ncpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    cpu, ncpu = machine()
     print("## softcontact vs MuJoCo: physical behaviour\n", file=out)
     print(
         f"softcontact {info['version']} (SIMD {info['isa_default']}); MuJoCo {mujoco.__version__}; "

@@ -798,6 +798,7 @@ def run(
     target=None,
     budget=None,
     out=sys.stdout,
+    heading=True,
 ):
     t_start = time.perf_counter()
     B, T = (4, 5) if quick else (64, 100)
@@ -823,7 +824,8 @@ def run(
         )
     else:
         head.append(f"JAX n/a ({jx_err})")
-    print("## softcontact vs MuJoCo vs JAX\n", file=out)
+    if heading:
+        print("## softcontact vs MuJoCo vs JAX\n", file=out)
     print(
         "; ".join(head) + f"; Python {platform.python_version()}, {ncpu} CPUs, "
         f"{platform.machine()}.",

@@ -391,3 +391,32 @@ def test_kernel_benchmarks_run(tmp_path, script, args, header):
     assert out.returncode == 0, out.stderr
     assert header in out.stdout
     assert "|---|" in out.stdout
+
+
+def test_report_writes_the_benchmarks_page(tmp_path):
+    """benchmarks/report.py --quick: every section, under the machine header, to --out."""
+    page = tmp_path / "benchmarks.md"
+    out = subprocess.run(
+        [sys.executable, str(BENCH / "report.py"), "--quick", "--no-jax", "--out", str(page)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=subprocess_env(),
+    )
+    assert out.returncode == 0, out.stderr
+    text = page.read_text()
+    assert text.startswith("<!-- written by benchmarks/report.py")
+    assert text.split("\n", 2)[2] == out.stdout  # the page is what was printed
+    assert "Measured " in text and " CPUs; " in text and "Quick settings" in text
+    import report
+
+    for title, _, alone in report.SECTIONS:
+        assert f"\n## {title}\n" in text and alone in text
+    # each table starts after a blank line (Markdown renders it as a table, not a paragraph)
+    lines = text.splitlines()
+    heads = [
+        i for i, ln in enumerate(lines) if ln.startswith("|") and lines[i + 1].startswith("|--")
+    ]
+    assert len(heads) >= 10 and all(lines[i - 1] == "" for i in heads)
+    assert text.count("## softcontact vs MuJoCo vs JAX") == 0  # run.py's own heading is off
