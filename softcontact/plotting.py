@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._optional import require
 from ._validate import as_positive_float
 
 if TYPE_CHECKING:
@@ -24,12 +25,7 @@ def plot_cloud(cloud: PointCloud, ax=None, normals=True, scale=None, **kwargs):
         scale = 0.1 * size if size > 0 else 1.0
     else:
         scale = as_positive_float(scale, "scale")
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise ImportError(
-            "PointCloud.plot needs matplotlib, which is not installed: pip install matplotlib"
-        ) from exc
+    plt = require("matplotlib.pyplot", "plot", "PointCloud.plot")
 
     p, n = cloud.points, cloud.normals * scale
     style = {"s": 6, **kwargs}
@@ -75,16 +71,6 @@ def plot_cloud(cloud: PointCloud, ax=None, normals=True, scale=None, **kwargs):
     return ax
 
 
-def _pyplot(what):
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise ImportError(
-            f"{what} needs matplotlib, which is not installed: pip install matplotlib"
-        ) from exc
-    return plt
-
-
 def plot_state(model, x, ax=None, *, normals=False, title=None, **kwargs):
     """Draw every body of ``model`` posed as in the state ``x``; see :meth:`Model.plot
     <softcontact.Model.plot>` for the arguments, the result and the errors."""
@@ -93,7 +79,7 @@ def plot_state(model, x, ax=None, *, normals=False, title=None, **kwargs):
         raise TypeError(f"normals must be a bool, got {type(normals).__name__}")
     if title is not None and not isinstance(title, str):
         raise TypeError(f"title must be a str, got {type(title).__name__}")
-    plt = _pyplot("Model.plot")
+    plt = require("matplotlib.pyplot", "plot", "Model.plot")
     D = model.dim
     scene = model._source[0]
     if ax is None:

@@ -61,3 +61,28 @@ def test_citation_file():
     assert paper["year"] == 2025 and paper["authors"][0]["family-names"] == "Beker"
     assert paper["identifiers"][0]["value"] == "10.48550/arXiv.2503.11736"
     assert "version" not in cff  # the version's one source is softcontact/_version.py
+
+
+def test_extras_install_what_the_messages_promise():
+    """The extras named by softcontact._optional's messages install those packages, and
+    the default install holds them all (the main job needs them)."""
+    project = _pyproject()["project"]
+    extras = project["optional-dependencies"]
+
+    def names(reqs):
+        """Package names, the package's own extras (softcontact[a,b]) expanded."""
+        out = set()
+        for r in reqs:
+            name = r.split(">")[0].split("=")[0].split("[")[0].strip()
+            if name == "softcontact":
+                for extra in r.split("[")[1].rstrip("]").split(","):
+                    out |= names(extras[extra.strip()])
+            else:
+                out.add(name)
+        return out
+
+    assert names(extras["plot"]) == {"matplotlib"}
+    assert names(extras["tasks"]) == {"shapely", "scipy"}
+    assert names(extras["optimize"]) == {"scipy"}
+    assert names(extras["all"]) >= names(extras["plot"] + extras["tasks"] + extras["optimize"])
+    assert names(project["dependencies"]) >= names(extras["all"]) | {"numpy"}

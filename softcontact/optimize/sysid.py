@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import DivergenceError
+from .._optional import require
 from .._validate import as_float_array
 from ..sampling import check_finite
 
@@ -123,7 +124,7 @@ def fit_parameters(build, names, p0, x0, U, observed, **least_squares_options):
         If ``p0``, ``U`` or ``observed`` has the wrong shape or is not finite, or ``names``
         are not parameters of the model.
     """
-    from scipy.optimize import least_squares  # type: ignore[import-untyped]
+    least_squares = require("scipy.optimize", "optimize", "fit_parameters").least_squares
 
     from ..scene import _divergence_error
 

@@ -151,12 +151,14 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import shapely  # type: ignore[import-untyped]
 
+from ..._optional import require
 from ..._validate import as_float_array, as_int, as_positive_float, shape_str
 from ...cloud import PointCloud
 from ...contact import ContactParams
 from ...scene import Model, Scene
+
+shapely = require("shapely", "tasks", "softcontact.tasks.push_t")
 
 __all__ = [
     "make",

@@ -35,6 +35,7 @@ import time
 
 import numpy as np
 
+from ..._optional import require
 from ..._validate import as_int
 from ...optimize import cross_entropy
 from .. import push_t
@@ -161,7 +162,7 @@ def _run(method, fp, budget):
             callback=lambda r: record(r.fun),
         )
         return trace
-    from scipy.optimize import minimize  # type: ignore[import-untyped]
+    minimize = require("scipy.optimize", "optimize", "push_t.compare").minimize
 
     def fun(w):
         f = fp.fun(w)
@@ -246,7 +247,7 @@ class Comparison:
     def plot(self, path=None):
         """Best cost against wall time and against dynamics evaluations, one row of two
         panels per problem; saved to ``path`` if given.  Returns the figure."""
-        import matplotlib
+        matplotlib = require("matplotlib", "plot", "Comparison.plot")
 
         if path is not None:
             matplotlib.use("Agg", force=False)

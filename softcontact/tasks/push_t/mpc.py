@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._optional import require
 from ..._validate import as_int, as_positive_float
 from ...optimize import ControlResidual, PoseResidual, TrajectoryProblem
 from .. import push_t
@@ -199,7 +200,7 @@ class Controller:
         )
 
     def _solve(self, x, z0):
-        from scipy.optimize import minimize  # type: ignore[import-untyped]
+        minimize = require("scipy.optimize", "optimize", "the push-T controller").minimize
 
         prob = self.problem(x)
         K = self.horizon // self.block

@@ -99,6 +99,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ..._optional import require
 from ..._validate import as_float_array, as_int, as_positive_float, shape_str
 from ...optimize import trajectory_residuals
 from ...optimize.sysid import _observed_values
@@ -395,7 +396,7 @@ def _stages(n, dt):
 def _fit_stage(prob, p, n, free, bounds, max_nfev):
     """``least_squares`` on the first ``n`` steps over the parameters ``free`` (the others
     held at ``p``); returns the full parameter vector and SciPy's result."""
-    from scipy.optimize import least_squares  # type: ignore[import-untyped]
+    least_squares = require("scipy.optimize", "optimize", "push_t.sysid").least_squares
 
     free = np.asarray(free)
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._optional import require
+
 __all__ = ["plot_trajectory", "animate"]
 
 
@@ -32,7 +34,7 @@ def _setup(ax, task):
 def plot_trajectory(task, X, path=None, title=None, snapshots=6, ax=None):
     """The T at ``snapshots`` evenly spaced times (light to dark), the final T, the pusher's
     path (coloured by time) and the goal.  Saved to ``path`` if given; returns the figure."""
-    import matplotlib
+    matplotlib = require("matplotlib", "plot", "push_t.viz.plot_trajectory")
 
     if path is not None and ax is None:
         matplotlib.use("Agg", force=False)
@@ -77,7 +79,7 @@ def plot_trajectory(task, X, path=None, title=None, snapshots=6, ax=None):
 def animate(task, X, path, fps=20, max_frames=200):
     """Write an animated GIF of the states ``X`` to ``path`` (frames every
     ``1 / fps`` s of simulated time, at most ``max_frames``).  Returns the frame count."""
-    import matplotlib
+    matplotlib = require("matplotlib", "plot", "push_t.viz.animate")
 
     matplotlib.use("Agg", force=False)
     import matplotlib.patches as mpatches

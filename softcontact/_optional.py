@@ -1,0 +1,30 @@
+"""Optional dependencies: imported where a feature needs them, with a message naming the
+extra that installs them.
+
+``import softcontact`` and the whole core (clouds, SSDF, contact, scenes, steps,
+rollouts, trajectory problems) need only NumPy.  Drawing needs matplotlib (extra
+``plot``), the push-T task shapely (``tasks``), the optimizers built on SciPy
+(``fit_parameters``, the push-T controller, comparison and identification) SciPy
+(``optimize``); ``all`` installs every one.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# the PyPI package of each importable module, and the extra that installs it
+_PACKAGES = {"matplotlib": "matplotlib", "shapely": "shapely", "scipy": "scipy"}
+
+
+def require(module: str, extra: str, what: str):
+    """Import ``module`` (e.g. ``"scipy.optimize"``) for ``what``, or raise ImportError
+    naming the package and the extra ``softcontact[extra]`` that installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        top = module.split(".")[0]
+        package = _PACKAGES.get(top, top)
+        raise ImportError(
+            f"{what} needs {package}, which is not installed: "
+            f"pip install 'softcontact[{extra}]' (or pip install {package})"
+        ) from exc
