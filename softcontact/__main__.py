@@ -165,7 +165,7 @@ def _parser(prog="python -m softcontact"):
     c = sub.add_parser(
         "compare",
         parents=[common],
-        help="CEM vs L-BFGS vs trust-region Newton on fixed push-T problems",
+        help="CEM vs L-BFGS vs trust-region Newton vs iLQR on fixed push-T problems",
     )
     c.add_argument(
         "--seeds", type=_SEED, nargs="+", default=[0, 1, 2], help="problem seeds (default: 0 1 2)"
@@ -179,6 +179,7 @@ def _parser(prog="python -m softcontact"):
     c.add_argument("--cem-iterations", type=_COUNT, default=30, help="default: %(default)s")
     c.add_argument("--lbfgs-iterations", type=_COUNT, default=60, help="default: %(default)s")
     c.add_argument("--newton-iterations", type=_COUNT, default=20, help="default: %(default)s")
+    c.add_argument("--ilqr-iterations", type=_COUNT, default=30, help="default: %(default)s")
     c.add_argument(
         "--figure", default="compare.png", help="plot to write (default: %(default)s; '' for none)"
     )
@@ -345,6 +346,7 @@ def compare(
     newton_iterations=20,
     figure="compare.png",
     stream=None,
+    ilqr_iterations=30,
 ):
     """The optimizer comparison; returns the
     :class:`~softcontact.tasks.push_t.compare.Comparison`."""
@@ -369,6 +371,7 @@ def compare(
             cem_iterations=cem_iterations,
             lbfgs_iterations=lbfgs_iterations,
             newton_iterations=newton_iterations,
+            ilqr_iterations=ilqr_iterations,
             callback=done,
         )
     print(comp.table(), file=stream)
@@ -558,6 +561,7 @@ def main(argv=None, prog="python -m softcontact"):
             args.lbfgs_iterations,
             args.newton_iterations,
             args.figure,
+            ilqr_iterations=args.ilqr_iterations,
         )
     elif cmd == "sysid":
         sysid(args.seed, args.noise, args.max_nfev)

@@ -119,14 +119,16 @@ def test_cli_subcommands_on_tiny_settings(tmp_path):
             "2",
             "--newton-iterations",
             "1",
+            "--ilqr-iterations",
+            "1",
             "--figure",
             "c.png",
         ],
         tmp_path,
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.count("| 1 |") == 3 and (tmp_path / "c.png").exists()
-    assert "[3/3 runs, " in out.stdout
+    assert out.stdout.count("| 1 |") == 4 and (tmp_path / "c.png").exists()
+    assert "[4/4 runs, " in out.stdout
     # -v before or after the command: the library's log messages on stderr
     for args in (["-v", "sysid", "--max-nfev", "2"], ["sysid", "-v", "--max-nfev", "2"]):
         out = _run(args, tmp_path)

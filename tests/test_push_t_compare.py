@@ -149,6 +149,7 @@ def test_compare_tiny_run(tmp_path):
         cem_iterations=3,
         lbfgs_iterations=3,
         newton_iterations=2,
+        ilqr_iterations=2,
     )
     assert {t.method for t in comp.traces} == set(compare.METHODS)
     for t in comp.traces:
@@ -158,10 +159,12 @@ def test_compare_tiny_run(tmp_path):
     cem = next(t for t in comp.traces if t.method == "CEM")
     assert cem.steps[-1] == 3 * 9 * 40
     rows = comp.rows()
-    assert len(rows) == 3 and rows[0]["method"] == "CEM"
+    assert len(rows) == 4 and rows[0]["method"] == "CEM"
     assert rows[0]["wall_to_cem"] is not None  # CEM reaches its own final cost
     table = comp.table()
-    assert table.count("\n") == 4 and "trust-Newton" in table
+    assert table.count("\n") == 5 and "trust-Newton" in table and "iLQR" in table
+    ilqr = next(t for t in comp.traces if t.method == "iLQR")
+    assert len(ilqr.best) == 3 and ilqr.best[-1] < ilqr.best[0]  # start + 2 iterations
     fig = comp.plot(tmp_path / "c.png")
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
     import matplotlib.pyplot as plt

@@ -30,11 +30,14 @@ The package, by stage:
 - :mod:`~softcontact.optimize.sysid`: system identification, the residuals of an observed
   trajectory with their parameter Jacobians (:func:`trajectory_residuals`,
   :func:`fit_parameters`);
+- :mod:`~softcontact.optimize.ddp`: iLQR and DDP with box-constrained controls, warm
+  starts and a wall-clock deadline (:func:`ilqr`);
 - :mod:`~softcontact.optimize.baselines`: the zeroth-order sampling baseline
   (:func:`cross_entropy`).
 """
 
 from .baselines import CrossEntropyResult, cross_entropy
+from .ddp import TrajectoryResult, ilqr
 from .residuals import ApproachResidual, ControlResidual, PoseResidual
 from .sysid import fit_parameters, trajectory_residuals
 from .trajectory import TrajectoryProblem
@@ -48,4 +51,6 @@ __all__ = [
     "fit_parameters",
     "cross_entropy",
     "CrossEntropyResult",
+    "ilqr",
+    "TrajectoryResult",
 ]

@@ -290,22 +290,25 @@ class TrajectoryProblem:
         with self._lock:
             self.n_steps[0] += B * self.T
         out = np.full(B, np.inf)
-        zeros = np.zeros(self.nu)
         for b in np.flatnonzero(ro.status == 0):
-            total = 0.0
-            # a finite trajectory can still overflow the cost (a control of 1e300): inf
-            with np.errstate(over="ignore", invalid="ignore"):
-                for t in range(self.T + 1):
-                    u = Ub[b, t] if t < self.T else zeros
-                    rs = [
-                        c.evaluate(self.model, ro.states[b, t], u, 0)[0]
-                        for c in self.cost
-                        if c.active(t, self.T)
-                    ]
-                    r = np.concatenate(rs) if rs else np.zeros(0)
-                    total += 0.5 * float(r @ r)  # as in _forward, term by term
-            out[b] = total if np.isfinite(total) else np.inf
+            out[b] = self._cost_of(ro.states[b], Ub[b])
         return out
+
+    def _cost_of(self, X, U) -> float:
+        """The cost of states X (T + 1, nx) under controls U (T, nu), term by term as in
+        ``_forward`` (so equal to ``fun`` bitwise); inf where it overflows."""
+        total = 0.0
+        zeros = np.zeros(self.nu)
+        # a finite trajectory can still overflow the cost (a control of 1e300): inf
+        with np.errstate(over="ignore", invalid="ignore"):
+            for t in range(self.T + 1):
+                u = U[t] if t < self.T else zeros
+                rs = [
+                    c.evaluate(self.model, X[t], u, 0)[0] for c in self.cost if c.active(t, self.T)
+                ]
+                r = np.concatenate(rs) if rs else np.zeros(0)
+                total += 0.5 * float(r @ r)
+        return total if np.isfinite(total) else np.inf
 
     def jac(self, U) -> np.ndarray:
         """Exact gradient ``dJ/dU`` (T * nu,), by the adjoint of the step Jacobians.

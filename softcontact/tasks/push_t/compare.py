@@ -11,7 +11,9 @@
   Newton method whose subproblems are solved in Krylov subspaces from exact
   Hessian-vector products (second-order adjoint), with the exact gradient.  (Krylov
   rather than ``trust-ncg``, whose truncated CG stops at the first direction of negative
-  curvature, which these problems have),
+  curvature, which these problems have);
+- ``"iLQR"``: :func:`softcontact.optimize.ilqr` (Gauss-Newton), on the controls of every
+  step (not blocks: the Riccati pass works per step) within the same speed box,
 
 and records the best objective against wall time and against dynamics evaluations
 (steps of the model, at any derivative order).
@@ -23,7 +25,7 @@ constant over blocks of ``block`` steps (20 blocks x (vx, vy) = 40 variables), s
 into the speed box, ``u = u_max / sqrt(2) tanh(w)``, so that every method works
 unconstrained on the same ``w``; the objective is the MPC objective of
 :mod:`~softcontact.tasks.push_t.mpc` over the horizon.  Every method starts from
-``w = 0`` (pusher at rest).
+``w = 0`` (pusher at rest); iLQR starts from the same controls, zero.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["FixedProblem", "Trace", "compare", "Comparison", "METHODS"]
 
-METHODS = ("CEM", "L-BFGS", "trust-Newton")
+METHODS = ("CEM", "L-BFGS", "trust-Newton", "iLQR")
 
 
 class FixedProblem:
@@ -162,6 +164,22 @@ def _run(method, fp, budget):
             callback=lambda r: record(r.fun),
         )
         return trace
+    if method == "iLQR":
+        from ...optimize import ilqr
+
+        prob = fp.problem
+        U0 = np.zeros((prob.T, prob.nu))
+        record(prob.fun(U0))
+        box = np.array([fp.scale, fp.scale, 0.0])
+        ilqr(
+            prob,
+            U0,
+            bounds=(-box, box),
+            max_iter=budget["ilqr_iterations"],
+            ftol=0.0,
+            callback=lambda nit, f, U: record(f),
+        )
+        return trace
     minimize = require("scipy.optimize", "optimize", "push_t.compare").minimize
 
     def fun(w):
@@ -255,7 +273,12 @@ class Comparison:
 
         seeds = sorted({t.seed for t in self.traces})
         fig, axes = plt.subplots(len(seeds), 2, figsize=(10, 3.2 * len(seeds)), squeeze=False)
-        colors = {"CEM": "tab:gray", "L-BFGS": "tab:blue", "trust-Newton": "tab:red"}
+        colors = {
+            "CEM": "tab:gray",
+            "L-BFGS": "tab:blue",
+            "trust-Newton": "tab:red",
+            "iLQR": "tab:green",
+        }
         for i, seed in enumerate(seeds):
             for t in self.traces:
                 if t.seed != seed:
@@ -286,6 +309,7 @@ def compare(
     cem_iterations=30,
     lbfgs_iterations=60,
     newton_iterations=20,
+    ilqr_iterations=30,
     methods=METHODS,
     num_threads=2,
     callback=None,
@@ -301,6 +325,7 @@ def compare(
         "cem_iterations": as_int(cem_iterations, "cem_iterations", 1),
         "lbfgs_iterations": as_int(lbfgs_iterations, "lbfgs_iterations", 1),
         "newton_iterations": as_int(newton_iterations, "newton_iterations", 1),
+        "ilqr_iterations": as_int(ilqr_iterations, "ilqr_iterations", 1),
     }
     traces = []
     for seed in seeds:
