@@ -27,6 +27,7 @@ the version):
 from __future__ import annotations
 
 import argparse
+import logging
 import math
 import re
 import sys
@@ -86,19 +87,21 @@ _NONNEGATIVE = _float_from(0.0, strict=False)
 _COMMANDS = ("demo", "mpc", "compare", "sysid", "bench", "ssdf")
 
 
+def _is_verbose(arg):
+    """-v, -vv, ... or --verbose and its abbreviations (argparse accepts those)."""
+    return re.fullmatch(r"-v+", arg) is not None or (len(arg) > 3 and "--verbose".startswith(arg))
+
+
 _VERBOSE = "log the library's progress messages to stderr (-v: info, -vv: debug)"
 
 
 def _configure_logging(verbosity):
-    """-v: the library's INFO messages on stderr; -vv: DEBUG too."""
+    """-v: the library's INFO messages on stderr; -vv: DEBUG too.  Only the softcontact
+    loggers are configured (not the root: other libraries stay quiet)."""
     if verbosity > 0:
-        import logging
+        from softcontact._progress import log_to_stderr
 
-        logging.basicConfig(
-            level=logging.INFO if verbosity == 1 else logging.DEBUG,
-            format="%(asctime)s %(name)s: %(message)s",
-            datefmt="%H:%M:%S",
-        )
+        log_to_stderr(logging.INFO if verbosity == 1 else logging.DEBUG)
 
 
 def _parser(prog="python -m softcontact"):
@@ -523,19 +526,18 @@ def main(argv=None, prog="python -m softcontact"):
     """Run ``python -m softcontact`` with ``argv`` (default ``sys.argv[1:]``); bad options
     are usage errors (exit 2, the message naming the option), as argparse reports them.
     Arguments that start with an option other than ``-h``/``--help``/``--version`` are
-    ``demo``'s: ``--seed 5`` runs ``demo --seed 5``."""
+    ``demo``'s: ``--seed 5`` runs ``demo --seed 5``.  ``-v`` (``--verbose``, repeatable)
+    may come before or after the command: ``-v mpc`` and ``mpc -v`` are the same."""
     parser = _parser(prog)
     argv = list(sys.argv[1:] if argv is None else argv)
     # options without a command are demo's; -v may come before a command (the top level's)
-    first = next((a for a in argv if not re.fullmatch(r"-v+|--verbose", a)), None)
+    first = next((a for a in argv if not _is_verbose(a)), None)
     if argv and argv[0].startswith("-") and first not in ("-h", "--help", "--version", *_COMMANDS):
         argv = ["demo", *argv]
     args = parser.parse_args(argv)
     cmd = args.command or "demo"
-    if args.command is None:  # no command: the demo with its defaults
-        verbosity = args.verbose_top
+    if args.command is None:  # no arguments at all: the demo with its defaults
         args = parser.parse_args(["demo"])
-        args.verbose_top = verbosity
     _configure_logging(args.verbose_top + getattr(args, "verbose", 0))
     if cmd == "demo":
         demo(args.seed, args.time_limit, args.png, args.gif, not args.no_figures, not args.quiet)

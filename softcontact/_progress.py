@@ -9,6 +9,8 @@ being the mean time per finished item times the items left.
 
 from __future__ import annotations
 
+import logging
+import math
 import sys
 import time
 
@@ -16,19 +18,40 @@ __all__ = ["Progress", "format_seconds"]
 
 
 def format_seconds(s: float) -> str:
-    """``42 s``, ``3 min 05 s`` or ``2 h 07 min``."""
-    s = max(0.0, float(s))
-    if s < 60:
-        return f"{s:.0f} s"
-    if s < 3600:
-        m, r = divmod(int(round(s)), 60)
+    """``42 s``, ``3 min 05 s`` or ``2 h 07 min`` (``?`` when not finite)."""
+    if not math.isfinite(s):
+        return "?"
+    whole = int(round(max(0.0, float(s))))
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        m, r = divmod(whole, 60)
         return f"{m} min {r:02d} s"
-    h, r = divmod(int(round(s)) // 60, 60)
+    h, r = divmod(int(round(whole / 60)), 60)
     return f"{h} h {r:02d} min"
+
+
+def log_to_stderr(level) -> None:
+    """Show the softcontact loggers' messages from ``level`` up on stderr (the root logger
+    and other libraries' loggers are left alone)."""
+    logger = logging.getLogger("softcontact")
+    if not any(getattr(h, "_softcontact_stderr", False) for h in logger.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(
+            logging.Formatter("%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+        )
+        handler._softcontact_stderr = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+    logger.setLevel(level)
+    logger.propagate = False
 
 
 class Progress:
     """Progress over ``total`` items of a command called ``desc``.
+
+    The ETA is the mean time per finished item times the items left: with items run
+    ``k`` at a time (worker processes) it is about ``k`` times too long until the first
+    ``k`` have finished.
 
     Parameters
     ----------
@@ -58,7 +81,12 @@ class Progress:
             except ImportError:
                 tqdm = None
             if tqdm is not None:
+                from tqdm.contrib.logging import logging_redirect_tqdm
+
                 self._bar = tqdm(total=self.total, desc=self.desc, unit="", file=sys.stderr)
+                # log records go through the bar (tqdm.write), not across it
+                self._redirect = logging_redirect_tqdm(loggers=[logging.getLogger("softcontact")])
+                self._redirect.__enter__()
 
     def eta(self) -> float:
         """Seconds left, from the mean time per finished item (inf before the first)."""
@@ -85,6 +113,7 @@ class Progress:
 
     def close(self) -> None:
         if self._bar is not None:
+            self._redirect.__exit__(None, None, None)
             self._bar.close()
             self._bar = None
 

@@ -89,6 +89,8 @@ def plot_state(model, x, ax=None, *, normals=False, title=None, **kwargs):
             "ax must be a 3D axes (projection='3d') to plot a 3D model, "
             f"got a {getattr(ax, 'name', type(ax).__name__)!r} axes"
         )
+    elif D == 2 and getattr(ax, "name", None) == "3d":
+        raise ValueError("ax must be a 2D axes to plot a 2D model, got a '3d' axes")
     nqb = 3 if D == 2 else 7
     slot = {name: i for i, name in enumerate(model.moving)}
     posed, planes = [], []
@@ -104,8 +106,9 @@ def plot_state(model, x, ax=None, *, normals=False, title=None, **kwargs):
         else:
             posed.append((i, b.name, p, n))
     style = {"s": 4, **kwargs}
-    # a cube (square) about the bodies and the half-spaces' anchors: equal scales
-    pts = np.concatenate([p for _, _, p, _ in posed] + [p[None] for _, p, _ in planes])
+    # a cube (square) about the bodies (the half-spaces' anchors where there are none,
+    # since an anchor may lie anywhere on its plane): equal scales
+    pts = np.concatenate([p for _, _, p, _ in posed] or [p[None] for _, p, _ in planes])
     lo, hi = pts.min(axis=0), pts.max(axis=0)
     half = 0.55 * float(np.max(hi - lo)) + 1e-3
     lo, hi = 0.5 * (lo + hi) - half, 0.5 * (lo + hi) + half

@@ -1759,7 +1759,7 @@ class Model:
         ImportError
             If matplotlib is not installed.
         TypeError, ValueError
-            For a bad state or argument, or a 2D axes given for a 3D model.
+            For a bad state or argument, or axes of the wrong dimension for the model.
         """
         from .plotting import plot_state
 

@@ -216,15 +216,25 @@ def test_demo_options_without_the_command(tmp_path, capsys):
     assert "push-T seed 14" in out
     assert main(["demo", *args]) == 0
     assert capsys.readouterr().out.splitlines()[:2] == out.splitlines()[:2]
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
+    lib = logging.getLogger("softcontact")
+    handlers, level, propagate = list(lib.handlers), lib.level, lib.propagate
+    root_handlers = list(logging.getLogger().handlers)
     try:
         assert main(["-v", *args]) == 0  # -v alone before demo's options: still the demo
+        captured = capsys.readouterr()
+        assert "push-T seed 14" in captured.out
+        # only softcontact's loggers are configured: the root logger is untouched
+        assert logging.getLogger().handlers == root_handlers
+        assert lib.level == logging.INFO and not lib.propagate
     finally:  # -v configured logging for this process: undo it
-        for h in set(root.handlers) - set(handlers):
-            root.removeHandler(h)
-        root.setLevel(level)
-    assert "push-T seed 14" in capsys.readouterr().out
+        for h in set(lib.handlers) - set(handlers):
+            lib.removeHandler(h)
+        lib.setLevel(level)
+        lib.propagate = propagate
+    from softcontact.__main__ import _is_verbose
+
+    assert all(map(_is_verbose, ["-v", "-vv", "--verbose", "--verb", "--ve"]))
+    assert not any(map(_is_verbose, ["--v", "--version", "-x", "--verbosee", "mpc"]))
     with pytest.raises(SystemExit) as exc:
         main(["--bogus"])  # a usage error of demo's, exit 2
     assert exc.value.code == 2 and "--bogus" in capsys.readouterr().err

@@ -81,6 +81,10 @@ def test_errors(pyplot):
     _, flat = pyplot.subplots()
     with pytest.raises(ValueError, match=r"ax must be a 3D axes"):
         model.plot(ax=flat)
+    scene2 = sc.Scene(dim=2)
+    scene2.add_body(sc.PointCloud.disk(0.02, 0.005), mass=0.1, name="puck")
+    with pytest.raises(ValueError, match=r"ax must be a 2D axes"):
+        scene2.build(0.005).plot(ax=pyplot.figure().add_subplot(projection="3d"))
     with pytest.raises(TypeError, match=r"normals must be a bool"):
         model.plot(normals=1)
     with pytest.raises(TypeError, match=r"title must be a str"):
@@ -96,3 +100,17 @@ def test_without_matplotlib(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match=r"Model.plot needs matplotlib.*pip install"):
         _scene3d().plot()
+
+
+def test_the_view_is_the_bodies_wherever_a_half_space_is_anchored(pyplot):
+    """A half-space is an infinite plane: its anchor (100 m away here) does not move the
+    view, which stays a cube about the bodies, with the plane drawn across it."""
+    scene = sc.Scene(dim=3)
+    scene.add_body(sc.PointCloud.halfspace([100, 0, 0], [0, 0, 1]), kind="static", name="floor")
+    scene.add_body(
+        sc.PointCloud.box([0.05] * 3, 0.02), mass=1.0, pose=[0, 0, 0.05, 1, 0, 0, 0], name="b"
+    )
+    scene.add_contact("b", "floor")
+    ax = scene.build(0.005, "implicit").plot()
+    for lim in (ax.get_xlim(), ax.get_ylim(), ax.get_zlim()):
+        assert -0.2 < lim[0] < 0 and 0.05 < lim[1] < 0.2

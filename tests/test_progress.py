@@ -14,6 +14,9 @@ def test_format_seconds():
     assert format_seconds(185) == "3 min 05 s"
     assert format_seconds(7620) == "2 h 07 min"
     assert format_seconds(-3) == "0 s"
+    assert format_seconds(59.6) == "1 min 00 s"  # rounded before the unit is chosen
+    assert format_seconds(3599.6) == "1 h 00 min"
+    assert format_seconds(float("inf")) == "?" and format_seconds(float("nan")) == "?"
 
 
 def test_plain_lines_with_eta(monkeypatch):

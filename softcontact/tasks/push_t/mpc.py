@@ -556,9 +556,15 @@ class Evaluation:
 def _episode_for_seed(args):
     seed, settings, time_limit = args
     task = push_t.make(seed=seed)
-    ep = run_episode(task, time_limit=time_limit, **settings)
-    logger.info("%r", ep)
-    return ep
+    return run_episode(task, time_limit=time_limit, **settings)
+
+
+def _worker_logging(level):
+    """A worker process logs the controller's messages to stderr at the parent's level."""
+    if level < logging.WARNING:
+        from ..._progress import log_to_stderr
+
+        log_to_stderr(level)
 
 
 def evaluate(seeds, jobs=1, time_limit=None, callback=None, **settings) -> Evaluation:
@@ -574,16 +580,24 @@ def evaluate(seeds, jobs=1, time_limit=None, callback=None, **settings) -> Evalu
     if jobs == 1:
         for i, a in enumerate(args):
             out[i] = _episode_for_seed(a)
+            logger.info("%r", out[i])
             if callback is not None:
                 callback(out[i])
     else:
         import concurrent.futures as cf
         import multiprocessing as mp
 
-        with cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn")) as ex:
+        level = logging.getLogger("softcontact").getEffectiveLevel()
+        with cf.ProcessPoolExecutor(
+            jobs,
+            mp_context=mp.get_context("spawn"),
+            initializer=_worker_logging,
+            initargs=(level,),
+        ) as ex:
             futs = {ex.submit(_episode_for_seed, a): i for i, a in enumerate(args)}
             for f in cf.as_completed(futs):
                 out[futs[f]] = f.result()
+                logger.info("%r", out[futs[f]])
                 if callback is not None:
                     callback(out[futs[f]])
     return Evaluation(tuple(out[i] for i in range(len(args))))
