@@ -17,7 +17,10 @@ assert not os.path.exists(os.path.join(here, "..", "csrc")), "imported the sourc
 info = sc.build_info()
 core = sc._core.__file__
 size = os.path.getsize(core)
-print(f"softcontact {info['version']} from {here}: core {size / 1e6:.1f} MB, ISAs {info}")
+print(
+    f"softcontact {info['version']} from {here}: core {size / 1e6:.1f} MB, "
+    f"ISAs {', '.join(info['isa_supported'])} (default {info['isa_default']})"
+)
 assert size < 5e6, f"the compiled core is {size / 1e6:.1f} MB: not stripped?"
 
 scene = sc.Scene(dim=3)

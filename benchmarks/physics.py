@@ -85,7 +85,7 @@ States: each engine's own state at the end of its resting / stack run at that dt
 placed start where that run was unstable); push-T: ``scenes.push_t``'s in-contact state and
 its planar MuJoCo model, whose velocity actuators' gain is rescaled to ``mass / dt``.
 
-**Targets** (printed as met / not met, never asserted): box resting at 10 ms with angular
+**Thresholds** (printed as within / not within, never asserted): box resting at 10 ms with angular
 speed < 1e-3 rad/s after 1 s; the stack at 5 ms stacked after 10 s, top box drift < 1 mm,
 every speed < 1 mm/s over the last second; creep at 20 deg, 5 ms <= 1 mm/s; the stop
 distance at 5 ms within 2 % of Coulomb's; torus over peg at 10 ms and push-T at 20 ms
@@ -869,8 +869,8 @@ def _met(ok):
     return "yes" if ok else "**no**"
 
 
-def targets(per_dt, grid, push, res, s, out):
-    print("\n### Targets\n", file=out)
+def thresholds(per_dt, grid, push, res, s, out):
+    print("\n### Thresholds\n", file=out)
     rows = []
 
     def fmt(v, f, unit=""):
@@ -980,7 +980,7 @@ def targets(per_dt, grid, push, res, s, out):
                         _met(ratio is not None and ratio <= bound),
                     ]
                 )
-    _table(["target", "engine", "measured", "met"], rows, out)
+    _table(["criterion", "engine", "measured", "within"], rows, out)
 
 
 def main(argv=None):
@@ -1127,7 +1127,7 @@ def main(argv=None):
         f"{rounds[0]}-{rounds[-1]} interleaved rounds ({time.perf_counter() - t0:.0f} s).",
         file=out,
     )
-    targets(per_dt, grid, push, res, s, out)
+    thresholds(per_dt, grid, push, res, s, out)
     print(
         f"\ntotal {time.perf_counter() - t_start:.0f} s; load average at the end: {run._load()}",
         file=out,

@@ -26,7 +26,7 @@ most ``--budget`` s.  Then a markdown table per scene (rows: value-only step, st
 derivatives, step + second derivatives, batched rollouts on 1 and 2 threads; columns:
 softcontact, MuJoCo's three variants, JAX, and softcontact's speed-up over each), a table of
 the other MuJoCo equivalents (push-T as a free T on a floor; the tori as convex hulls), and
-the issue's targets as explicit ratio rows:
+three ratios against fixed thresholds (### Thresholds):
 
 (i)   planar pushing: softcontact step + first derivatives no slower than ``mj_step`` +
       forward-difference ``mjd_transitionFD``, and faster than the centred version;
@@ -454,10 +454,10 @@ def variants_table(rows, out):
         )
 
 
-def targets_table(all_res, out):
+def thresholds_table(all_res, out):
     push = all_res.get("push_t", {})
-    print("\n### Targets\n", file=out)
-    print("| target | ratio | required | met |", file=out)
+    print("\n### Thresholds\n", file=out)
+    print("| criterion | ratio | threshold | within |", file=out)
     print("|---|---|---|---|", file=out)
 
     def line(label, v, req, ok):
@@ -866,7 +866,7 @@ def run(
         print(f"({time.perf_counter() - t0:.0f} s)", file=out)
         out.flush()
     variants_table(var_rows, out)
-    targets_table(all_res, out)
+    thresholds_table(all_res, out)
     if plots:
         scaling(plots, quick, all_res, rounds, out)
     print(

@@ -12,7 +12,6 @@ outputs (executed at build time by myst-nb; `SOFTCONTACT_DOCS_EXECUTE=off` skips
 
 import os
 import shutil
-import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -58,4 +57,3 @@ nb_dir = HERE / "notebooks"
 nb_dir.mkdir(exist_ok=True)
 for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
     shutil.copy2(nb, nb_dir / nb.name)
-sys.path.insert(0, str(ROOT))

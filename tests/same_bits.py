@@ -429,7 +429,11 @@ def main(argv=None) -> int:
     results = compute(args.pattern)
     if args.write:
         FIXTURE.parent.mkdir(exist_ok=True)
-        platforms = {**fixture(), platform_tag(): digests(results)}
+        recorded = fixture()
+        new = digests(results)
+        if args.pattern:  # a subset: the other cases of this platform's record stay
+            new = {**recorded.get(platform_tag(), {}), **new}
+        platforms = {**recorded, platform_tag(): new}
         FIXTURE.write_text(json.dumps({"platforms": platforms}, indent=0, sort_keys=True) + "\n")
         print(f"{len(results)} cases written to {FIXTURE} for {platform_tag()}")
     if args.dump:
@@ -456,7 +460,10 @@ def main(argv=None) -> int:
         print(f"{bad} outputs differ" if bad else f"all {len(results)} cases bitwise equal")
         return 1 if bad else 0
     if not (args.write or args.dump):
-        fx = fixture().get(platform_tag(), {})
+        fx = fixture().get(platform_tag())
+        if fx is None:
+            print(f"no digests recorded for {platform_tag()}: --write records them")
+            return 1
         got = digests(results)
         bad = [c for c in got if fx.get(c) != got[c]]
         print(

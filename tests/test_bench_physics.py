@@ -1,6 +1,6 @@
 """benchmarks/physics.py: ``--quick`` runs end to end in a subprocess and prints every
 table (one per dt, the largest stable dt, push-T at 20 ms, the cost per simulated second,
-the targets) with every row, each cell a finite number or the documented marker."""
+the thresholds) with every row, each cell a finite number or the documented marker."""
 
 import math
 import subprocess
@@ -107,8 +107,8 @@ def test_push_t_and_cost_tables(quick_output):
                 assert all(_number(c) > 0 for c in cells)
 
 
-def test_targets_are_stated_not_asserted(quick_output):
-    table = _section(quick_output, "Targets")
+def test_thresholds_are_stated_not_asserted(quick_output):
+    table = _section(quick_output, "Thresholds")
     rows = [ln for ln in table.splitlines() if ln.startswith("| ") and "| engine |" not in ln]
     for prefix in (
         "box resting, 10 ms: angular speed after 1 s (< 1e-3 rad/s)",

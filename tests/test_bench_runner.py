@@ -1,7 +1,7 @@
 """The comparison runner (benchmarks/run.py) and its MuJoCo scenes (benchmarks/scenes.py).
 
 * ``run.py --quick`` runs end to end in a subprocess and prints the per-scene tables, the
-  targets and the scaling numbers (and writes the PNG);
+  thresholds and the scaling numbers (and writes the PNG);
 * each scene's MuJoCo model compiles with the softcontact scene's masses, inertias,
   ``dt`` and gravity (the softcontact side read through ``Model.momentum``, public API),
   its state is in contact in both engines, and short MuJoCo simulations from the
@@ -48,7 +48,7 @@ def test_runner_quick_prints_the_tables(tmp_path):
         "### planar pushing (push-T)",
         "### box on floor (3D)",
         "### two interlocked tori (3D meshes)",
-        "### Targets",
+        "### Thresholds",
     ):
         assert title in text
     assert (
@@ -348,7 +348,7 @@ def test_runner_jax_columns_with_a_stub_model():
     assert all(len(res[k].times) == 2 for k in ("jx0", "jx1", "jx2", "jx_r"))
     buf = io.StringIO()
     run.scene_table(bs, res, 2, 3, buf)
-    run.targets_table({"box": res}, buf)
+    run.thresholds_table({"box": res}, buf)
     text = buf.getvalue()
     row = next(line for line in text.splitlines() if line.startswith("| step + second"))
     float(row.split("|")[6])  # the JAX cell holds a time
