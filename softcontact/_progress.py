@@ -81,7 +81,9 @@ class Progress:
             except ImportError:
                 tqdm = None
             if tqdm is not None:
-                from tqdm.contrib.logging import logging_redirect_tqdm
+                from tqdm.contrib.logging import (  # type: ignore[import-untyped]
+                    logging_redirect_tqdm,
+                )
 
                 self._bar = tqdm(total=self.total, desc=self.desc, unit="", file=sys.stderr)
                 # log records go through the bar (tqdm.write), not across it
