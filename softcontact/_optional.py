@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import importlib
 
-# the PyPI package of each importable module, and the extra that installs it
-_PACKAGES = {"matplotlib": "matplotlib", "shapely": "shapely", "scipy": "scipy"}
-
 
 def require(module: str, extra: str, what: str):
     """Import ``module`` (e.g. ``"scipy.optimize"``) for ``what``, or raise ImportError
@@ -22,8 +19,7 @@ def require(module: str, extra: str, what: str):
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        top = module.split(".")[0]
-        package = _PACKAGES.get(top, top)
+        package = module.split(".")[0]  # matplotlib, shapely, scipy: PyPI names alike
         raise ImportError(
             f"{what} needs {package}, which is not installed: "
             f"pip install 'softcontact[{extra}]' (or pip install {package})"

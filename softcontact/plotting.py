@@ -49,11 +49,8 @@ def plot_cloud(cloud: PointCloud, ax=None, normals=True, scale=None, **kwargs):
     else:
         if ax is None:
             ax = plt.figure().add_subplot(projection="3d")
-        elif getattr(ax, "name", None) != "3d":
-            raise ValueError(
-                "ax must be a 3D axes (projection='3d') to plot a 3D cloud, "
-                f"got a {getattr(ax, 'name', type(ax).__name__)!r} axes"
-            )
+        else:
+            _check_axes(ax, 3, "cloud")
         ax.scatter(p[:, 0], p[:, 1], p[:, 2], **style)
         if normals:
             ax.quiver(
@@ -71,6 +68,17 @@ def plot_cloud(cloud: PointCloud, ax=None, normals=True, scale=None, **kwargs):
     return ax
 
 
+def _check_axes(ax, dim, what):
+    """ValueError unless ``ax`` is a 3D axes for ``dim`` 3, a 2D one for ``dim`` 2."""
+    name = getattr(ax, "name", type(ax).__name__)
+    if dim == 3 and name != "3d":
+        raise ValueError(
+            f"ax must be a 3D axes (projection='3d') to plot a 3D {what}, got a {name!r} axes"
+        )
+    if dim == 2 and name == "3d":
+        raise ValueError(f"ax must be a 2D axes to plot a 2D {what}, got a '3d' axes")
+
+
 def plot_state(model, x, ax=None, *, normals=False, title=None, **kwargs):
     """Draw every body of ``model`` posed as in the state ``x``; see :meth:`Model.plot
     <softcontact.Model.plot>` for the arguments, the result and the errors."""
@@ -84,18 +92,12 @@ def plot_state(model, x, ax=None, *, normals=False, title=None, **kwargs):
     scene = model._source[0]
     if ax is None:
         ax = plt.figure().add_subplot(projection="3d") if D == 3 else plt.subplots()[1]
-    elif D == 3 and getattr(ax, "name", None) != "3d":
-        raise ValueError(
-            "ax must be a 3D axes (projection='3d') to plot a 3D model, "
-            f"got a {getattr(ax, 'name', type(ax).__name__)!r} axes"
-        )
-    elif D == 2 and getattr(ax, "name", None) == "3d":
-        raise ValueError("ax must be a 2D axes to plot a 2D model, got a '3d' axes")
-    nqb = 3 if D == 2 else 7
-    slot = {name: i for i, name in enumerate(model.moving)}
+    else:
+        _check_axes(ax, D, "model")
+    poses = dict(zip(model.moving, model._split(x)[0], strict=True))
     posed, planes = [], []
     for i, b in enumerate(scene._bodies):
-        pose = x[nqb * slot[b.name] : nqb * (slot[b.name] + 1)] if b.name in slot else b.pose
+        pose = poses.get(b.name, b.pose)
         cloud = b.cloud
         if len(cloud) == 0:
             continue

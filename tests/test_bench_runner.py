@@ -31,17 +31,22 @@ sys.path.insert(0, str(BENCH))
 import scenes  # noqa: E402
 
 
+def _bench(script, *args, cwd, timeout=60):
+    """Run benchmarks/<script> with ``args`` in a subprocess (this package, no screen)."""
+    return subprocess.run(
+        [sys.executable, str(BENCH / script), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=subprocess_env(),
+    )
+
+
 def test_runner_quick_prints_the_tables(tmp_path):
     pytest.importorskip("matplotlib")
     png = tmp_path / "scaling.png"
-    out = subprocess.run(
-        [sys.executable, str(BENCH / "run.py"), "--quick", "--no-jax", "--plots", str(png)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=subprocess_env(),
-    )
+    out = _bench("run.py", "--quick", "--no-jax", "--plots", str(png), cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     text = out.stdout
     for title in (
@@ -78,14 +83,7 @@ def test_runner_quick_prints_the_tables(tmp_path):
 
 
 def test_runner_without_mujoco_or_jax(tmp_path):
-    out = subprocess.run(
-        [sys.executable, str(BENCH / "run.py"), "--quick", "--no-jax", "--no-mujoco"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=subprocess_env(),
-    )
+    out = _bench("run.py", "--quick", "--no-jax", "--no-mujoco", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "MuJoCo n/a" in out.stdout and out.stdout.count("| value-only step") == 3
 
@@ -380,14 +378,7 @@ def test_runner_jax_columns_with_a_stub_model():
 def test_kernel_benchmarks_run(tmp_path, script, args, header):
     """Each per-kernel benchmark runs to the end on its smallest settings and prints its
     table (they import the package's internals, which this keeps honest)."""
-    out = subprocess.run(
-        [sys.executable, str(BENCH / script), *args],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=subprocess_env(),
-    )
+    out = _bench(script, *args, cwd=tmp_path, timeout=120)
     assert out.returncode == 0, out.stderr
     assert header in out.stdout
     assert "|---|" in out.stdout
@@ -396,14 +387,7 @@ def test_kernel_benchmarks_run(tmp_path, script, args, header):
 def test_report_writes_the_benchmarks_page(tmp_path):
     """benchmarks/report.py --quick: every section, under the machine header, to --out."""
     page = tmp_path / "benchmarks.md"
-    out = subprocess.run(
-        [sys.executable, str(BENCH / "report.py"), "--quick", "--no-jax", "--out", str(page)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=subprocess_env(),
-    )
+    out = _bench("report.py", "--quick", "--no-jax", "--out", str(page), cwd=tmp_path, timeout=120)
     assert out.returncode == 0, out.stderr
     text = page.read_text()
     assert text.startswith("<!-- written by benchmarks/report.py")

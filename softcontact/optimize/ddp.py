@@ -183,7 +183,6 @@ def _expansions(problem, U, method):
     """Per-stage derivatives at U: A, B, and the cost's gradient and Hessian blocks, plus
     (DDP) the step's second derivatives."""
     f = problem._finite(problem._forward(U, 2 if method == "ddp" else 1))
-    n = problem.n
     grads, hessians = [], []
     for r, J, H in f["stages"]:
         grads.append(J.T @ r)
@@ -191,12 +190,12 @@ def _expansions(problem, U, method):
         if method == "ddp":
             Hz = Hz + np.tensordot(r, H, axes=1)
         hessians.append(Hz)
-    return f, n, grads, hessians
+    return f, grads, hessians
 
 
-def _backward(problem, f, n, grads, hessians, method, mu, U, lo, hi):
+def _backward(problem, f, grads, hessians, method, mu, U, lo, hi):
     """The backward pass with regularization mu on Quu; None if some Quu is not definite."""
-    T, nu = problem.T, problem.nu
+    T, nu, n = problem.T, problem.nu, problem.n
     k = np.zeros((T, nu))
     K = np.zeros((T, nu, n))
     Vx = grads[T][:n].copy()
@@ -372,10 +371,10 @@ def ilqr(
             status, message = 2, "deadline reached"
             break
         t0 = time.perf_counter()
-        f, n, grads, hessians = _expansions(problem, U, method)
+        f, grads, hessians = _expansions(problem, U, method)
         back = None
         while back is None:
-            back = _backward(problem, f, n, grads, hessians, method, mu, U, lo, hi)
+            back = _backward(problem, f, grads, hessians, method, mu, U, lo, hi)
             if back is None:
                 mu = max(mu * 10.0, _MU0)
                 if mu > _MU_MAX:
