@@ -22,6 +22,11 @@ the version):
     Step and rollout timings of the push-T model (medians and ratios in one run).
 ``ssdf``
     The soft signed distance function on the push-T shape (``ssdf_demo.png``).
+``gym-pusht``
+    The push-T environment of Diffusion Policy / LeRobot (the ``gym-pusht`` package,
+    ``pip install "softcontact[gym]"``) solved by MPC on a softcontact model
+    (:mod:`softcontact.tasks.gym_pusht`): N seeded episodes on a Dask cluster, a line per
+    episode, a summary, optionally ``--json`` and ``--gif``.
 """
 
 from __future__ import annotations
@@ -84,7 +89,33 @@ _POSITIVE = _float_from(0.0, strict=True)
 _NONNEGATIVE = _float_from(0.0, strict=False)
 
 
-_COMMANDS = ("demo", "mpc", "compare", "sysid", "bench", "ssdf")
+_COMMANDS = ("demo", "mpc", "compare", "sysid", "bench", "ssdf", "gym-pusht")
+
+
+def _pair(text):
+    """An argparse ``type``: two finite numbers ``A,B``."""
+    parts = text.split(",")
+    try:
+        vals = tuple(float(v) for v in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be two numbers A,B, got {text!r}") from None
+    if len(vals) != 2 or not all(math.isfinite(v) for v in vals):
+        raise argparse.ArgumentTypeError(f"must be two finite numbers A,B, got {text!r}")
+    return vals
+
+
+def _noise(text):
+    vals = _pair(text)
+    if min(vals) < 0:
+        raise argparse.ArgumentTypeError(f"must be two numbers >= 0 (px, degrees), got {text!r}")
+    return vals
+
+
+def _threshold(text):
+    v = _POSITIVE(text)
+    if v >= 1:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text}")
+    return v
 
 
 def _is_verbose(arg):
@@ -221,7 +252,157 @@ def _parser(prog="python -m softcontact"):
         help=f"grid points per axis, {GRID_RANGE[0]}..{GRID_RANGE[1]} (default: %(default)s)",
     )
     s.add_argument("--no-figure", action="store_true", help="print the summary only")
+    g = sub.add_parser(
+        "gym-pusht",
+        parents=[common],
+        help="MPC on the gym-pusht environment (pip install 'softcontact[gym]')",
+    )
+    g.add_argument("--episodes", type=_COUNT, default=10, help="episodes (default: %(default)s)")
+    g.add_argument("--first-seed", type=_SEED, default=0, help="first reset seed (default: 0)")
+    g.add_argument(
+        "--noise",
+        type=_noise,
+        default=(0.0, 0.0),
+        metavar="PX,DEG",
+        help="observation noise std: px on positions, degrees on the angle (default: 0,0)",
+    )
+    g.add_argument(
+        "--damping",
+        type=_NONNEGATIVE,
+        default=None,
+        help="the env's space damping (default: the env's, 0: no momentum)",
+    )
+    g.add_argument(
+        "--block-cog",
+        type=_pair,
+        default=None,
+        metavar="X,Y",
+        help="the block's centre of gravity, px in its frame (default: the env's, 0,45)",
+    )
+    g.add_argument(
+        "--threshold",
+        type=_threshold,
+        default=0.95,
+        help="success: coverage above this (default: %(default)s, the env's)",
+    )
+    g.add_argument(
+        "--controller",
+        choices=("ddp", "sampling"),
+        default="ddp",
+        help="iLQR on exact derivatives, or predictive sampling (default: %(default)s)",
+    )
+    g.add_argument(
+        "--deadline",
+        type=_POSITIVE,
+        default=0.05,
+        help="seconds per decision the planner aims for (default: %(default)s)",
+    )
+    g.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="a running Dask scheduler (default: a LocalCluster of this machine's cores; "
+        "'inprocess': no Dask)",
+    )
+    g.add_argument(
+        "--workers",
+        type=_int_in(1, 256),
+        default=None,
+        help="LocalCluster workers (default: cores)",
+    )
+    g.add_argument("--json", default=None, metavar="PATH", help="write the results as JSON")
+    g.add_argument(
+        "--gif", default=None, metavar="PATH", help="write an animation of the first episode"
+    )
     return p
+
+
+def gym_pusht(
+    episodes=10,
+    first_seed=0,
+    *,
+    noise=(0.0, 0.0),
+    damping=None,
+    block_cog=None,
+    threshold=0.95,
+    controller="ddp",
+    deadline=0.05,
+    scheduler=None,
+    workers=None,
+    json_path=None,
+    gif=None,
+    stream=None,
+):
+    """The ``gym-pusht`` command; returns the
+    :class:`~softcontact.tasks.gym_pusht.Evaluation`."""
+    import json
+
+    from softcontact._progress import Progress
+    from softcontact.tasks import gym_pusht as gp
+
+    opts = {
+        "controller": controller,
+        "deadline": deadline,
+        "threshold": threshold,
+        "noise": noise,
+        "damping": damping,
+        "block_cog": block_cog,
+    }
+    seeds = list(range(first_seed, first_seed + episodes))
+    where = (
+        "in this process"
+        if scheduler == "inprocess"
+        else f"on {scheduler}"
+        if scheduler
+        else f"on a LocalCluster of {workers or 'all'} worker(s)"
+    )
+    print(
+        f"gym-pusht: {episodes} episode(s), seeds {seeds[0]}..{seeds[-1]}, controller "
+        f"{controller}, deadline {deadline:g} s, threshold {threshold:g}, {where}",
+        file=stream,
+    )
+    first = []
+    with Progress(episodes, "episodes", stream) as progress:
+
+        def done(ep, *_):
+            t = np.asarray(ep.solve_times)
+            progress.update(
+                f"  seed {ep.seed:4d}: {'success' if ep.success else 'FAIL   '} after "
+                f"{ep.steps:3d} steps, coverage max {ep.max_coverage:.3f} final "
+                f"{ep.final_coverage:.3f}, decisions median {np.median(t) * 1e3:5.1f} ms "
+                f"max {t.max() * 1e3:5.1f} ms"
+            )
+
+        if gif:  # the first episode here, recording its frames
+            frames = []
+            first.append(gp.run_episode(seeds[0], frames=frames, **opts))
+            done(first[0])
+            gp.write_gif(gif, frames, f"gym-pusht seed {seeds[0]} ({controller})")
+        ev = gp.evaluate(
+            seeds[len(first) :], scheduler=scheduler, n_workers=workers, callback=done, **opts
+        )
+    ev = gp.Evaluation(tuple(first) + ev.episodes, ev.wall)
+    summ = ev.summary()
+
+    def fmt(v, f):
+        return "n/a" if v is None else format(v, f)
+
+    print(
+        f"success {fmt(summ['success_rate'], '.1%')} of {episodes}, mean max coverage "
+        f"{fmt(summ['mean_max_coverage'], '.3f')}, median steps to success "
+        f"{fmt(summ['median_steps_to_success'], 'g')}; decisions median "
+        f"{fmt(summ['solve_time_median'] and summ['solve_time_median'] * 1e3, '.1f')} ms, "
+        f"p95 {fmt(summ['solve_time_p95'] and summ['solve_time_p95'] * 1e3, '.1f')} ms, "
+        f"max {fmt(summ['solve_time_max'] and summ['solve_time_max'] * 1e3, '.1f')} ms",
+        file=stream,
+    )
+    if gif:
+        print(f"wrote {gif}", file=stream)
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(ev.to_dict(), f, indent=1)
+        print(f"wrote {json_path}", file=stream)
+    return ev
 
 
 def demo(
@@ -569,6 +750,21 @@ def main(argv=None, prog="python -m softcontact"):
         sysid(args.seed, args.noise, args.max_nfev)
     elif cmd == "bench":
         bench(args.repeats)
+    elif cmd == "gym-pusht":
+        gym_pusht(
+            args.episodes,
+            args.first_seed,
+            noise=args.noise,
+            damping=args.damping,
+            block_cog=args.block_cog,
+            threshold=args.threshold,
+            controller=args.controller,
+            deadline=args.deadline,
+            scheduler=args.scheduler,
+            workers=args.workers,
+            json_path=args.json,
+            gif=args.gif,
+        )
     else:
         ssdf_demo(out=args.out, grid=args.grid, figure=not args.no_figure)
     return 0

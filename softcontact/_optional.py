@@ -5,12 +5,17 @@ extra that installs them.
 rollouts, trajectory problems) need only NumPy.  Drawing needs matplotlib (extra
 ``plot``), the push-T task shapely (``tasks``), the optimizers built on SciPy
 (``fit_parameters``, the push-T controller, comparison and identification) SciPy
-(``optimize``); ``all`` installs every one.
+(``optimize``); the ``gym-pusht`` environment and the Dask runner of
+:mod:`softcontact.tasks.gym_pusht` gym-pusht and ``dask[distributed]`` (``gym``); ``all``
+installs every one.
 """
 
 from __future__ import annotations
 
 import importlib
+
+# import names whose PyPI name differs
+_PYPI = {"gym_pusht": "gym-pusht", "dask": "dask[distributed]", "PIL": "pillow"}
 
 
 def require(module: str, extra: str, what: str):
@@ -19,8 +24,9 @@ def require(module: str, extra: str, what: str):
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        package = module.split(".")[0]  # matplotlib, shapely, scipy: PyPI names alike
+        top = module.split(".")[0]
+        package = _PYPI.get(top, top)  # matplotlib, shapely, scipy: PyPI names alike
         raise ImportError(
             f"{what} needs {package}, which is not installed: "
-            f"pip install 'softcontact[{extra}]' (or pip install {package})"
+            f"pip install 'softcontact[{extra}]' (or pip install '{package}')"
         ) from exc

@@ -153,7 +153,7 @@ from typing import Any
 import numpy as np
 
 from ..._optional import require
-from ..._validate import as_float_array, as_int, as_positive_float, shape_str
+from ..._validate import as_float_array, as_int, as_positive_float, as_real, shape_str
 from ...cloud import PointCloud
 from ...contact import ContactParams
 from ...scene import Model, Scene
@@ -206,6 +206,10 @@ PARAMETERS: Mapping[str, float] = types.MappingProxyType(
         "pusher_radius": 0.015,
         "clearance": 0.005,
         "margin": 0.01,
+        "support_radius": 0.0,
+        "support_x": 0.0,
+        "support_y": 0.0,
+        "wall_inset": 0.0,
     }
 )
 #: The contacts' damping (N s/m) of ``make(integrator="euler")``: the most its explicit
@@ -213,8 +217,20 @@ PARAMETERS: Mapping[str, float] = types.MappingProxyType(
 EULER_DAMPING = 8.0
 # parameters that may be 0
 _ZERO_OK = frozenset(
-    {"support_friction", "damping", "friction", "wall_friction", "clearance", "margin"}
+    {
+        "support_friction",
+        "damping",
+        "friction",
+        "wall_friction",
+        "clearance",
+        "margin",
+        "support_radius",
+        "wall_inset",
+    }
 )
+# parameters of either sign
+_SIGNED = frozenset({"support_x", "support_y"})
+_SUPPORT_RING = 32  # samples of a ring support (support_radius > 0)
 
 _T_RANGE = (0.1, 0.4)
 _WALL_OFFSET = 1.0  # wall sample points lie this far outside the workspace, on the line
@@ -450,7 +466,19 @@ def _check_params(overrides, integrator="implicit") -> dict[str, float]:
     if integrator == "euler":
         p["damping"] = EULER_DAMPING
     for k, v in overrides.items():
-        p[k] = as_positive_float(v, k, allow_zero=k in _ZERO_OK)
+        if k in _SIGNED:
+            p[k] = as_real(v, k)
+            if not math.isfinite(p[k]):
+                raise ValueError(f"{k} must be finite, got {p[k]!r}")
+        else:
+            p[k] = as_positive_float(v, k, allow_zero=k in _ZERO_OK)
+    if p["wall_inset"] >= 0.05:
+        raise ValueError(f"wall_inset must be < 0.05 m, got {p['wall_inset']!r}")
+    if max(p["support_radius"], abs(p["support_x"]), abs(p["support_y"])) > 0.2:
+        raise ValueError(
+            "support_radius, |support_x| and |support_y| must be <= 0.2 m (the T is "
+            f"0.12 m wide), got {p['support_radius']!r}, {p['support_x']!r}, {p['support_y']!r}"
+        )
     if p["pusher_radius"] + p["margin"] >= WORKSPACE / 2:
         raise ValueError(
             f"pusher_radius + margin must be < {WORKSPACE / 2} (half the "
@@ -464,7 +492,7 @@ def _check_params(overrides, integrator="implicit") -> dict[str, float]:
     return p
 
 
-def make(seed=None, *, integrator="implicit", **overrides) -> PushT:
+def make(seed=None, *, integrator="implicit", goal=None, **overrides) -> PushT:
     """Build the push-T task (see the module docstring).
 
     Parameters
@@ -521,11 +549,12 @@ def make(seed=None, *, integrator="implicit", **overrides) -> PushT:
     r = p["pusher_radius"]
     pusher_cloud = PointCloud.disk(r, p["pusher_spacing"])
     scene.add_body(pusher_cloud, kind="kinematic", pose=x0[3:6], name="pusher")
+    a, b = p["wall_inset"], L - p["wall_inset"]  # the walls' inner faces
     walls = {  # name: (point on the line, 1 m outside the workspace; inward normal)
-        "wall_left": ([0.0, -_WALL_OFFSET], [1.0, 0.0]),
-        "wall_right": ([L, L + _WALL_OFFSET], [-1.0, 0.0]),
-        "wall_bottom": ([L + _WALL_OFFSET, 0.0], [0.0, 1.0]),
-        "wall_top": ([-_WALL_OFFSET, L], [0.0, -1.0]),
+        "wall_left": ([a, -_WALL_OFFSET], [1.0, 0.0]),
+        "wall_right": ([b, L + _WALL_OFFSET], [-1.0, 0.0]),
+        "wall_bottom": ([L + _WALL_OFFSET, a], [0.0, 1.0]),
+        "wall_top": ([-_WALL_OFFSET, b], [0.0, -1.0]),
     }
     for name, (point, normal) in walls.items():
         scene.add_body(PointCloud.halfspace(point, normal), kind="static", name=name)
@@ -541,12 +570,24 @@ def make(seed=None, *, integrator="implicit", **overrides) -> PushT:
     wall_params = ContactParams(friction=p["wall_friction"], **common)
     for name in walls:
         scene.add_contact("T", name, wall_params)
-    scene.add_support("T", friction=p["support_friction"], slip_velocity=p["support_slip_velocity"])
+    support = None  # the default: a grid over the T's footprint
+    if p["support_radius"] > 0 or p["support_x"] or p["support_y"]:
+        phi = 2 * math.pi * np.arange(_SUPPORT_RING) / _SUPPORT_RING
+        support = np.column_stack([np.cos(phi), np.sin(phi)]) * p["support_radius"]
+        support += [p["support_x"], p["support_y"]]  # centre, relative to the centroid
+    scene.add_support(
+        "T",
+        friction=p["support_friction"],
+        samples=support,
+        slip_velocity=p["support_slip_velocity"],
+    )
     model = scene.build(p["dt"], integrator)
     if not np.allclose(model.initial_state(), x0, rtol=0.0, atol=1e-15):  # pragma: no cover
         raise AssertionError("the model's initial state differs from the sampled one")
 
-    goal = _readonly(GOAL)
+    goal = _readonly(GOAL if goal is None else _as_poses(goal, "goal"))
+    if goal.shape != (3,):
+        raise ValueError(f"goal must have shape (3,), got {shape_str(goal.shape)}")
     task = PushT(
         model=model,
         x0=_readonly(x0),

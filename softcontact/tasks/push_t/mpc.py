@@ -52,7 +52,7 @@ import numpy as np
 
 from ..._optional import require
 from ..._validate import as_int, as_positive_float
-from ...optimize import ControlResidual, PoseResidual, TrajectoryProblem
+from ...optimize import ControlResidual, PoseResidual, TrajectoryProblem, ilqr
 from .. import push_t
 
 logger = logging.getLogger(__name__)
@@ -75,7 +75,14 @@ DEFAULTS: dict[str, Any] = {
     "switch": 0.8,
     "move_speed": 0.35,  # m/s
     "num_threads": 2,
+    "method": "lbfgs",  # refinement: "lbfgs", "ilqr" (Gauss-Newton), "ddp" or "sampling"
+    "deadline": None,  # s per tick (selection + refinement), or None
+    "samples": 128,  # method "sampling": rollouts per round
+    "knots": 6,  # method "sampling": spline knots over the horizon
+    "sigma": 0.1,  # method "sampling": knot perturbation std, m/s
+    "seed": 0,  # method "sampling": seed of the perturbations (reset by reset())
 }
+_METHODS = ("lbfgs", "ilqr", "ddp", "sampling")
 _STALL = 0.97  # a solve that keeps J above this fraction of the previous one: stalled
 _STALL_SWITCH = 0.98
 _REACHED = 0.003  # m: a push whose standoff point is this close needs no move
@@ -142,6 +149,26 @@ class Controller:
         if self.move_speed > task.u_max:
             raise ValueError(f"move_speed must be <= u_max ({task.u_max}), got {self.move_speed!r}")
         self.num_threads = as_int(s["num_threads"], "num_threads", 1, 256)
+        if not isinstance(s["method"], str) or s["method"] not in _METHODS:
+            raise ValueError(f"method must be one of {', '.join(_METHODS)}; got {s['method']!r}")
+        self.method = s["method"]
+        if self.method != "lbfgs" and self.block != 1:
+            raise ValueError(
+                f"method {self.method!r} refines per-step controls: block must be 1, "
+                f"got {self.block}"
+            )
+        self.deadline = (
+            None if s["deadline"] is None else as_positive_float(s["deadline"], "deadline")
+        )
+        self.samples = as_int(s["samples"], "samples", 1)
+        self.knots = as_int(s["knots"], "knots", 2)
+        if self.method == "sampling" and self.knots > self.horizon // self.block:
+            raise ValueError(
+                f"knots must be <= horizon / block ({self.horizon // self.block}), "
+                f"got {self.knots}"
+            )
+        self.sigma = as_positive_float(s["sigma"], "sigma")
+        self.seed = as_int(s["seed"], "seed", 0)
         self.settings = {k: getattr(self, _ATTR.get(k, k)) for k in DEFAULTS}
         self.u_box = task.u_max / math.sqrt(2.0)
         self.radius = task.pusher_radius
@@ -169,6 +196,7 @@ class Controller:
         self.ticks = 0
         self.solve_times: list[float] = []
         self.n_solves = self.n_selections = self.n_moves = 0
+        self._rng = np.random.default_rng(self.seed)
         self._busy = threading.Lock()
 
     # -- objective ---------------------------------------------------------------------
@@ -199,11 +227,26 @@ class Controller:
             + 0.5 * self.effort * np.sum(U * U, axis=(1, 2))
         )
 
-    def _solve(self, x, z0):
-        minimize = require("scipy.optimize", "optimize", "the push-T controller").minimize
-
+    def _solve(self, x, z0, t0):
         prob = self.problem(x)
         K = self.horizon // self.block
+        if self.method == "sampling":
+            return self._sample(x, z0, t0)
+        if self.method != "lbfgs":
+            left = None if self.deadline is None else self.deadline - (time.perf_counter() - t0)
+            lim = np.zeros((self.horizon, 3))
+            lim[:, :2] = self.u_box
+            res = ilqr(
+                prob,
+                self.controls(z0),
+                bounds=(-lim, lim),
+                method="gauss-newton" if self.method == "ilqr" else "ddp",
+                max_iter=self.iterations,
+                deadline=max(left, 1e-6) if left is not None else None,
+            )
+            self.n_solves += 1
+            return res.U[:, :2].copy(), float(res.fun)
+        minimize = require("scipy.optimize", "optimize", "the push-T controller").minimize
 
         def fg(zf):
             v, g = prob.value_and_grad(self.controls(zf))
@@ -220,6 +263,45 @@ class Controller:
         )
         self.n_solves += 1
         return res.x.reshape(K, 2), float(res.fun)
+
+    def _sample(self, x, z0, t0):
+        """Predictive sampling (as hydrax runs it): ``samples`` - 1 perturbations of the
+        plan's values at ``knots`` evenly spaced times (Gaussian, std ``sigma``, clipped to
+        the box), linearly interpolated between knots, and the plan itself, rolled out in
+        one batch; the best becomes the plan.  ``iterations`` rounds, fewer when the next
+        round would pass the deadline."""
+        K = self.horizon // self.block
+        tk = np.linspace(0.0, K - 1, self.knots)
+        steps = np.arange(K)
+        best = np.asarray(z0, dtype=float)
+        Jbest = math.inf
+        last = 0.0
+        for _ in range(self.iterations):
+            t1 = time.perf_counter()
+            if self.deadline is not None and t1 - t0 + last > self.deadline and last > 0:
+                break
+            knots = np.stack([np.interp(tk, steps, best[:, j]) for j in range(2)], -1)
+            dk = self._rng.normal(0.0, self.sigma, size=(self.samples - 1, self.knots, 2))
+            kv = np.clip(knots + dk, -self.u_box, self.u_box)
+            Z = np.empty((self.samples, K, 2))
+            Z[0] = best
+            for j in range(2):
+                Z[1:, :, j] = np.stack([np.interp(steps, tk, k) for k in kv[..., j]])
+            U = self.controls(Z)
+            ro = self.model.rollout(
+                np.broadcast_to(x, (self.samples, x.size)).copy(),
+                U,
+                order=0,
+                num_threads=self.num_threads,
+            )
+            J = self.batch_objective(ro.states, U)
+            J[ro.status != 0] = np.inf
+            k = int(np.argmin(J))
+            if J[k] < Jbest:
+                best, Jbest = Z[k].copy(), float(J[k])
+            last = time.perf_counter() - t1
+        self.n_solves += 1
+        return best, Jbest
 
     # -- candidate pushes ----------------------------------------------------------------
 
@@ -392,7 +474,7 @@ class Controller:
                         return self._move(x), "move"
         if z0 is None:  # nothing feasible to select and no plan: stand still this tick
             z0 = np.zeros((self.horizon // self.block, 2))
-        self.plan, J = self._solve(x, z0)
+        self.plan, J = self._solve(x, z0, t0)
         self.history.append(J)
         self.ticks += 1
         self.solve_times.append(time.perf_counter() - t0)

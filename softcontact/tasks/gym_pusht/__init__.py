@@ -1,0 +1,507 @@
+"""The push-T environment of Diffusion Policy and LeRobot (``gym-pusht``), solved by
+model-predictive control on a softcontact model.
+
+``gym-pusht`` (PyPI; ``pip install "softcontact[gym]"``) simulates push-T with pymunk:
+a T-shaped block on a 512 x 512 px table, pushed by a disk of radius 15 px whose action
+is a *target position* tracked by a PD law.  This module connects it to
+:mod:`softcontact.tasks.push_t`:
+
+**Frames and units** (:func:`model_pose`, :func:`env_pose`).  1 px = 1 mm.  The env's
+block pose is the midpoint of the bar's outer edge with the stem along the body's +y;
+the model's pose is the T's area centroid with the stem along -y.  So the model's angle is
+the env's + pi and its position is the env's shifted by :data:`CENTROID_OFFSET`
+(40.714 mm) along the env body's +y.  The env's goal (256, 256, pi/4) px is :data:`GOAL`
+= (0.2272, 0.2848, -3 pi/4) in the model.  Coverage agrees exactly: both are polygon
+intersections of the same T (the tests check it against the env's own).
+
+**The env's physics**, which the model's parameters (:data:`PARAMETERS`) express:
+
+- the space's damping is 0, so pymunk zeroes the block's velocity every 10 ms substep:
+  the block moves only while pushed, by the pusher's displacement, not its speed.  The
+  model carries a heavy table friction (``support_friction``), smooth below
+  ``support_slip_velocity`` = 0.05 m/s, so that its T, too, stops within a few ms of
+  being released;
+- which way a push moves and turns the block is set by its inertia about its centre of
+  gravity: mass 1 and moment 3000 px^2 (the bar's counted twice), radius of gyration
+  54.8 px, about (0, 45) px, not the area centroid (0, 40.7).  The model spreads its
+  table support on a ring about that point (``support_x``, ``support_y``): a support on
+  a ring of radius rho resists rotation against translation as a body whose radius of
+  gyration is about rho does (exactly so where the friction is viscous);
+- ``body.friction = 1`` is an attribute pymunk ignores: every contact is frictionless
+  (``friction`` = ``wall_friction`` = 0);
+- the walls are segments of radius 2 px at 5 and 506 px: inner faces at 7 and 504 px
+  (``wall_inset`` 7 mm; the model's walls are symmetric, the far ones 1 mm too far out).
+
+**Identification** (:mod:`~softcontact.tasks.gym_pusht.sysid`).  ``support_radius``
+(65 mm), ``support_slip_velocity`` and ``support_friction`` (0.735) are fitted to 20
+scripted pushes logged from the env (``sysid.identify(sysid.scripted_pushes(20, seed=0),
+names=("support_friction",), scan={"support_radius": ...})``, the slip velocity from a
+scan of 0.01-0.1 m/s).  On 10 held-out pushes (``scripted_pushes(10, seed=1)``, 1 s
+each at 0.05-0.3 m/s) the model's RMS errors fall from 1.12 mm / 1.93 deg (one step of
+0.1 s) and 6.42 mm / 6.75 deg (1 s open loop) with the ring at the radius of gyration
+(friction 0.35, slip velocity 0.02 m/s) to 1.34 mm / 0.54 deg and 3.80 mm / 1.42 deg.
+
+**Actions** (:func:`pd_action`).  The env runs 10 substeps of 10 ms per action, each
+``v += (k_p (a - p) - k_v v) dt`` then ``p += v dt`` (k_p = 100, k_v = 20).  The agent's
+position after the 10 substeps is affine in the action ``a``; :func:`pd_action` inverts
+it, so the pusher lands exactly where the plan puts it after 0.1 s (without the inversion
+the agent covers only ~30 % of the way per step from rest).
+
+**Control** (:class:`Controller`).  Every env step (0.1 s) the controller maps the
+observation to a model state (the T's pose, the agent's position and velocity; the T at
+rest, as the env keeps it), runs one tick of :class:`softcontact.tasks.push_t.mpc.Controller`
+on the model -- push selection by batched rollouts, then refinement by Gauss-Newton
+iLQR with exact step derivatives (``"ddp"``) or by predictive sampling (``"sampling"``)
+within a per-decision deadline -- and returns the action that puts the pusher where the
+plan has it 0.1 s later.
+
+**Episodes** (:func:`run_episode`, :func:`evaluate`): seeded resets (``reset(seed=...)``),
+300 env steps, success when the env's coverage exceeds the threshold (0.95 as in the
+env), with observation noise and the env's ``damping`` and ``block_cog`` variants;
+:func:`evaluate` runs many seeds on a ``dask.distributed`` cluster (a
+``LocalCluster`` of this machine's cores unless given a scheduler address).  The
+command ``python -m softcontact gym-pusht`` wraps it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import os
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from ..._optional import require
+from ..._validate import as_int, as_positive_float
+from .. import push_t
+from ..push_t import mpc
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "PX",
+    "CENTROID_OFFSET",
+    "ENV_GOAL",
+    "GOAL",
+    "PARAMETERS",
+    "SETTINGS",
+    "CONTROLLERS",
+    "K_P",
+    "K_V",
+    "SUBSTEPS",
+    "SUBSTEP_DT",
+    "EPISODE_STEPS",
+    "model_pose",
+    "env_pose",
+    "pd_action",
+    "make_env",
+    "make_task",
+    "Controller",
+    "Episode",
+    "Evaluation",
+    "run_episode",
+    "evaluate",
+    "write_gif",
+]
+
+#: Metres per env unit (pixel).
+PX = 1e-3
+#: Distance from the env's block origin (the bar's outer edge) to the T's area centroid
+#: along the env body's +y, m: (3600 x 15 + 2700 x 75) / 6300 px.
+CENTROID_OFFSET = (3600 * 15 + 2700 * 75) / 6300 * PX
+#: The env's goal pose (px, px, rad).
+ENV_GOAL = (256.0, 256.0, math.pi / 4)
+#: The PD gains of the env's agent and its substeps per action.
+K_P, K_V = 100.0, 20.0
+SUBSTEPS = 10
+SUBSTEP_DT = 0.01
+#: Env steps of an episode.
+EPISODE_STEPS = 300
+#: The env's centre of gravity of the block in its body frame, px.
+_ENV_COG = (0.0, 45.0)
+#: Radius of gyration of the env's block, m: sqrt(3000 px^2 / 1).
+_GYRATION = math.sqrt(3000.0) * PX
+
+
+def model_pose(block_pose) -> np.ndarray:
+    """The model's T pose (..., 3) (m, m, rad) of the env's block pose (..., 3) (px, px,
+    rad): the area centroid, angle + pi (wrapped to [-pi, pi))."""
+    q = np.asarray(block_pose, dtype=float)
+    if q.shape[-1:] != (3,):
+        raise ValueError(f"block_pose must have shape (..., 3), got {q.shape}")
+    a = q[..., 2]
+    out = np.empty(q.shape)
+    out[..., 0] = q[..., 0] * PX - np.sin(a) * CENTROID_OFFSET
+    out[..., 1] = q[..., 1] * PX + np.cos(a) * CENTROID_OFFSET
+    out[..., 2] = np.mod(a, 2 * math.pi) - math.pi  # a + pi, wrapped
+    return out
+
+
+def env_pose(pose) -> np.ndarray:
+    """Inverse of :func:`model_pose`: the env's block pose (..., 3) (px, px, rad in
+    [0, 2 pi)) of the model's T pose (..., 3)."""
+    q = np.asarray(pose, dtype=float)
+    if q.shape[-1:] != (3,):
+        raise ValueError(f"pose must have shape (..., 3), got {q.shape}")
+    a = np.mod(q[..., 2] + math.pi, 2 * math.pi)
+    out = np.empty(q.shape)
+    out[..., 0] = (q[..., 0] + np.sin(a) * CENTROID_OFFSET) / PX
+    out[..., 1] = (q[..., 1] - np.cos(a) * CENTROID_OFFSET) / PX
+    out[..., 2] = a
+    return out
+
+
+#: The goal of the env in the model's frame, (0.2272, 0.2848, -3 pi/4).
+GOAL = tuple(float(v) for v in model_pose(ENV_GOAL))
+
+#: :func:`softcontact.tasks.push_t.make` overrides of the model of the env (see the
+#: module docstring for each one's reason).
+PARAMETERS: dict[str, float] = {
+    "dt": 0.01,
+    "mass": 1.0,
+    "friction": 0.0,
+    "wall_friction": 0.0,
+    "support_friction": 0.735,
+    "support_slip_velocity": 0.05,
+    "support_radius": 0.065,
+    "support_x": 0.0,
+    "support_y": -(_ENV_COG[1] * PX - CENTROID_OFFSET),  # the stem points to -y
+    "wall_inset": 0.007,
+}
+
+#: :class:`softcontact.tasks.push_t.mpc.Controller` settings of :class:`Controller`:
+#: 0.3 s horizons of 10 ms steps, one env step per tick, a 10 mm resting standoff.
+SETTINGS: dict[str, Any] = {
+    "horizon": 30,
+    "block": 1,
+    "replan": 10,
+    "iterations": 5,
+    "standoff": 0.01,
+    "push_distances": (0.004, 0.01, 0.03, 0.06),
+    "num_threads": 1,
+}
+#: Refinement of each :class:`Controller` kind: the planner's ``method``.
+CONTROLLERS = {"ddp": "ilqr", "sampling": "sampling"}
+
+
+def _pd_coefficients() -> tuple[float, float, float]:
+    """``(A, B, C)`` with the agent's position after one env step ``A p + B v + C a``."""
+
+    def run(p, v, a):
+        for _ in range(SUBSTEPS):
+            v = v + (K_P * (a - p) - K_V * v) * SUBSTEP_DT
+            p = p + v * SUBSTEP_DT
+        return p
+
+    return run(1.0, 0.0, 0.0), run(0.0, 1.0, 0.0), run(0.0, 0.0, 1.0)
+
+
+_PD = _pd_coefficients()
+
+
+def pd_action(target, position, velocity) -> np.ndarray:
+    """The action (px) after which the env's agent, now at ``position`` (px) moving at
+    ``velocity`` (px/s), is at ``target`` (px): the exact inverse of the env's PD
+    tracking over its 10 substeps (each ``(2,)`` or broadcastable)."""
+    A, B, C = _PD
+    t, p, v = (np.asarray(a, dtype=float) for a in (target, position, velocity))
+    return (t - A * p - B * v) / C
+
+
+def make_env(damping=None, block_cog=None):
+    """A ``gym_pusht`` ``PushTEnv`` with state observations; ``damping`` (the pymunk
+    space's, default 0: no momentum) and ``block_cog`` ((x, y) px in the block's frame,
+    default (0, 45)) as the env takes them."""
+    envs = require("gym_pusht.envs.pusht", "gym", "softcontact.tasks.gym_pusht")
+    return envs.PushTEnv(obs_type="state", damping=damping, block_cog=block_cog)
+
+
+def make_task(**overrides) -> push_t.PushT:
+    """The model of the env: :func:`push_t.make` with :data:`PARAMETERS` (each
+    overridable) and the env's goal."""
+    return push_t.make(goal=GOAL, **{**PARAMETERS, **overrides})
+
+
+class Controller:
+    """Plans with softcontact at the env's 10 Hz (see the module docstring).
+
+    Parameters
+    ----------
+    task : push_t.PushT, optional
+        The model (default :func:`make_task`).
+    controller : {"ddp", "sampling"}
+        Refinement by Gauss-Newton iLQR on the exact step derivatives, or predictive
+        sampling (128 rollouts, 6 knots) on the same model.
+    deadline : float or None
+        Wall-clock seconds per decision the planner aims for (push selection included);
+        None: a fixed number of iterations, so that runs are repeatable bit for bit.
+    **settings
+        :class:`~softcontact.tasks.push_t.mpc.Controller` settings over :data:`SETTINGS`.
+
+    Attributes
+    ----------
+    solve_times : list of float
+        Wall time of each decision (:meth:`act`), s.
+    """
+
+    def __init__(self, task=None, controller="ddp", deadline=0.05, **settings) -> None:
+        if controller not in CONTROLLERS:
+            raise ValueError(
+                f"controller must be one of {', '.join(CONTROLLERS)}; got {controller!r}"
+            )
+        self.task = make_task() if task is None else task
+        self.kind = controller
+        self.planner = mpc.Controller(
+            self.task,
+            **{**SETTINGS, "method": CONTROLLERS[controller], "deadline": deadline, **settings},
+        )
+        self.solve_times: list[float] = []
+
+    def reset(self) -> None:
+        """Forget the plan (before a new episode)."""
+        self.planner.reset()
+        self.solve_times = []
+
+    def state(self, observation, agent_velocity) -> np.ndarray:
+        """The model state (12,) of an env observation ``(agent x, agent y, block x,
+        block y, block angle)`` (px, rad) and the agent's velocity (px/s)."""
+        o = np.asarray(observation, dtype=float)
+        if o.shape != (5,) or not np.all(np.isfinite(o)):
+            raise ValueError(f"observation must be 5 finite numbers, got {o!r}")
+        x = np.zeros(12)
+        x[:3] = model_pose(o[2:5])
+        x[3:5] = o[:2] * PX
+        x[9:11] = np.asarray(agent_velocity, dtype=float) * PX
+        return x
+
+    def act(self, observation, agent_velocity) -> np.ndarray:
+        """The env action (2,) (px, in [0, 512]) for this observation."""
+        t0 = time.perf_counter()
+        x = self.state(observation, agent_velocity)
+        U, _ = self.planner.act(x)
+        target = x[3:5] + U[:, :2].sum(axis=0) * self.task.dt  # the plan's pusher at +0.1 s
+        a = pd_action(target / PX, observation[:2], agent_velocity)
+        self.solve_times.append(time.perf_counter() - t0)
+        return np.clip(a, 0.0, 512.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class Episode:
+    """One episode of :func:`run_episode`.
+
+    Attributes
+    ----------
+    seed : int
+    success : bool
+        The env's coverage exceeded the threshold within the episode.
+    max_coverage, final_coverage : float
+        Over the episode, and at its last step (the step of success, if any).
+    steps : int
+        Env steps taken: to success, or all of them.
+    solve_times : list of float
+        Wall time of each decision, s.
+    """
+
+    seed: int
+    success: bool
+    max_coverage: float
+    final_coverage: float
+    steps: int
+    solve_times: list
+
+    def to_dict(self) -> dict[str, Any]:
+        """The episode as the JSON record of ``python -m softcontact gym-pusht --json``."""
+        return dataclasses.asdict(self)
+
+
+def run_episode(
+    seed,
+    *,
+    controller="ddp",
+    deadline=0.05,
+    steps=EPISODE_STEPS,
+    threshold=0.95,
+    noise=(0.0, 0.0),
+    damping=None,
+    block_cog=None,
+    frames=None,
+    task=None,
+    **settings,
+) -> Episode:
+    """Run one seeded episode of the env under :class:`Controller`.
+
+    Parameters
+    ----------
+    seed : int
+        ``env.reset(seed=seed)``; also seeds the observation noise and the sampler.
+    controller, deadline
+        As :class:`Controller`.
+    steps : int
+        Env steps at most (300).
+    threshold : float
+        Success: the env's coverage above it (in (0, 1); the env's is 0.95).
+    noise : (float, float)
+        Observation noise std: px on the agent's and block's positions, degrees on the
+        block's angle.
+    damping, block_cog
+        As :func:`make_env`.
+    frames : list, optional
+        If given, the env's rendered RGB frames are appended to it (one per step, and the
+        first).
+    task : push_t.PushT, optional
+        The model (default :func:`make_task`).
+    **settings
+        Planner settings, as :class:`Controller` takes them.
+    """
+    seed = as_int(seed, "seed", 0)
+    steps = as_int(steps, "steps", 1)
+    threshold = as_positive_float(threshold, "threshold")
+    if threshold >= 1:
+        raise ValueError(f"threshold must be in (0, 1), got {threshold!r}")
+    sp, sa = (as_positive_float(v, "noise", allow_zero=True) for v in noise)
+    env = make_env(damping, block_cog)
+    ctrl = Controller(task, controller, deadline, **{"seed": seed, **settings})
+    rng = np.random.default_rng([seed, 1])
+    obs, _ = env.reset(seed=seed)
+    if frames is not None:
+        frames.append(env.render())
+    best = final = 0.0
+    success = False
+    n = 0
+    try:
+        while n < steps:
+            n += 1
+            o = np.array(obs, dtype=float)
+            if sp or sa:
+                o[:4] += rng.normal(0.0, sp, 4)
+                o[4] += rng.normal(0.0, math.radians(sa))
+            action = ctrl.act(o, np.asarray(env.agent.velocity, dtype=float))
+            obs, _, _, _, info = env.step(action)
+            if frames is not None:
+                frames.append(env.render())
+            final = float(info["coverage"])
+            best = max(best, final)
+            if final > threshold:
+                success = True
+                break
+    finally:
+        env.close()
+    return Episode(seed, success, best, final, n, [float(t) for t in ctrl.solve_times])
+
+
+@dataclasses.dataclass(frozen=True)
+class Evaluation:
+    """Episodes of :func:`evaluate`, in seed order, and their summary."""
+
+    episodes: tuple
+    wall: float
+
+    def summary(self) -> dict[str, Any]:
+        """The summary fields of ``--json``: ``success_rate``, ``mean_max_coverage``,
+        ``median_steps_to_success``, ``solve_time_median``, ``solve_time_p95``,
+        ``solve_time_max`` (NaN fields are None)."""
+        eps = self.episodes
+        times = np.concatenate([e.solve_times for e in eps]) if eps else np.zeros(0)
+        ok = [e.steps for e in eps if e.success]
+
+        def num(v):
+            return None if v is None or not math.isfinite(v) else float(v)
+
+        return {
+            "success_rate": num(np.mean([e.success for e in eps])) if eps else None,
+            "mean_max_coverage": num(np.mean([e.max_coverage for e in eps])) if eps else None,
+            "median_steps_to_success": num(np.median(ok)) if ok else None,
+            "solve_time_median": num(np.median(times)) if times.size else None,
+            "solve_time_p95": num(np.percentile(times, 95)) if times.size else None,
+            "solve_time_max": num(np.max(times)) if times.size else None,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` document: ``episodes`` and the :meth:`summary` fields."""
+        return {"episodes": [e.to_dict() for e in self.episodes], **self.summary()}
+
+
+def _episode_task(seed, kwargs):
+    return run_episode(seed, **kwargs)
+
+
+def evaluate(
+    seeds: Iterable[int],
+    *,
+    scheduler: str | None = None,
+    n_workers: int | None = None,
+    callback: Callable[[Episode, int, int], Any] | None = None,
+    **episode_options,
+) -> Evaluation:
+    """Run :func:`run_episode` for every seed on a ``dask.distributed`` cluster.
+
+    Parameters
+    ----------
+    seeds : iterable of int
+    scheduler : str, optional
+        Address of a running Dask scheduler; by default a ``LocalCluster`` of
+        ``n_workers`` single-threaded worker processes (default: this machine's cores) is
+        started and closed.  ``"inprocess"`` runs the episodes one after another in this
+        process, without Dask.
+    n_workers : int, optional
+    callback : callable, optional
+        ``callback(episode, done, total)`` as each episode finishes (in completion
+        order).
+    **episode_options
+        :func:`run_episode`'s keywords.
+    """
+    seeds = [as_int(s, "seeds", 0) for s in seeds]
+    if len(set(seeds)) != len(seeds):
+        raise ValueError("seeds must be distinct")
+    t0 = time.perf_counter()
+    out: dict[int, Episode] = {}
+
+    def done(ep):
+        out[ep.seed] = ep
+        if callback is not None:
+            callback(ep, len(out), len(seeds))
+
+    if scheduler == "inprocess":
+        for s in seeds:
+            done(run_episode(s, **episode_options))
+    else:
+        distributed = require("dask.distributed", "gym", "gym_pusht.evaluate")
+        cluster = None
+        if scheduler is None:
+            n = (os.cpu_count() or 1) if n_workers is None else as_int(n_workers, "n_workers", 1)
+            cluster = distributed.LocalCluster(
+                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None
+            )
+        try:
+            with distributed.Client(cluster if cluster is not None else scheduler) as client:
+                futures = [
+                    client.submit(
+                        _episode_task, s, episode_options, key=f"gym-pusht-{s}", pure=False
+                    )
+                    for s in seeds
+                ]
+                for fut in distributed.as_completed(futures):
+                    done(fut.result())
+        finally:
+            if cluster is not None:
+                cluster.close()
+    return Evaluation(tuple(out[s] for s in seeds), time.perf_counter() - t0)
+
+
+def write_gif(path, frames, title=None, *, size=340) -> None:
+    """Write the env's RGB frames (as :func:`run_episode` records them) to an animated GIF
+    at the env's 10 frames per second, each scaled to ``size`` px square (Pillow, from the
+    ``plot`` extra), with ``title`` drawn on every frame."""
+    Image = require("PIL.Image", "plot", "gym_pusht.write_gif")
+    ImageDraw = require("PIL.ImageDraw", "plot", "gym_pusht.write_gif")
+    if not frames:
+        raise ValueError("frames must hold at least one image")
+    imgs = [Image.fromarray(np.asarray(f, dtype=np.uint8)).resize((size, size)) for f in frames]
+    if title:
+        for im in imgs:
+            ImageDraw.Draw(im).text((6, 4), title, fill=(0, 0, 0))
+    imgs[0].save(path, save_all=True, append_images=imgs[1:], duration=100, loop=0)

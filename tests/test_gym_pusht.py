@@ -1,0 +1,255 @@
+"""softcontact.tasks.gym_pusht against the gym-pusht env itself: the frame mapping, the
+PD inversion, episodes, the command and the Dask path."""
+
+import json
+import math
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from conftest import subprocess_env
+
+pytest.importorskip("gym_pusht")
+from softcontact.tasks import gym_pusht as gp  # noqa: E402
+from softcontact.tasks.push_t import mpc  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def task():
+    return gp.make_task()
+
+
+def _env_states(n, seed=0):
+    """Random env states (agent x, agent y, block x, block y, block angle)."""
+    rng = np.random.default_rng(seed)
+    return np.column_stack(
+        [
+            rng.uniform(50, 450, (n, 2)),
+            rng.uniform(100, 400, (n, 2)),
+            rng.uniform(-math.pi, math.pi, n),
+        ]
+    )
+
+
+def test_pose_mapping_places_the_t_where_the_env_has_it(task):
+    """The model's T at the mapped pose has its corners where the env's keypoints (the
+    corners of its two boxes) are, and the env's coverage is the model's."""
+    env = gp.make_env()
+    for s in _env_states(12):
+        env.reset(options={"reset_to_state": s})
+        pose_env = [*env.block.position, env.block.angle]
+        pose = gp.model_pose(pose_env)
+        corners = task.t_outline(pose) / gp.PX  # the T's 8 outer corners, px
+        keypoints = env.get_keypoints(env._block_shapes)
+        # every corner of the model's outline is one of the env's two boxes' corners
+        d = np.min(np.hypot(*(corners[:, None, :] - keypoints[None]).transpose(2, 0, 1)), axis=1)
+        assert np.max(d) < 1e-9
+        assert task.coverage(pose) == pytest.approx(env._get_coverage(), abs=1e-12)
+    env.close()
+
+
+def test_goal_and_round_trip():
+    assert np.allclose(gp.GOAL, [0.2272107, 0.2847893, -3 * math.pi / 4], atol=1e-7)
+    q = np.array([[100.0, 200.0, 0.3], [400.0, 50.0, 5.0], [256.0, 256.0, math.pi / 4]])
+    assert np.allclose(gp.env_pose(gp.model_pose(q)), q, rtol=0, atol=1e-12)
+    p = gp.model_pose(q)
+    assert np.all((-math.pi <= p[:, 2]) & (p[:, 2] < math.pi))
+    assert np.allclose(gp.model_pose(gp.env_pose(p)), p, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="block_pose"):
+        gp.model_pose([1.0, 2.0])
+    with pytest.raises(ValueError, match="pose"):
+        gp.env_pose(np.zeros((2, 4)))
+
+
+def test_model_support_ring_sits_at_the_env_centre_of_gravity(task):
+    """The ring's centre is the env's CoG (0, 45) px mapped into the model's body frame."""
+    env = gp.make_env()
+    env.reset(seed=0)
+    b = env.block
+    cog_world = np.array(b.local_to_world(b.center_of_gravity)) * gp.PX
+    pose = gp.model_pose([*b.position, b.angle])
+    c, s = math.cos(pose[2]), math.sin(pose[2])
+    off = np.array([task.params["support_x"], task.params["support_y"]])
+    ring_world = pose[:2] + [c * off[0] - s * off[1], s * off[0] + c * off[1]]
+    assert np.allclose(ring_world, cog_world, rtol=0, atol=1e-12)
+    env.close()
+
+
+def test_pd_action_lands_the_agent_on_the_target():
+    env = gp.make_env()
+    env.reset(seed=1)
+    rng = np.random.default_rng(2)
+    for _ in range(20):
+        p = np.array(env.agent.position)
+        v = np.array(env.agent.velocity)
+        target = np.clip(p + rng.normal(0, 25, 2), 40, 470)
+        a = gp.pd_action(target, p, v)
+        env.step(a)
+        assert np.allclose(np.array(env.agent.position), target, rtol=0, atol=1e-9)
+    env.close()
+
+
+def test_controller_state_and_action(task):
+    ctl = gp.Controller(task, deadline=None)
+    obs = np.array([100.0, 120.0, 300.0, 250.0, 1.0])
+    x = ctl.state(obs, [50.0, -20.0])
+    assert np.allclose(x[:3], gp.model_pose(obs[2:]))
+    assert np.allclose(x[3:5], [0.1, 0.12]) and np.allclose(x[9:11], [0.05, -0.02])
+    assert not np.any(x[[5, 6, 7, 8, 11]])
+    a = ctl.act(obs, [0.0, 0.0])
+    assert a.shape == (2,) and np.all((0 <= a) & (a <= 512))
+    assert len(ctl.solve_times) == 1
+    with pytest.raises(ValueError, match="observation"):
+        ctl.state([1.0, 2.0, 3.0], [0, 0])
+    with pytest.raises(ValueError, match="controller"):
+        gp.Controller(task, "cem")
+
+
+def test_episode_succeeds_on_the_env(task):
+    """Seed 0 with a fixed iteration budget: success, the env's coverage above 0.95."""
+    ep = gp.run_episode(0, deadline=None, task=task)
+    assert ep.success and ep.final_coverage > 0.95 and ep.max_coverage >= ep.final_coverage
+    assert ep.steps < 150 and len(ep.solve_times) == ep.steps
+    again = gp.run_episode(0, deadline=None, task=task)
+    assert again.steps == ep.steps and again.final_coverage == pytest.approx(ep.final_coverage)
+    assert pickle.loads(pickle.dumps(ep)) == ep
+
+
+def test_sampling_controller_runs_on_the_env(task):
+    ep = gp.run_episode(2, controller="sampling", deadline=None, steps=30, task=task)
+    assert ep.steps == 30 or ep.success
+    assert ep.max_coverage > 0.0 and len(ep.solve_times) == ep.steps
+
+
+def test_episode_argument_errors(task):
+    with pytest.raises(ValueError, match="threshold"):
+        gp.run_episode(0, threshold=1.0, task=task)
+    with pytest.raises(ValueError, match="noise"):
+        gp.run_episode(0, noise=(-1.0, 0.0), task=task)
+    with pytest.raises(ValueError, match="seed"):
+        gp.run_episode(-1, task=task)
+    with pytest.raises(ValueError, match="distinct"):
+        gp.evaluate([1, 1], scheduler="inprocess")
+
+
+def test_dask_local_cluster_gives_the_in_process_results():
+    """Two worker processes, deterministic episodes (no deadline): the same actions hence
+    the same episodes as in this process (the env's coverage, a shapely area, may differ
+    in its last bit between processes)."""
+    opts = {"deadline": None, "steps": 12}
+    here = gp.evaluate([3, 4, 5], scheduler="inprocess", **opts)
+    there = gp.evaluate([3, 4, 5], n_workers=2, **opts)
+    assert [e.seed for e in there.episodes] == [3, 4, 5]
+    for a, b in zip(here.episodes, there.episodes, strict=True):
+        assert (a.seed, a.success, a.steps) == (b.seed, b.success, b.steps)
+        assert a.max_coverage == pytest.approx(b.max_coverage, rel=1e-12, abs=1e-15)
+        assert a.final_coverage == pytest.approx(b.final_coverage, rel=1e-12, abs=1e-15)
+
+
+def test_command_writes_the_json_fields(tmp_path, capsys):
+    from softcontact.__main__ import main
+
+    out = tmp_path / "r.json"
+    gif = tmp_path / "e.gif"
+    argv = ["gym-pusht", "--episodes", "3", "--first-seed", "10", "--scheduler", "inprocess"]
+    assert main([*argv, "--json", str(out), "--gif", str(gif), "--noise", "1,1"]) == 0
+    text = capsys.readouterr().out
+    assert text.count("seed   1") == 3 and "success" in text and f"wrote {out}" in text
+    doc = json.loads(out.read_text())
+    assert set(doc) == {
+        "episodes",
+        "success_rate",
+        "mean_max_coverage",
+        "median_steps_to_success",
+        "solve_time_median",
+        "solve_time_p95",
+        "solve_time_max",
+    }
+    assert [e["seed"] for e in doc["episodes"]] == [10, 11, 12]
+    for e in doc["episodes"]:
+        assert set(e) == {
+            "seed",
+            "success",
+            "max_coverage",
+            "final_coverage",
+            "steps",
+            "solve_times",
+        }
+        assert len(e["solve_times"]) == e["steps"]
+    assert doc["success_rate"] == np.mean([e["success"] for e in doc["episodes"]])
+    times = np.concatenate([e["solve_times"] for e in doc["episodes"]])
+    assert doc["solve_time_max"] == pytest.approx(times.max())
+    assert gif.read_bytes()[:6] == b"GIF89a"
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--noise", "1"),
+        ("--noise", "-1,0"),
+        ("--block-cog", "0,nan"),
+        ("--threshold", "1.2"),
+        ("--controller", "cem"),
+        ("--episodes", "0"),
+        ("--damping", "-0.5"),
+    ],
+)
+def test_command_rejects_bad_options(option, value, capsys):
+    from softcontact.__main__ import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["gym-pusht", option, value])
+    assert e.value.code == 2
+    assert f"argument {option}" in capsys.readouterr().err
+
+
+def test_without_the_gym_extra_the_message_names_it():
+    script = textwrap.dedent(
+        """
+        import sys
+        sys.modules["gym_pusht"] = None
+        sys.modules["dask"] = None
+        from softcontact.tasks import gym_pusht as gp
+        for fn, package in ((gp.make_env, "gym-pusht"), (lambda: gp.evaluate([0]), "dask")):
+            try:
+                fn()
+            except ImportError as e:
+                assert "pip install 'softcontact[gym]'" in str(e), e
+                assert package in str(e), e
+            else:
+                raise AssertionError("ran without its optional dependency")
+        print("ok")
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=subprocess_env()
+    )
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_planner_methods_and_their_errors():
+    """The push-T planner's refinements on its own model: each lowers the objective of
+    its warm start; bad settings name themselves."""
+    task = gp.make_task()
+    x = np.zeros(12)
+    x[:3] = [0.25, 0.3, 0.5]
+    x[3:5] = [0.25, 0.23]
+    for method in ("ilqr", "ddp", "sampling"):
+        ctl = mpc.Controller(task, **{**gp.SETTINGS, "method": method, "iterations": 2})
+        z0 = np.zeros((ctl.horizon, 2))
+        z0[:, 1] = 0.1
+        J0 = float(ctl.problem(x).fun(ctl.controls(z0)))
+        plan, J = ctl._solve(x, z0, 0.0)
+        assert plan.shape == (ctl.horizon, 2) and J <= J0
+        assert J == pytest.approx(float(ctl.problem(x).fun(ctl.controls(plan))), rel=1e-12)
+    with pytest.raises(ValueError, match="method"):
+        mpc.Controller(task, method="newton")
+    with pytest.raises(ValueError, match="block must be 1"):
+        mpc.Controller(task, method="ilqr", block=5)
+    with pytest.raises(ValueError, match="deadline"):
+        mpc.Controller(task, deadline=0.0)
+    with pytest.raises(ValueError, match="knots"):
+        mpc.Controller(task, method="sampling", block=1, knots=1)
