@@ -242,7 +242,7 @@ def test_planner_methods_and_their_errors():
         z0 = np.zeros((ctl.horizon, 2))
         z0[:, 1] = 0.1
         J0 = float(ctl.problem(x).fun(ctl.controls(z0)))
-        plan, J = ctl._solve(x, z0, 0.0)
+        plan, J = ctl._solve(x, z0)
         assert plan.shape == (ctl.horizon, 2) and J <= J0
         assert J == pytest.approx(float(ctl.problem(x).fun(ctl.controls(plan))), rel=1e-12)
     with pytest.raises(ValueError, match="method"):

@@ -39,8 +39,8 @@ import dataclasses
 import math
 import time
 import types
-from typing import Any
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -53,6 +53,7 @@ import numpy as np
 from ..._optional import require
 from ..._validate import as_int, as_positive_float
 from ...optimize import ControlResidual, PoseResidual, TrajectoryProblem, ilqr
+from ...scene import Model
 from .. import push_t
 
 logger = logging.getLogger(__name__)
@@ -81,11 +82,15 @@ DEFAULTS: dict[str, Any] = {
     "knots": 6,  # method "sampling": spline knots over the horizon
     "sigma": 0.1,  # method "sampling": knot perturbation std, m/s
     "seed": 0,  # method "sampling": seed of the perturbations (reset by reset())
+    "select_model": None,  # Model of the push selection's rollouts (default: the task's)
 }
 _METHODS = ("lbfgs", "ilqr", "ddp", "sampling")
 _STALL = 0.97  # a solve that keeps J above this fraction of the previous one: stalled
 _STALL_SWITCH = 0.98
 _REACHED = 0.003  # m: a push whose standoff point is this close needs no move
+_PATH_TRIES = 6  # standoff points tried for a path before keeping the current plan
+_SKIP = 0.75  # a push selected after this fraction of the deadline runs unrefined
+_MIN_REFINE = 0.3  # a kept plan's refinement gets at least this fraction of the deadline
 
 
 class Controller:
@@ -164,12 +169,23 @@ class Controller:
         self.knots = as_int(s["knots"], "knots", 2)
         if self.method == "sampling" and self.knots > self.horizon // self.block:
             raise ValueError(
-                f"knots must be <= horizon / block ({self.horizon // self.block}), "
-                f"got {self.knots}"
+                f"knots must be <= horizon / block ({self.horizon // self.block}), got {self.knots}"
             )
         self.sigma = as_positive_float(s["sigma"], "sigma")
         self.seed = as_int(s["seed"], "seed", 0)
+        sm = s["select_model"]
+        if sm is not None and not (
+            isinstance(sm, Model)
+            and (sm.nx, sm.nu, sm.body_names)
+            == (task.model.nx, task.model.nu, task.model.body_names)
+        ):
+            raise TypeError(
+                "select_model must be a Model with the task's bodies, states and controls "
+                f"(e.g. push_t.make with coarser spacings), got {sm!r}"
+            )
+        self.select_model = task.model if sm is None else sm
         self.settings = {k: getattr(self, _ATTR.get(k, k)) for k in DEFAULTS}
+        self.settings["select_model"] = sm
         self.u_box = task.u_max / math.sqrt(2.0)
         self.radius = task.pusher_radius
         m = self.model
@@ -227,13 +243,15 @@ class Controller:
             + 0.5 * self.effort * np.sum(U * U, axis=(1, 2))
         )
 
-    def _solve(self, x, z0, t0):
+    def _solve(self, x, z0, t_end=None):
+        """Refine the plan ``z0`` from ``x``; ``t_end``: the ``time.perf_counter()`` by
+        which to return (None: ``iterations`` iterations whatever they take)."""
         prob = self.problem(x)
         K = self.horizon // self.block
         if self.method == "sampling":
-            return self._sample(x, z0, t0)
+            return self._sample(x, z0, t_end)
         if self.method != "lbfgs":
-            left = None if self.deadline is None else self.deadline - (time.perf_counter() - t0)
+            left = None if t_end is None else t_end - time.perf_counter()
             lim = np.zeros((self.horizon, 3))
             lim[:, :2] = self.u_box
             res = ilqr(
@@ -264,7 +282,7 @@ class Controller:
         self.n_solves += 1
         return res.x.reshape(K, 2), float(res.fun)
 
-    def _sample(self, x, z0, t0):
+    def _sample(self, x, z0, t_end):
         """Predictive sampling (as hydrax runs it): ``samples`` - 1 perturbations of the
         plan's values at ``knots`` evenly spaced times (Gaussian, std ``sigma``, clipped to
         the box), linearly interpolated between knots, and the plan itself, rolled out in
@@ -278,7 +296,7 @@ class Controller:
         last = 0.0
         for _ in range(self.iterations):
             t1 = time.perf_counter()
-            if self.deadline is not None and t1 - t0 + last > self.deadline and last > 0:
+            if t_end is not None and t1 + last > t_end and last > 0:
                 break
             knots = np.stack([np.interp(tk, steps, best[:, j]) for j in range(2)], -1)
             dk = self._rng.normal(0.0, self.sigma, size=(self.samples - 1, self.knots, 2))
@@ -313,8 +331,7 @@ class Controller:
         poly = self.task.t_polygon(pose)
         import shapely  # type: ignore[import-untyped]
 
-        W = self.task.workspace
-        lo, hi = self.radius + 0.005, W - self.radius - 0.005
+        lo, hi = self._bounds()
         out = []
         for i in range(len(V)):
             a, b = V[i], V[(i + 1) % len(V)]
@@ -335,10 +352,16 @@ class Controller:
     def select(self, x):
         """The best push from ``x``: ``(objective, standoff point, plan (K, 2))``, or None
         when no push is feasible."""
+        ranked = self.ranked(x)
+        return ranked[0] if ranked else None
+
+    def ranked(self, x):
+        """Every feasible push from ``x`` as ``(objective, standoff point, plan (K, 2))``,
+        best first (the pushes whose rollout diverged left out)."""
         cands = self.pushes(x)
         self.n_selections += 1
         if not cands:
-            return None
+            return []
         K = self.horizon // self.block
         nb = max(1, int(round(0.8 * K)))
         X0, Z, S = [], [], []
@@ -355,19 +378,34 @@ class Controller:
                 S.append(s)
         Za = np.array(Z)
         U = self.controls(Za)
-        ro = self.model.rollout(np.array(X0), U, order=0, num_threads=self.num_threads)
+        ro = self.select_model.rollout(np.array(X0), U, order=0, num_threads=self.num_threads)
         J = self.batch_objective(ro.states, U)
         J[ro.status != 0] = np.inf
-        k = int(np.argmin(J))
-        return (float(J[k]), S[k], Za[k]) if np.isfinite(J[k]) else None
+        return [
+            (float(J[k]), S[k], Za[k]) for k in np.argsort(J, kind="stable") if np.isfinite(J[k])
+        ]
+
+    def _bounds(self):
+        """The box of the pusher's centre in standoff points and moves: 5 mm off the
+        walls' inner faces."""
+        inset = self.task.params.get("wall_inset", 0.0)
+        return inset + self.radius + 0.005, self.task.workspace - inset - self.radius - 0.005
 
     def path_to(self, p, s, pose):
         """Waypoints from the pusher at ``p`` to ``s`` clear of the T at ``pose`` (the last
-        is ``s``), or None if neither way around stays in the workspace."""
+        is ``s``), or None if neither way around stays in the workspace.  A pusher closer
+        to the T than its radius first backs off (:meth:`_backoffs`)."""
         import shapely  # type: ignore[import-untyped]
 
         poly = self.task.t_polygon(pose)
         clear = self.radius + 0.001
+        p = np.asarray(p, dtype=float)
+        if poly.distance(shapely.Point(p)) < self.radius:
+            for b in self._backoffs(p, pose, poly):
+                rest = self.path_to(b, s, pose)
+                if rest is not None:
+                    return [b, *rest]
+            return None
 
         def ok(a, b):
             return poly.distance(shapely.LineString([a, b])) >= clear
@@ -376,8 +414,7 @@ class Controller:
             return [np.asarray(s, dtype=float)]
         c = np.asarray(pose[:2], dtype=float)
         R = float(np.max(np.hypot(*(self.task.t_outline(pose) - c).T))) + self.radius + 0.012
-        W = self.task.workspace
-        lo, hi = self.radius + 0.005, W - self.radius - 0.005
+        lo, hi = self._bounds()
         a0 = math.atan2(p[1] - c[1], p[0] - c[0])
         a1 = math.atan2(s[1] - c[1], s[0] - c[0])
         best = None
@@ -400,7 +437,67 @@ class Controller:
             )
             if good and (best is None or length < best[0]):
                 best = (length, pts)
+        if best is None:  # near a wall: follow the T's convex hull, grown by the radius
+            best = self._hull_path(p, s, poly, ok)
         return None if best is None else best[1]
+
+    def _backoffs(self, p, pose, poly):
+        """Points 4 mm clear of the T to which a pusher at ``p``, closer to the T than its
+        radius, backs off in a straight line that does not approach the T: away from the
+        T's nearest point, away from its centre, and between the two."""
+        import shapely  # type: ignore[import-untyped]
+
+        q = np.asarray(shapely.shortest_line(poly.exterior, shapely.Point(p)).coords[0])
+        d0 = poly.distance(shapely.Point(p))
+        lo, hi = self._bounds()
+        dirs = []
+        for d in (p - q, p - np.asarray(pose[:2], dtype=float)):
+            n = float(np.hypot(*d))
+            if n > 1e-9:
+                dirs.append(d / n)
+        if len(dirs) == 2:
+            dirs.append(dirs[0] + dirs[1])
+        out = []
+        for d in dirs:
+            d = d / max(float(np.hypot(*d)), 1e-12)
+            for step in np.arange(0.005, 0.08, 0.005):
+                b = np.clip(p + d * step, lo, hi)
+                if poly.distance(shapely.Point(b)) >= self.radius + 0.004:
+                    if poly.distance(shapely.LineString([p, b])) >= d0 - 1e-6:
+                        out.append(b)
+                    break
+        return out
+
+    def _hull_path(self, p, s, poly, ok):
+        """``(length, waypoints)`` from ``p`` to ``s`` along the boundary of the T's convex
+        hull grown by the pusher's radius + 4 mm, the shorter way that stays within the
+        pusher's bounds, or None."""
+        import shapely  # type: ignore[import-untyped]
+
+        ring = poly.convex_hull.buffer(self.radius + 0.004, quad_segs=3).exterior
+        total = ring.length
+        verts = np.asarray(ring.coords)[:-1]
+        at = np.array([ring.project(shapely.Point(v)) for v in verts])
+        a, b = ring.project(shapely.Point(p)), ring.project(shapely.Point(s))
+        pa = np.asarray(ring.interpolate(a).coords[0])
+        pb = np.asarray(ring.interpolate(b).coords[0])
+        lo, hi = self._bounds()
+        best = None
+        for sign in (1.0, -1.0):
+            span = ((b - a) * sign) % total
+            ahead = ((at - a) * sign) % total
+            mid = [verts[i] for i in np.argsort(ahead) if 0 < ahead[i] < span]
+            pts = [pa, *mid, pb, np.asarray(s, dtype=float)]
+            if not all(np.all((lo <= q) & (q <= hi)) for q in pts):
+                continue
+            if not (ok(p, pa) or poly.distance(shapely.Point(p)) >= self.radius):
+                continue
+            if not ok(pb, pts[-1]):
+                continue
+            length = float(np.hypot(*(pa - p))) + span + float(np.hypot(*(pts[-1] - pb)))
+            if best is None or length < best[0]:
+                best = (length, pts)
+        return best
 
     def _move(self, x):
         dt = self.task.dt
@@ -447,12 +544,28 @@ class Controller:
         if self.plan is not None:
             z0 = np.vstack([self.plan[shift:], np.repeat(self.plan[-1:], shift, axis=0)])
         stalled = len(self.history) >= 2 and self.history[-1] > _STALL * self.history[-2]
+        fresh = False  # a new push selected this tick
         if self.plan is None or self.ticks % self.select_every == 0 or stalled:
-            sel = self.select(x)
             current = self.problem(x).fun(self.controls(z0)) if z0 is not None else math.inf
             factor = _STALL_SWITCH if stalled else self.switch
-            if sel is not None and sel[0] < factor * current:
+            sel, path = None, None
+            tried: dict[tuple, Any] = {}  # standoff point: its path (None: unreachable)
+            for cand in self.ranked(x):  # the best push the pusher can reach
+                if cand[0] >= factor * current or len(tried) > _PATH_TRIES:
+                    break
+                if float(np.hypot(*(cand[1] - x[3:5]))) <= _REACHED:
+                    sel = cand
+                    break
+                key = tuple(cand[1])
+                if key not in tried:
+                    tried[key] = self.path_to(x[3:5], cand[1], x[:3])
+                path = tried[key]
+                if path is not None:
+                    sel = cand
+                    break
+            if sel is not None:
                 _, s, z0 = sel
+                fresh = True
                 self.history = []
                 self.ticks = 0
                 logger.debug(
@@ -463,18 +576,25 @@ class Controller:
                     current,
                     ", stalled" if stalled else "",
                 )
-                if float(np.hypot(*(s - x[3:5]))) > _REACHED:
-                    path = self.path_to(x[3:5], s, x[:3])
-                    if path is not None:
-                        logger.debug("moving the pusher around the T: %d waypoints", len(path))
-                        self.path = path
-                        self.plan = z0
-                        self.n_moves += 1
-                        self.solve_times.append(time.perf_counter() - t0)
-                        return self._move(x), "move"
+                if path is not None:
+                    logger.debug("moving the pusher around the T: %d waypoints", len(path))
+                    self.path = path
+                    self.plan = z0
+                    self.n_moves += 1
+                    self.solve_times.append(time.perf_counter() - t0)
+                    return self._move(x), "move"
         if z0 is None:  # nothing feasible to select and no plan: stand still this tick
             z0 = np.zeros((self.horizon // self.block, 2))
-        self.plan, J = self._solve(x, z0, t0)
+        t_end = None
+        if self.deadline is not None:
+            now = time.perf_counter()
+            t_end = max(t0 + self.deadline, now + _MIN_REFINE * self.deadline)
+        if fresh and self.deadline is not None and now - t0 > _SKIP * self.deadline:
+            # the selection used the tick's budget: execute its new push unrefined
+            self.plan = np.asarray(z0, dtype=float)
+            J = float(self.problem(x).fun(self.controls(self.plan)))
+        else:  # a kept plan is always refined, within the budget's rest or a floor
+            self.plan, J = self._solve(x, z0, t_end)
         self.history.append(J)
         self.ticks += 1
         self.solve_times.append(time.perf_counter() - t0)
