@@ -377,7 +377,7 @@ def gym_pusht(
             frames = []
             first.append(gp.run_episode(seeds[0], frames=frames, **opts))
             done(first[0])
-            gp.write_gif(gif, frames, f"gym-pusht seed {seeds[0]} ({controller})")
+            gp.write_gif(gif, frames, f"gym-pusht: seed {seeds[0]}, {controller}")
         ev = gp.evaluate(
             seeds[len(first) :], scheduler=scheduler, n_workers=workers, callback=done, **opts
         )

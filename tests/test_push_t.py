@@ -289,6 +289,46 @@ def test_make_errors():
             push_t.make(**{key: value})
     with pytest.raises(ValueError, match="seed must be >= 0"):
         push_t.make(seed=-1)
+    for key, value, match in [
+        ("support_radius", -0.01, "support_radius"),
+        ("support_radius", 0.3, "support_radius"),
+        ("support_x", np.nan, "support_x"),
+        ("support_y", 0.25, "support_y"),
+        ("wall_inset", 0.06, "wall_inset"),
+        ("wall_inset", -0.001, "wall_inset"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            push_t.make(**{key: value})
+    with pytest.raises(ValueError, match="goal"):
+        push_t.make(goal=[0.1, 0.2])
+    with pytest.raises(ValueError, match="goal"):
+        push_t.make(goal=[0.1, 0.2, np.nan])
+
+
+def test_goal_support_ring_and_wall_inset():
+    """``goal`` sets the coverage's target; a support ring turns the T under a push at a
+    different rate than the footprint grid (the same force); ``wall_inset`` moves the
+    walls: a T 3 mm from the left edge, a few mm clear of the wall at 0 (felt faintly:
+    soft contact starts before touching), overlaps a wall 7 mm in and is pushed out."""
+    g = (0.3, 0.2, 1.0)
+    t = push_t.make(goal=g)
+    np.testing.assert_array_equal(t.goal, g)
+    assert t.coverage(g) == pytest.approx(1.0, abs=1e-14) and t.coverage(push_t.GOAL) < 0.5
+    x = np.array(t.x0)
+    x[0:3] = [0.25, 0.25, 0.0]
+    x[3:6] = [0.25 + 0.03, 0.25 - (0.09 - 0.0107) - 0.014, 0.0]  # below the stem, off-centre
+    omega = {}
+    for r in (0.0, 0.02, 0.06):
+        m = push_t.make(support_radius=r).model
+        omega[r] = m.rollout(x, np.tile([0.0, 0.1, 0.0], (40, 1))).states[-1, 8]
+    assert abs(omega[0.06]) < abs(omega[0.02])  # a wider ring resists turning more
+    assert omega[0.0] != omega[0.02]
+    v = t.vertices
+    y = np.array(t.x0)
+    y[0:3] = [0.003 - v[:, 0].min(), 0.25, 0.0]  # the T's left edge at x = 3 mm
+    y[3:6] = [0.4, 0.4, 0.0]
+    vx = {i: push_t.make(wall_inset=i).model.step(y, np.zeros(3)).x_next[6] for i in (0, 0.007)}
+    assert vx[0] >= 0.0 and vx[0.007] > 20 * vx[0]
 
 
 def test_overrides_are_applied():

@@ -517,6 +517,11 @@ def write_gif(path, frames, title=None, *, size=340) -> None:
         raise ValueError("frames must hold at least one image")
     imgs = [Image.fromarray(np.asarray(f, dtype=np.uint8)).resize((size, size)) for f in frames]
     if title:
+        ImageFont = require("PIL.ImageFont", "plot", "gym_pusht.write_gif")
+        try:
+            font = ImageFont.load_default(size=14)  # Pillow >= 10.1: a scalable font
+        except TypeError:  # pragma: no cover - older Pillow: its bitmap font
+            font = ImageFont.load_default()
         for im in imgs:
-            ImageDraw.Draw(im).text((6, 4), title, fill=(0, 0, 0))
+            ImageDraw.Draw(im).text((8, 6), title, fill=(0, 0, 0), font=font)
     imgs[0].save(path, save_all=True, append_images=imgs[1:], duration=100, loop=0)

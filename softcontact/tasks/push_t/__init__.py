@@ -95,6 +95,14 @@ explicitly.  The stiffest place is a force at the stem's bottom corner (lever ar
     Seeded initial states: the pusher's disk is at least ``clearance`` from the T's
     polygon (beyond the contact's onset of a few mm) and at least ``margin`` inside the
     walls.
+``support_radius`` = 0, ``support_x`` = ``support_y`` = 0 m
+    Where the T's weight rests: with all three 0, on the grid over its footprint; else on
+    32 points of a ring of radius ``support_radius`` centred at ``(support_x,
+    support_y)`` in the T's body frame (its centroid at the origin).  A ring sets the
+    ratio of the table's resistance to turning and to sliding independently of the
+    outline (:mod:`softcontact.tasks.gym_pusht` fits one to the gym-pusht env).
+``wall_inset`` = 0 m
+    The walls' inner faces lie at ``wall_inset`` and ``0.512 - wall_inset``.
 
 Seeded initial states (:meth:`PushT.initial_state`): T position uniform in
 ``[0.1, 0.4]^2`` (the T then clears the walls by >= 19 mm), angle uniform in
@@ -257,7 +265,7 @@ class PushT:
     x0 : (12,) ndarray
         The seeded initial state (read-only; copy it to modify).
     goal : (3,) ndarray
-        Goal pose of the T, ``(0.256, 0.256, pi/4)`` (read-only).
+        Goal pose of the T, by default :data:`GOAL` ``(0.256, 0.256, pi/4)`` (read-only).
     dt : float
         Time step of ``model``, s.
     u_max : float
@@ -504,6 +512,8 @@ def make(seed=None, *, integrator="implicit", goal=None, **overrides) -> PushT:
         explicitly and defaults ``damping`` to :data:`EULER_DAMPING`, the most its step
         keeps stable; it gains energy when the T is squeezed against a wall (module
         docstring, Notes).
+    goal : (3,) array_like, optional
+        The T's goal pose (default :data:`GOAL`).
     **overrides : float
         Values for any of :data:`PARAMETERS` (``mass``, ``support_friction``,
         ``stiffness``, ``damping``, ``friction``, ``wall_friction``, ``dt``, ``u_max``,
@@ -520,9 +530,11 @@ def make(seed=None, *, integrator="implicit", goal=None, **overrides) -> PushT:
         parameter value or a non-str ``integrator``.
     ValueError
         An ``integrator`` other than ``"implicit"`` or ``"euler"``, a negative seed, a
-        parameter that is not finite or out of range (> 0; >= 0 for
-        frictions, damping, clearance and margin), a pusher that does not fit in the
-        workspace, or ``spacing`` > 0.03 m or ``pusher_spacing`` > ``pusher_radius``.
+        parameter that is not finite or out of range (> 0; >= 0 for frictions, damping,
+        clearance, margin, ``support_radius`` and ``wall_inset``; any sign for
+        ``support_x`` and ``support_y``), a pusher that does not fit in the workspace,
+        ``spacing`` > 0.03 m or ``pusher_spacing`` > ``pusher_radius``, ``wall_inset``
+        >= 0.05 m, a support beyond 0.2 m, or a ``goal`` that is not 3 finite numbers.
     """
     seed = _as_seed(seed)
     if not isinstance(integrator, str):

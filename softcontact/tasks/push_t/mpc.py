@@ -11,22 +11,39 @@ it returns the pusher's controls for the next ``replan`` steps:
    the horizon, then stopping.  Standoff points outside the workspace or too close to the
    T are dropped.  All pushes are rolled out in one batched, threaded C rollout
    (:meth:`Model.rollout`) from the current state with only the pusher moved to the
-   push's standoff point, and scored by the MPC objective below.  The best push replaces
-   the current plan if its objective is below ``switch`` (0.8; 0.98 when stalled) times
-   that of the current plan's warm start.
+   push's standoff point, and scored by the MPC objective below (on ``select_model``
+   when one is given, e.g. a coarser model of the same scene).  The best push the pusher
+   can reach (step 2) replaces the current plan if its objective is below ``switch``
+   (0.8; 0.98 when stalled) times that of the current plan's warm start; at most 7
+   standoff points are tried for a path before the current plan is kept.
 2. **Repositioning**.  If the chosen push starts more than 3 mm from the pusher, the
    pusher first travels to the standoff point at ``move_speed`` along a path that keeps
-   it clear of the T (straight if the segment clears the T by the pusher's radius,
+   it clear of the T: straight if the segment clears the T by the pusher's radius,
    otherwise out to a circle about the T's centre, around it the shorter feasible way,
-   and in).  This move is planned geometrically, not optimized; it does not touch the T.
-   The objective does not see the time it takes.
-3. **Refinement** (every tick that is not a move).  ``scipy.optimize.minimize`` with
-   L-BFGS-B, the exact gradient of the objective (the adjoint of the analytic step
-   Jacobians, :class:`~softcontact.optimize.TrajectoryProblem`), ``iterations``
-   iterations, over block-constant controls (blocks of ``block`` steps; ``omega`` = 0)
-   within the box ``|vx|, |vy| <= u_max / sqrt(2)`` (so the speed bound holds), warm
-   started from the previous solution shifted by the executed steps (or from the newly
-   selected push).
+   and in; where the circle leaves the workspace, along the T's convex hull grown by the
+   radius + 4 mm.  A pusher that overlaps the T (or sits in the pocket between bar and
+   stem) first backs off in a straight line that does not approach the T.  This move is
+   planned geometrically, not optimized; it does not touch the T.  The objective does
+   not see the time it takes.
+3. **Refinement** (every tick that is not a move), by ``method``:
+
+   - ``"lbfgs"`` (default): ``scipy.optimize.minimize`` with L-BFGS-B, the exact
+     gradient of the objective (the adjoint of the analytic step Jacobians,
+     :class:`~softcontact.optimize.TrajectoryProblem`), ``iterations`` iterations, over
+     block-constant controls (blocks of ``block`` steps; ``omega`` = 0);
+   - ``"ilqr"`` / ``"ddp"``: :func:`softcontact.optimize.ilqr` (Gauss-Newton iLQR, or
+     DDP with the step Hessians), ``iterations`` iterations at most, over per-step
+     controls (``block`` = 1);
+   - ``"sampling"``: predictive sampling as hydrax runs it, the gradient-free baseline:
+     ``samples`` - 1 Gaussian perturbations (std ``sigma``) of the plan at ``knots``
+     evenly spaced times, linearly interpolated, and the plan itself, rolled out in one
+     batch on the selection's model; the best is kept; ``iterations`` rounds;
+
+   each within the box ``|vx|, |vy| <= u_max / sqrt(2)`` (so the speed bound holds),
+   warm started from the previous solution shifted by the executed steps (or from the
+   newly selected push).  With a ``deadline`` (s per tick), iLQR/DDP and sampling stop
+   when the next iteration would end past it; a push selected after 75 % of it runs
+   unrefined this tick, and a kept plan is refined for at least 30 % of it.
 4. It returns the first ``replan`` steps of the refined plan.
 
 The objective over the horizon of ``horizon`` steps from the current state is
@@ -102,12 +119,17 @@ class Controller:
     ``position_weight``, ``angle_weight``, ``stage``, ``effort`` (objective),
     ``standoff`` (m), ``push_distances`` (m, candidate push lengths), ``select_every``
     (ticks), ``switch`` (in (0, 1]), ``move_speed`` (m/s, <= u_max), ``num_threads``
-    (threads of the candidates' batched rollout).
+    (threads of the candidates' batched rollout), ``method`` (``"lbfgs"``, ``"ilqr"``,
+    ``"ddp"`` or ``"sampling"``), ``deadline`` (s per tick, or None), ``samples``,
+    ``knots``, ``sigma`` (m/s) and ``seed`` (``"sampling"``), ``select_model`` (a
+    :class:`~softcontact.Model` of the same bodies that scores the candidate pushes).
 
     Attributes
     ----------
     solve_times : list of float
         Wall time of each tick's planning (selection + refinement), s.
+    settings : dict
+        Every setting, defaults applied.
     n_solves, n_selections, n_moves : int
         Refinements, push selections and repositioning moves so far.
     """
@@ -286,8 +308,8 @@ class Controller:
         """Predictive sampling (as hydrax runs it): ``samples`` - 1 perturbations of the
         plan's values at ``knots`` evenly spaced times (Gaussian, std ``sigma``, clipped to
         the box), linearly interpolated between knots, and the plan itself, rolled out in
-        one batch; the best becomes the plan.  ``iterations`` rounds, fewer when the next
-        round would pass the deadline."""
+        one batch on ``select_model``; the best becomes the plan.  ``iterations`` rounds,
+        fewer when the next round would pass the deadline."""
         K = self.horizon // self.block
         tk = np.linspace(0.0, K - 1, self.knots)
         steps = np.arange(K)
@@ -306,7 +328,7 @@ class Controller:
             for j in range(2):
                 Z[1:, :, j] = np.stack([np.interp(steps, tk, k) for k in kv[..., j]])
             U = self.controls(Z)
-            ro = self.model.rollout(
+            ro = self.select_model.rollout(
                 np.broadcast_to(x, (self.samples, x.size)).copy(),
                 U,
                 order=0,

@@ -1,0 +1,50 @@
+"""benchmarks/gym_env.py runs end to end in a subprocess on a one-worker LocalCluster and
+prints its table: a row per variant asked for, each cell a number in range, and the
+scale-out rows."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import subprocess_env
+
+pytest.importorskip("gym_pusht")
+pytest.importorskip("dask.distributed")
+
+SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "gym_env.py"
+
+
+def test_gym_benchmark_prints_its_table(tmp_path):
+    out = tmp_path / "page.md"
+    argv = ["--episodes", "1", "--first-seed", "2", "--workers", "1", "--variants", "ddp,noise"]
+    r = subprocess.run(
+        [sys.executable, str(SCRIPT), *argv, "--scale", "1", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        cwd=tmp_path,
+        timeout=600,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    page = out.read_text()
+    assert page.startswith("<!-- written by benchmarks/gym_env.py")
+    rows = {ln.split("|")[1].strip(): ln for ln in page.splitlines() if ln.startswith("| iLQR")}
+    assert set(rows) == {"iLQR (ddp)", "iLQR, noise 1 px / 1 deg"}
+    for ln in rows.values():
+        cells = [c.strip() for c in ln.split("|")[2:-1]]
+        assert cells[0] == "1" and re.fullmatch(r"(0|100)\.0%", cells[1])
+        assert 0.0 < float(cells[2]) <= 1.0
+        median, p95, worst, wall = (float(c) for c in cells[4:])  # ms, ms, ms, s
+        assert 0 <= median <= p95 <= worst and wall > 0
+    assert re.search(r"^\| 1 \| \d+ \| [\d.]+ \|$", page, re.M)
+    assert re.search(r"^\| 2 \| \d+ \| [\d.]+ \|$", page, re.M)
+    with pytest.raises(subprocess.CalledProcessError):
+        subprocess.run(
+            [sys.executable, str(SCRIPT), "--variants", "bogus"],
+            check=True,
+            capture_output=True,
+            env=subprocess_env(),
+            cwd=tmp_path,
+        )
