@@ -26,7 +26,8 @@ def require(module: str, extra: str, what: str):
     except ImportError as exc:
         top = module.split(".")[0]
         package = _PYPI.get(top, top)  # matplotlib, shapely, scipy: PyPI names alike
+        shell = f"'{package}'" if "[" in package else package
         raise ImportError(
             f"{what} needs {package}, which is not installed: "
-            f"pip install 'softcontact[{extra}]' (or pip install '{package}')"
+            f"pip install 'softcontact[{extra}]' (or pip install {shell})"
         ) from exc

@@ -48,6 +48,7 @@ from ..._optional import require
 from ..._validate import as_float_array, as_int, as_positive_float
 from ...optimize import trajectory_residuals
 from .. import push_t
+from ..push_t import _readonly
 from . import (
     K_P,
     K_V,
@@ -239,12 +240,6 @@ class IdentificationResult:
                     f"{e.open_loop_angle:.2f} | {e.final_position:.2f} | {e.final_angle:.2f} |"
                 )
         return "\n".join(rows)
-
-
-def _readonly(a) -> np.ndarray:
-    a = np.array(a, dtype=float)
-    a.setflags(write=False)
-    return a
 
 
 def _as_pair(v, name, lo, hi) -> tuple[float, float]:
