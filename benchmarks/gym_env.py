@@ -7,7 +7,8 @@ on the same seeds, and prints one markdown table (``--out`` writes it to a page 
 - ``ddp`` (iLQR): the env as shipped, the controller refining by Gauss-Newton iLQR on the
   exact step derivatives, success at coverage > 0.95 (the env's threshold);
 - ``sampling``: the same controller refining by predictive sampling (128 rollouts,
-  6 knots) within the same per-decision deadline;
+  6 knots) under the same per-decision deadline (a round of 128 rollouts, which always
+  runs once, takes longer than the deadline: its decisions overrun it);
 - ``precise``: success only above 0.98 coverage;
 - ``noise``: Gaussian observation noise on positions and the angle;
 - ``damping``: the env with momentum (pymunk space damping 0.5);

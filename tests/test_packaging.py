@@ -90,3 +90,14 @@ def test_extras_install_what_the_messages_promise():
     assert names(extras["all"]) == main_job | names(extras["gym"])
     assert names(project["dependencies"]) >= main_job | {"numpy"}
     assert names(extras["test"]) >= names(extras["gym"])
+
+
+def test_every_subpackage_is_installed():
+    """pyproject's explicit package list names every folder of the package that has an
+    __init__.py (a folder left out would be missing from installs and wheels)."""
+    root = Path(__file__).resolve().parent.parent
+    found = {
+        ".".join(p.parent.relative_to(root).parts)
+        for p in (root / "softcontact").rglob("__init__.py")
+    }
+    assert set(_pyproject()["tool"]["setuptools"]["packages"]) == found

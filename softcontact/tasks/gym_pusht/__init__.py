@@ -37,9 +37,10 @@ intersections of the same T (the tests check it against the env's own).
 scripted pushes logged from the env (``sysid.identify(sysid.scripted_pushes(20, seed=0),
 names=("support_friction",), scan={"support_radius": ...})``, the slip velocity from a
 scan of 0.01-0.1 m/s).  On 10 held-out pushes (``scripted_pushes(10, seed=1)``, 1 s
-each at 0.05-0.3 m/s) the model's RMS errors fall from 1.12 mm / 1.93 deg (one step of
-0.1 s) and 6.42 mm / 6.75 deg (1 s open loop) with the ring at the radius of gyration
-(friction 0.35, slip velocity 0.02 m/s) to 1.34 mm / 0.54 deg and 3.80 mm / 1.42 deg.
+each at 0.05-0.3 m/s) the model's RMS errors with the ring at the radius of gyration
+(friction 0.35, slip velocity 0.02 m/s) and with the identified values are: one step
+(0.1 s) 1.12 mm / 1.93 deg and 1.34 mm / 0.54 deg; 1 s open loop 6.42 mm / 6.75 deg and
+3.80 mm / 1.42 deg.  The one-step position error grows a little; every other error falls.
 
 **Actions** (:func:`pd_action`).  The env runs 10 substeps of 10 ms per action, each
 ``v += (k_p (a - p) - k_v v) dt`` then ``p += v dt`` (k_p = 100, k_v = 20).  The agent's
@@ -250,7 +251,7 @@ class Controller:
         The model (default :func:`make_task`).
     controller : {"ddp", "sampling"}
         Refinement by Gauss-Newton iLQR on the exact step derivatives, or predictive
-        sampling (128 rollouts, 6 knots) on the same model.
+        sampling (128 rollouts, 6 knots, on the coarse model of the push selection).
     deadline : float or None
         Wall-clock seconds per decision the planner aims for (push selection included);
         None: a fixed number of iterations, so that runs are repeatable bit for bit.
@@ -264,7 +265,7 @@ class Controller:
     """
 
     def __init__(self, task=None, controller="ddp", deadline=0.05, **settings) -> None:
-        if controller not in CONTROLLERS:
+        if not isinstance(controller, str) or controller not in CONTROLLERS:
             raise ValueError(
                 f"controller must be one of {', '.join(CONTROLLERS)}; got {controller!r}"
             )
@@ -274,6 +275,11 @@ class Controller:
         if "select_model" not in opts:
             opts["select_model"] = _coarse_model(tuple(sorted(self.task.params.items())))
         self.planner = mpc.Controller(self.task, **opts)
+        if not math.isclose(self.planner.replan * self.task.dt, SUBSTEPS * SUBSTEP_DT):
+            raise ValueError(
+                f"a tick (replan x dt = {self.planner.replan} x {self.task.dt:g} s) must be "
+                f"one env step ({SUBSTEPS * SUBSTEP_DT:g} s)"
+            )
         self.solve_times: list[float] = []
 
     def reset(self) -> None:
@@ -377,17 +383,23 @@ def run_episode(
     threshold = as_positive_float(threshold, "threshold")
     if threshold >= 1:
         raise ValueError(f"threshold must be in (0, 1), got {threshold!r}")
-    sp, sa = (as_positive_float(v, "noise", allow_zero=True) for v in noise)
-    env = make_env(damping, block_cog)
+    try:
+        pair = tuple(noise) if not isinstance(noise, str) else ()
+    except TypeError:
+        pair = ()
+    if len(pair) != 2:
+        raise ValueError(f"noise must be a pair (px, degrees), got {noise!r}")
+    sp, sa = (as_positive_float(v, "noise", allow_zero=True) for v in pair)
     ctrl = Controller(task, controller, deadline, **{"seed": seed, **settings})
     rng = np.random.default_rng([seed, 1])
-    obs, _ = env.reset(seed=seed)
-    if frames is not None:
-        frames.append(env.render())
+    env = make_env(damping, block_cog)
     best = final = 0.0
     success = False
     n = 0
     try:
+        obs, _ = env.reset(seed=seed)
+        if frames is not None:
+            frames.append(env.render())
         while n < steps:
             n += 1
             o = np.array(obs, dtype=float)
@@ -469,6 +481,8 @@ def evaluate(
     **episode_options
         :func:`run_episode`'s keywords.
     """
+    if not isinstance(seeds, Iterable):
+        raise TypeError(f"seeds must be an iterable of ints, got {type(seeds).__name__}")
     seeds = [as_int(s, "seeds", 0) for s in seeds]
     if len(set(seeds)) != len(seeds):
         raise ValueError("seeds must be distinct")

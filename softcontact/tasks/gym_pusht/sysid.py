@@ -101,7 +101,7 @@ BOUNDS: Mapping[str, tuple[float, float]] = types.MappingProxyType(
 ANGLE_SCALE = 0.05
 
 _AGENT_RADIUS = 15.0  # px
-_T_RANGE = (150.0, 362.0)  # the block's centroid, px: >= 100 px off the walls
+_T_RANGE = (150.0, 362.0)  # the block's centroid, px: 150 px off the walls' lines
 _PATH_MARGIN = 30.0  # the agent's path stays this far inside the walls, px
 _CORNER_MARGIN = 5.0  # contact points this far from the T's corners, px
 _MAX_TRIES = 1000
@@ -189,7 +189,8 @@ class IdentificationResult:
         The parameters' values before and after the fit (fitted and scanned ones).
     overrides : dict
         The :func:`~softcontact.tasks.gym_pusht.make_task` overrides of the identified
-        model (``estimate`` with the best scanned value).
+        model: ``guess`` with ``estimate`` (and the best scanned value) over it, so that
+        ``make_task(**overrides)`` is the model measured as ``after``.
     scan : tuple of (float, float) pairs
         ``(value, cost)`` of each scanned value (empty without a scan).
     cost : float
@@ -370,13 +371,13 @@ def scripted_pushes(
     steps : int
         Env steps (0.1 s each) per push (>= 1).
     speed : (float, float)
-        Range of the agent's speed, m/s (uniform), within (0, 0.5].
+        Range of the agent's speed, m/s (uniform), within [0.001, 0.5].
     max_angle : float
         Largest angle between the path and the face's inward normal, degrees, in
         [0, 60].
     gap : (float, float)
-        Range of the distance (m) the agent travels before it touches the face, within
-        [0, 0.05].
+        Range of the agent's start's distance (m) from the face, along the face's normal,
+        within [0, 0.05] (it travels ``gap / cos(angle)`` before touching).
     damping, block_cog
         As :func:`~softcontact.tasks.gym_pusht.make_env`.
 
@@ -705,7 +706,7 @@ def identify(
         names=names,
         initial=initial,
         estimate=estimate,
-        overrides=changed,
+        overrides={**guess, **changed},
         scan=tuple(zip(values, costs, strict=True)) if scanned else (),
         cost=cost,
         nfev=nfev,

@@ -105,7 +105,7 @@ _METHODS = ("lbfgs", "ilqr", "ddp", "sampling")
 _STALL = 0.97  # a solve that keeps J above this fraction of the previous one: stalled
 _STALL_SWITCH = 0.98
 _REACHED = 0.003  # m: a push whose standoff point is this close needs no move
-_PATH_TRIES = 6  # standoff points tried for a path before keeping the current plan
+_PATH_TRIES = 6  # more standoff points than this tried for a path: keep the current plan
 _SKIP = 0.75  # a push selected after this fraction of the deadline runs unrefined
 _MIN_REFINE = 0.3  # a kept plan's refinement gets at least this fraction of the deadline
 
@@ -187,7 +187,7 @@ class Controller:
         self.deadline = (
             None if s["deadline"] is None else as_positive_float(s["deadline"], "deadline")
         )
-        self.samples = as_int(s["samples"], "samples", 1)
+        self.samples = as_int(s["samples"], "samples", 2)
         self.knots = as_int(s["knots"], "knots", 2)
         if self.method == "sampling" and self.knots > self.horizon // self.block:
             raise ValueError(
