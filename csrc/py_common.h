@@ -113,6 +113,6 @@ static inline PyObject *sc_py_or_none(PyArrayObject *a)
 
 /* the functions of each binding file, for the module's method table */
 extern PyMethodDef sc_py_cloud_methods[], sc_py_ssdf_methods[], sc_py_contact_methods[],
-    sc_py_model_methods[];
+    sc_py_model_methods[], sc_py_ilqr_methods[];
 
 #endif /* PY_COMMON_H */

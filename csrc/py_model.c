@@ -569,11 +569,91 @@ fail:
     return NULL;
 }
 
+PyDoc_STRVAR(rollout_policy_doc,
+             "rollout_policy(model, X, U, k, K, alpha, lo, hi, num_threads=1, isa=-1, dense=0) -> "
+             "(Xn, Un, status, failed): the closed-loop rollout of sc_rollout_policy; X (T + 1, "
+             "nx), U/k/lo/hi (T, nu), K (T, nu, 2 nv); status 0 or the failed step's");
+
+static PyObject *py_rollout_policy(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"model", "X",  "U",           "k",   "K",     "alpha",
+                             "lo",    "hi", "num_threads", "isa", "dense", NULL};
+    static const char *names[6] = {"X", "U", "k", "K", "lo", "hi"};
+    PyObject *mo, *in[6], *result = NULL;
+    PyArrayObject *a[6] = {NULL}, *Xn = NULL, *Un = NULL;
+    int nthreads = 1, isa = SC_ISA_AUTO, dense = 0, st, i;
+    double alpha, *work = NULL;
+    const sc_model *m;
+    sc_model_sizes s;
+    sc_options o;
+    sc_py_call call;
+    npy_intp shp[3], T;
+    ptrdiff_t failed = -1;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOdOO|iii:rollout_policy", kwlist, &mo, &in[0],
+                                     &in[1], &in[2], &in[3], &alpha, &in[4], &in[5], &nthreads,
+                                     &isa, &dense)) {
+        return sc_py_parse_error("rollout_policy");
+    }
+    if ((m = get_model(mo, &s)) == NULL ||
+        !sc_py_options(isa, dense, nthreads, PY_SSIZE_T_MAX, &o)) {
+        return NULL;
+    }
+    if (!isfinite(alpha)) {
+        PyErr_SetString(PyExc_ValueError, "rollout_policy: alpha must be finite");
+        return NULL;
+    }
+    shp[0] = -1, shp[1] = s.nq + s.nv;
+    if ((a[0] = sc_py_shaped(in[0], names[0], 2, shp)) == NULL) {
+        goto done;
+    }
+    T = PyArray_DIM(a[0], 0) - 1;
+    if (T < 0) {
+        PyErr_SetString(PyExc_ValueError, "rollout_policy: X must hold at least one state");
+        goto done;
+    }
+    for (i = 1; i < 6; i++) {
+        shp[0] = T, shp[1] = s.nu, shp[2] = 2 * s.nv;
+        if ((a[i] = sc_py_shaped(in[i], names[i], i == 3 ? 3 : 2, shp)) == NULL) {
+            goto done;
+        }
+    }
+    shp[0] = T + 1, shp[1] = s.nq + s.nv;
+    if ((Xn = sc_py_empty(2, shp)) == NULL) {
+        goto done;
+    }
+    shp[0] = T, shp[1] = s.nu;
+    if ((Un = sc_py_empty(2, shp)) == NULL ||
+        (work = sc_py_work(sc_step_workspace_size(m, 0, 0, o.nthreads) + 2 * s.nv)) == NULL) {
+        goto done;
+    }
+    sc_py_release(&call, &o);
+    st = sc_rollout_policy(m, T, sc_py_data(a[0]), sc_py_data(a[1]), sc_py_data(a[2]),
+                           sc_py_data(a[3]), alpha, sc_py_data(a[4]), sc_py_data(a[5]), &o, work,
+                           sc_py_data(Xn), sc_py_data(Un), &failed);
+    st = sc_py_acquire(&call, st);
+    if (st == SC_EINTERRUPTED || st == SC_ENOMEM || st == SC_EINVAL || st == SC_EUNSUPPORTED) {
+        sc_py_raise(st, "rollout_policy", NULL);
+        goto done;
+    }
+    result = Py_BuildValue("OOin", (PyObject *)Xn, (PyObject *)Un, st, (Py_ssize_t)failed);
+done:
+    for (i = 0; i < 6; i++) {
+        Py_XDECREF(a[i]);
+    }
+    Py_XDECREF(Xn);
+    Py_XDECREF(Un);
+    PyMem_RawFree(work);
+    return result;
+}
+
 PyMethodDef sc_py_model_methods[] = {
     {"model_new", (PyCFunction)py_model_new, METH_VARARGS, model_new_doc},
     {"model_sizes", (PyCFunction)py_model_sizes, METH_O, model_sizes_doc},
     {"step", (PyCFunction)(void (*)(void))py_step, METH_VARARGS | METH_KEYWORDS, step_doc},
     {"rollout", (PyCFunction)(void (*)(void))py_rollout, METH_VARARGS | METH_KEYWORDS, rollout_doc},
+    {"rollout_policy", (PyCFunction)(void (*)(void))py_rollout_policy, METH_VARARGS | METH_KEYWORDS,
+     rollout_policy_doc},
     {"model_eval", (PyCFunction)(void (*)(void))py_model_eval, METH_VARARGS | METH_KEYWORDS,
      model_eval_doc},
     {NULL, NULL, 0, NULL},

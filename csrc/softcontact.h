@@ -25,5 +25,6 @@
 #include "sc_step.h"
 #include "sc_rollout.h"
 #include "sc_inverse.h"
+#include "sc_ilqr.h"
 
 #endif /* SOFTCONTACT_H */

@@ -166,6 +166,33 @@ def rollout(
     npt.NDArray[np.int32],
     npt.NDArray[np.intp],
 ]: ...
+def rollout_policy(
+    model: object,
+    X: npt.ArrayLike,
+    U: npt.ArrayLike,
+    k: npt.ArrayLike,
+    K: npt.ArrayLike,
+    alpha: float,
+    lo: npt.ArrayLike,
+    hi: npt.ArrayLike,
+    num_threads: int = 1,
+    isa: int = -1,
+    dense: int = 0,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], int, int]: ...
+def ilqr_backward(
+    A: npt.ArrayLike,
+    B: npt.ArrayLike,
+    g: npt.ArrayLike,
+    H: npt.ArrayLike,
+    fxx: npt.ArrayLike | None,
+    fxu: npt.ArrayLike | None,
+    fuu: npt.ArrayLike | None,
+    U: npt.ArrayLike,
+    lo: npt.ArrayLike,
+    hi: npt.ArrayLike,
+    mu: float,
+    /,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], float, float] | None: ...
 def model_eval(
     model: object,
     what: int,

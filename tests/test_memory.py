@@ -40,6 +40,19 @@ MODEL = _model()
 X0 = MODEL.initial_state()
 U0 = np.full(MODEL.nu, 0.01)
 UB = np.tile(U0, (2, 3, 1))
+# the iLQR kernels' inputs: a 3-step trajectory of MODEL and expansions of its sizes
+XR = MODEL.rollout(X0, UB[0]).states
+NT, NZ = 2 * MODEL.nv, 2 * MODEL.nv + MODEL.nu
+EXP = (
+    np.tile(np.eye(NT), (3, 1, 1)),
+    np.ones((3, NT, MODEL.nu)),
+    np.ones((4, NZ)),
+    np.tile(np.eye(NZ), (4, 1, 1)),
+    np.zeros((3, NT, NT, NT)),
+    np.zeros((3, NT, NT, MODEL.nu)),
+    np.zeros((3, NT, MODEL.nu, MODEL.nu)),
+)
+LIM = np.ones((3, MODEL.nu))
 
 
 def _grows(fn, rounds=ROUNDS, warmup=50):
@@ -141,6 +154,19 @@ def _calls(cloud, x, packed):
         "core_rollout_error": _raises(
             ValueError, lambda: _core.rollout(MODEL._cap, X0[None], UB[:1, :, :-1])
         ),
+        "ilqr_backward_ok": lambda: _core.ilqr_backward(*EXP, UB[0], -LIM, LIM, 0.0),
+        "core_ilqr_backward_error": _raises(
+            ValueError, lambda: _core.ilqr_backward(*EXP, UB[0], -LIM[:2], LIM, 0.0)
+        ),
+        "rollout_policy_ok": lambda: _core.rollout_policy(
+            MODEL._cap, XR, UB[0], 0.1 * LIM, np.zeros((3, MODEL.nu, NT)), 1.0, -LIM, LIM
+        ),
+        "core_rollout_policy_error": _raises(
+            ValueError,
+            lambda: _core.rollout_policy(
+                MODEL._cap, XR, UB[0], LIM, np.zeros((3, MODEL.nu, 1)), 1.0, -LIM, LIM
+            ),
+        ),
         "core_model_new_error": _raises(
             ValueError,
             lambda: _core.model_new(
@@ -196,6 +222,10 @@ def test_no_leak(setup, name):
         "core_step_error",
         "core_step_nan",
         "core_rollout_error",
+        "ilqr_backward_ok",
+        "core_ilqr_backward_error",
+        "rollout_policy_ok",
+        "core_rollout_policy_error",
         "core_model_new_error",
     ],
 )
@@ -214,6 +244,9 @@ def test_refcounts_flat(setup, name):
         X0,
         U0,
         UB,
+        XR,
+        LIM,
+        *EXP,
         MODEL._cap,
     ]
     fn()

@@ -29,7 +29,10 @@ times the control's scale, ``max_iter`` is
 reached, the regularization cannot make ``Quu`` definite, or ``deadline`` seconds of wall
 time have passed (it then returns the best controls found, which is what a real-time
 controller needs).  Each iteration costs one pass with first derivatives (and, for DDP,
-second derivatives) of the dynamics, plus one value pass per trial step size.
+second derivatives) of the dynamics, plus one value pass per trial step size.  The
+backward pass and the closed-loop rollout of the forward pass run in C (``sc_ilqr.c``,
+with the GIL released); the stage costs and their derivatives come from the problem's
+residuals in Python.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ import time
 
 import numpy as np
 
-from .._core import DivergenceError
+from .. import _core
 from .._validate import as_float_array, as_int, as_positive_float
 from .trajectory import TrajectoryProblem
 
@@ -129,147 +132,46 @@ def _bounds(bounds, T, nu):
     return lo, hi
 
 
-def _box_qp(H, g, lo, hi, x0, iters=100):
-    """Minimize ``g.x + x.H.x / 2`` for ``lo <= x <= hi`` by projected Newton from ``x0``.
-
-    Returns ``(x, free, L)``: the minimizer, the mask of the controls not held at a bound
-    by the gradient, and the Cholesky factor of ``H`` on the free ones (None when that
-    block is not positive definite)."""
-    x = np.clip(x0, lo, hi)
-    n = len(g)
-    free = np.ones(n, dtype=bool)
-    L = None
-    f = float(g @ x + 0.5 * x @ H @ x)
-    for _ in range(iters):
-        grad = g + H @ x
-        clamped = ((x <= lo) & (grad > 0)) | ((x >= hi) & (grad < 0))
-        free = ~clamped
-        if not free.any():
-            return x, free, np.zeros((0, 0))
-        Hf = H[np.ix_(free, free)]
-        try:
-            L = np.linalg.cholesky(Hf)
-        except np.linalg.LinAlgError:
-            return x, free, None
-        d = np.zeros(n)
-        d[free] = -np.linalg.solve(L.T, np.linalg.solve(L, grad[free]))
-        if np.max(np.abs(d)) < 1e-13 * (1.0 + np.max(np.abs(x))):
-            break
-        # projected line search (Armijo on the projected step)
-        step = 1.0
-        while step > 1e-10:
-            xn = np.clip(x + step * d, lo, hi)
-            fn = float(g @ xn + 0.5 * xn @ H @ xn)
-            if fn <= f + _ARMIJO * float(grad @ (xn - x)):
-                break
-            step *= 0.5
-        else:
-            break
-        if f - fn <= 1e-15 * (1.0 + abs(f)):
-            x, f = xn, fn
-            break
-        x, f = xn, fn
-    # the final free set and its factor, for the feedback gains
-    grad = g + H @ x
-    free = ~(((x <= lo) & (grad > 0)) | ((x >= hi) & (grad < 0)))
-    try:
-        L = np.linalg.cholesky(H[np.ix_(free, free)]) if free.any() else np.zeros((0, 0))
-    except np.linalg.LinAlgError:
-        L = None
-    return x, free, L
-
-
 def _expansions(problem, U, method):
-    """Per-stage derivatives at U: A, B, and the cost's gradient and Hessian blocks, plus
-    (DDP) the step's second derivatives."""
+    """Per-stage derivatives at U: the pass, and the stacked arrays of the C backward pass
+    (A, B, each stage cost's gradient and Hessian in z = (dx, du), and for DDP the step's
+    second derivatives)."""
     f = problem._finite(problem._forward(U, 2 if method == "ddp" else 1))
-    grads, hessians = [], []
-    for r, J, H in f["stages"]:
-        grads.append(J.T @ r)
-        Hz = J.T @ J
+    T, n, nu = problem.T, problem.n, problem.nu
+    nz = n + nu
+    g = np.empty((T + 1, nz))
+    H = np.empty((T + 1, nz, nz))
+    for t, (r, J, Hr) in enumerate(f["stages"]):
+        g[t] = J.T @ r
+        H[t] = J.T @ J
         if method == "ddp":
-            Hz = Hz + np.tensordot(r, H, axes=1)
-        hessians.append(Hz)
-    return f, grads, hessians
+            H[t] += np.tensordot(r, Hr, axes=1)
+    if method == "ddp":
+        F2 = tuple(
+            np.array([s[i] for s in f["F2"]]).reshape(shape)
+            for i, shape in enumerate(((T, n, n, n), (T, n, n, nu), (T, n, nu, nu)))
+        )
+    else:
+        F2 = (None, None, None)
+    return f, (f["A"].reshape(T, n, n), f["B"].reshape(T, n, nu), g, H, *F2)
 
 
-def _backward(problem, f, grads, hessians, method, mu, U, lo, hi):
-    """The backward pass with regularization mu on Quu; None if some Quu is not definite."""
-    T, nu, n = problem.T, problem.nu, problem.n
-    k = np.zeros((T, nu))
-    K = np.zeros((T, nu, n))
-    Vx = grads[T][:n].copy()
-    Vxx = hessians[T][:n, :n].copy()
-    dv1 = dv2 = 0.0
-    for t in range(T - 1, -1, -1):
-        A, B = f["A"][t], f["B"][t]
-        gz, Hz = grads[t], hessians[t]
-        Qx = gz[:n] + A.T @ Vx
-        Qu = gz[n:] + B.T @ Vx
-        VA, VB = Vxx @ A, Vxx @ B
-        Qxx = Hz[:n, :n] + A.T @ VA
-        Qux = Hz[n:, :n] + B.T @ VA
-        Quu = Hz[n:, n:] + B.T @ VB
-        if method == "ddp":
-            fxx, fxu, fuu = f["F2"][t]
-            Qxx = Qxx + np.tensordot(Vx, fxx, axes=1)
-            Qux = Qux + np.tensordot(Vx, fxu, axes=1).T
-            Quu = Quu + np.tensordot(Vx, fuu, axes=1)
-        Quu = 0.5 * (Quu + Quu.T)
-        if method == "ddp":
-            # the exact expansion may curve down in u (contact): there its eigenvalues
-            # are replaced by their magnitudes (at least 1e-6 of the largest), so that the
-            # step stays a descent step of the curvature's size (saddle-free Newton)
-            w, V = np.linalg.eigh(Quu)
-            floor = 1e-6 * max(float(np.max(np.abs(w))), 1e-300)
-            if w[0] < floor:
-                Quu = (V * np.maximum(np.abs(w), floor)) @ V.T
-        # the regularized model gives the step and the gains; the value function and the
-        # predicted decrease use the model itself
-        du, free, L = _box_qp(Quu + mu * np.eye(nu), Qu, lo[t] - U[t], hi[t] - U[t], np.zeros(nu))
-        if L is None:
-            return None
-        Kt = np.zeros((nu, n))
-        if free.any():
-            Kt[free] = -np.linalg.solve(L.T, np.linalg.solve(L, Qux[free]))
-        k[t], K[t] = du, Kt
-        dv1 += float(du @ Qu)
-        dv2 += 0.5 * float(du @ Quu @ du)
-        Vx = Qx + Kt.T @ Quu @ du + Kt.T @ Qu + Qux.T @ du
-        Vxx = Qxx + Kt.T @ Quu @ Kt + Kt.T @ Qux + Qux.T @ Kt
-        Vxx = 0.5 * (Vxx + Vxx.T)
-        if method == "ddp":
-            # the value function's curvature is kept positive semi-definite (negative
-            # eigenvalues dropped): the exact terms may make it curve down along a contact,
-            # which earlier stages would otherwise amplify
-            w, V = np.linalg.eigh(Vxx)
-            if w[0] < 0.0:
-                Vxx = (V * np.maximum(w, 0.0)) @ V.T
-    return k, K, dv1, dv2
+def _backward(expansion, mu, U, lo, hi):
+    """The backward pass (sc_ilqr_backward in C) with regularization mu on Quu:
+    ``(k, K, dv1, dv2)``, or None if some stage's Quu is not definite."""
+    return _core.ilqr_backward(*expansion, U, lo, hi, mu)
 
 
 def _forward(problem, X, U, k, K, alpha, lo, hi):
-    """Closed-loop rollout of ``u = clip(U + alpha k + K (x' (-) X))``: the new states and
-    controls, or None if the rollout diverged or left the controls' valid ranges (a huge
-    unbounded trial step)."""
-    m = problem.model
-    T = problem.T
-    Un = np.empty_like(U)
-    Xn = np.empty_like(X)
-    Xn[0] = X[0]
-    for t in range(T):
-        dx = m.difference(Xn[t], X[t]) if t else np.zeros(problem.n)
-        Un[t] = np.clip(U[t] + alpha * k[t] + K[t] @ dx, lo[t], hi[t])
-        if m._control_out_of_range(Un[t]) is not None:
-            return None
-        try:
-            Xn[t + 1] = m.step(Xn[t], Un[t], order=0, num_threads=problem.num_threads).x_next
-        except DivergenceError:
-            return None
-        finally:
-            with problem._lock:
-                problem.n_steps[0] += 1
-    return Xn, Un
+    """Closed-loop rollout of ``u = clip(U + alpha k + K (x' (-) X))`` (sc_rollout_policy
+    in C): the new states and controls, or None if the rollout diverged or left the
+    controls' valid ranges (a huge unbounded trial step)."""
+    Xn, Un, status, failed = _core.rollout_policy(
+        problem.model._cap, X, U, k, K, alpha, lo, hi, problem.num_threads
+    )
+    with problem._lock:
+        problem.n_steps[0] += problem.T if status == 0 else failed + 1
+    return None if status != 0 else (Xn, Un)
 
 
 def ilqr(
@@ -371,10 +273,10 @@ def ilqr(
             status, message = 2, "deadline reached"
             break
         t0 = time.perf_counter()
-        f, grads, hessians = _expansions(problem, U, method)
+        _, expansion = _expansions(problem, U, method)
         back = None
         while back is None:
-            back = _backward(problem, f, grads, hessians, method, mu, U, lo, hi)
+            back = _backward(expansion, mu, U, lo, hi)
             if back is None:
                 mu = max(mu * 10.0, _MU0)
                 if mu > _MU_MAX:

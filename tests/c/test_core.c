@@ -1914,6 +1914,133 @@ static void test_cloud_view(void)
     }
 }
 
+/* sc_ilqr: the backward pass of a scalar linear-quadratic problem against its closed form
+   (free, at a bound, not definite, DDP's eigenvalue fix), argument checks, and the
+   closed-loop rollout of a 3D free body (its reference reproduced bit for bit at alpha 0,
+   a state difference of a known rotation, a failing step reported) */
+static void test_ilqr(void)
+{
+    /* T = 1, n = 1, nu = 1: x1 = a x0 + b u0, cost r u^2 / 2 + q x1^2 / 2 + c x1 (terms
+       at the trajectory) */
+    const double a = 0.9, b = 0.5, r = 0.2, q = 3.0, c = 1.5, U = 0.1;
+    double A[1] = {a}, B[1] = {b}, g[4] = {0.0, r * U, c, 0.0}, H[8] = {0, 0, 0, r, q, 0, 0, 0};
+    double lo[1] = {-1.0}, hi[1] = {1.0}, Uv[1] = {U}, k[2], K[2], work[256];
+    double quu = r + b * q * b, qu = r * U + b * c, qux = b * q * a;
+    sc_ilqr_expansion e;
+    sc_ilqr_policy pol;
+    CHECK(sc_ilqr_backward_workspace_size(1, 1) <= 256 &&
+              sc_ilqr_backward_workspace_size(0, 1) == 0,
+          "ilqr workspace size");
+    memset(&e, 0, sizeof e);
+    e.T = 1, e.n = 1, e.nu = 1, e.A = A, e.B = B, e.g = g, e.H = H, e.U = Uv, e.lo = lo, e.hi = hi;
+    pol.k = k, pol.K = K;
+    CHECK(sc_ilqr_backward(&e, 0.0, work, &pol) == SC_OK && pol.definite &&
+              fabs(k[0] + qu / quu) < 1e-15 && fabs(K[0] + qux / quu) < 1e-15 &&
+              fabs(pol.dv1 - k[0] * qu) < 1e-15 && fabs(pol.dv2 - 0.5 * k[0] * k[0] * quu) < 1e-15,
+          "ilqr backward: LQ closed form (k %g, K %g)", k[0], K[0]);
+    lo[0] = -0.1;
+    CHECK(sc_ilqr_backward(&e, 0.0, work, &pol) == SC_OK && pol.definite && k[0] == -0.1 - U &&
+              K[0] == 0.0,
+          "ilqr backward: a control held at its bound (k %g, K %g)", k[0], K[0]);
+    lo[0] = -1.0;
+    CHECK(sc_ilqr_backward(&e, 1.0, work, &pol) == SC_OK && pol.definite &&
+              fabs(k[0] + qu / (quu + 1.0)) < 1e-15,
+          "ilqr backward: regularization mu");
+    H[3] = -2.0; /* Quu = -2 + 0.75 < 0 */
+    CHECK(sc_ilqr_backward(&e, 0.0, work, &pol) == SC_OK && !pol.definite,
+          "ilqr backward: Quu not definite reported");
+    {
+        double fxx[1] = {0.0}, fxu[1] = {0.0}, fuu[1] = {0.0};
+        e.fxx = fxx, e.fxu = fxu, e.fuu = fuu; /* DDP: Quu's eigenvalue replaced by |.| */
+        CHECK(sc_ilqr_backward(&e, 0.0, work, &pol) == SC_OK && pol.definite &&
+                  fabs(k[0] + qu / 1.25) < 1e-15,
+              "ilqr backward: DDP's saddle-free Quu (k %g)", k[0]);
+        e.fxu = NULL;
+        CHECK(sc_ilqr_backward(&e, 0.0, work, &pol) == SC_EINVAL, "ilqr: fxx without fxu");
+        e.fxx = e.fuu = NULL;
+    }
+    CHECK(sc_ilqr_backward(NULL, 0.0, work, &pol) == SC_EINVAL &&
+              sc_ilqr_backward(&e, NAN, work, &pol) == SC_ENONFINITE &&
+              sc_ilqr_backward(&e, -1.0, work, &pol) == SC_EINVAL &&
+              sc_ilqr_backward(&e, 0.0, NULL, &pol) == SC_EINVAL,
+          "ilqr backward: argument checks");
+    {
+        /* the 3D free body of test_step_unit, forces and torques as controls */
+        sc_body body;
+        sc_model m;
+        sc_model_sizes sz;
+        enum { T = 4 };
+        double x0[13] = {0.1, -0.2, 0.3}, Uc[T * 6], X[(T + 1) * 13], Xn[(T + 1) * 13], Un[T * 6],
+               kk[T * 6], KK[T * 6 * 12], ulo[T * 6], uhi[T * 6], d[12], x1[13], *w;
+        int st, i, ok = 1;
+        ptrdiff_t failed = 7;
+        sc_rollout_out ro = {NULL, NULL, NULL, NULL, NULL};
+        int status[1];
+        memset(&body, 0, sizeof body);
+        body.kind = SC_BODY_DYNAMIC;
+        body.actuated = 1;
+        body.mass = 1.5;
+        body.inertia[0] = 0.1, body.inertia[4] = 0.2, body.inertia[8] = 0.3;
+        body.cloud.dim = 3;
+        memset(&m, 0, sizeof m);
+        m.dim = 3, m.nbody = 1, m.bodies = &body, m.gravity[2] = -9.81, m.dt = 0.01;
+        sc_model_check(&m, &sz);
+        quat(x0 + 3, 0.8, 0.6, 0.0, 0.8, 1.0);
+        x0[7] = 0.4, x0[10] = 1.0;
+        for (i = 0; i < T * 6; i++) {
+            Uc[i] = 0.1 * (i % 5) - 0.2, kk[i] = 0.05, ulo[i] = -0.25, uhi[i] = 0.25;
+        }
+        for (i = 0; i < T * 6 * 12; i++) {
+            KK[i] = 0.01 * ((i % 7) - 3);
+        }
+        w = (double *)malloc((size_t)(sc_step_workspace_size(&m, 0, 0, 1) + 12) * sizeof(double));
+        if (w == NULL) {
+            return;
+        }
+        ro.X = X, ro.status = status;
+        sc_rollout(&m, 1, T, x0, Uc, 0, NULL, w, &ro);
+        st = sc_rollout_policy(&m, T, X, Uc, kk, KK, 0.0, ulo, uhi, NULL, w, Xn, Un, &failed);
+        for (i = 0; i < (T + 1) * 13; i++) {
+            ok &= Xn[i] == X[i];
+        }
+        CHECK(st == SC_OK && failed == -1 && ok, "rollout_policy: alpha 0 is the reference");
+        st = sc_rollout_policy(&m, T, X, Uc, kk, KK, 1.0, ulo, uhi, NULL, w, Xn, Un, &failed);
+        ok = st == SC_OK && failed == -1;
+        for (i = 0; i < T * 6; i++) {
+            ok &= Un[i] >= ulo[i] && Un[i] <= uhi[i];
+        }
+        CHECK(ok, "rollout_policy: controls within their bounds");
+        memcpy(x1, x0, sizeof x1);
+        quat(x1 + 3, 0.8, 0.6, 0.0, 0.8, 1.0);
+        {
+            double qz[4] = {cos(0.15), 0.0, 0.0, sin(0.15)}, *q0 = x0 + 3; /* q0 then 0.3 about z */
+            x1[3] = q0[0] * qz[0] - q0[3] * qz[3];
+            x1[4] = q0[1] * qz[0] + q0[2] * qz[3];
+            x1[5] = q0[2] * qz[0] - q0[1] * qz[3];
+            x1[6] = q0[3] * qz[0] + q0[0] * qz[3];
+        }
+        x1[0] += 0.5;
+        sc_state_difference(&m, &sz, x1, x0, d);
+        CHECK(fabs(d[0] - 0.5) < 1e-15 && fabs(d[3]) < 1e-15 && fabs(d[4]) < 1e-15 &&
+                  fabs(d[5] - 0.3) < 1e-15 && d[6] == 0.0,
+              "state difference: 0.3 rad about the body's z (%g %g %g)", d[3], d[4], d[5]);
+        for (i = 0; i < T * 6; i++) {
+            ulo[i] = -INFINITY, uhi[i] = INFINITY;
+        }
+        kk[2 * 6 + 1] = 1e40; /* a force beyond the valid range at step 2 */
+        st = sc_rollout_policy(&m, T, X, Uc, kk, KK, 1.0, ulo, uhi, NULL, w, Xn, Un, &failed);
+        CHECK(st == SC_ERANGE && failed == 2 && isnan(Xn[3 * 13]) && isnan(Un[3 * 6]) &&
+                  !isnan(Xn[2 * 13]),
+              "rollout_policy: a failed step (status %d at %td)", st, failed);
+        CHECK(sc_rollout_policy(&m, T, X, Uc, kk, KK, NAN, ulo, uhi, NULL, w, Xn, Un, &failed) ==
+                      SC_EINVAL &&
+                  sc_rollout_policy(&m, -1, X, Uc, kk, KK, 1.0, ulo, uhi, NULL, w, Xn, Un,
+                                    &failed) == SC_EINVAL,
+              "rollout_policy: argument checks");
+        free(w);
+    }
+}
+
 int main(void)
 {
     test_status_and_isa();
@@ -1941,6 +2068,7 @@ int main(void)
     test_contact_friction_modes();
     test_model();
     test_step_unit();
+    test_ilqr();
     printf("%d passed, %d failed\n", n_pass, n_fail);
     return n_fail == 0 ? 0 : 1;
 }
