@@ -294,7 +294,7 @@ def _parser(prog="python -m softcontact"):
     g.add_argument(
         "--deadline",
         type=_POSITIVE,
-        default=0.05,
+        default=0.025,
         help="seconds per decision the planner aims for (default: %(default)s)",
     )
     g.add_argument(
@@ -326,7 +326,7 @@ def gym_pusht(
     block_cog=None,
     threshold=0.95,
     controller="ddp",
-    deadline=0.05,
+    deadline=0.025,
     scheduler=None,
     workers=None,
     json_path=None,

@@ -109,11 +109,11 @@ def test_controller_state_and_action(task):
 
 
 def test_episode_succeeds_on_the_env(task):
-    """Seed 0 with a fixed iteration budget: success, the env's coverage above 0.95."""
-    ep = gp.run_episode(0, deadline=None, task=task)
+    """Seed 1 with a fixed iteration budget: success, the env's coverage above 0.95."""
+    ep = gp.run_episode(1, deadline=None, task=task)
     assert ep.success and ep.final_coverage > 0.95 and ep.max_coverage >= ep.final_coverage
     assert ep.steps < 150 and len(ep.solve_times) == ep.steps
-    again = gp.run_episode(0, deadline=None, task=task)  # bit for bit, in one process
+    again = gp.run_episode(1, deadline=None, task=task)  # bit for bit, in one process
     assert (again.steps, again.final_coverage, again.max_coverage) == (
         ep.steps,
         ep.final_coverage,

@@ -99,6 +99,30 @@ def test_paths_around_the_t_stay_clear(task, ctl):
     assert n_around > 0  # some pushes need the way around
 
 
+def test_a_pusher_inside_the_t_backs_out_through_the_nearest_edge(task, ctl):
+    """A pusher whose centre lies inside the T (as a reset can leave it) leaves by the
+    nearest edge: the first back-off point is just outside it, not across the T."""
+    pose = np.array(task.x0[:3])
+    poly = task.t_polygon(pose)
+    inner = poly.buffer(-0.004)  # points 4 mm or more inside the outline
+    checked = 0
+    for f in np.linspace(0.05, 0.95, 7):
+        p = np.asarray(inner.exterior.interpolate(f, normalized=True).coords[0])
+        assert poly.contains(shapely.Point(p))
+        q = np.asarray(shapely.shortest_line(poly.exterior, shapely.Point(p)).coords[0])
+        backs = ctl._backoffs(p, pose, poly)
+        assert backs
+        b = backs[0]
+        assert poly.distance(shapely.Point(b)) >= task.pusher_radius + 0.004
+        # outward through the nearest edge: the move's part inside the T is the way to it
+        assert np.dot(b - q, q - p) > 0
+        inside = shapely.LineString([p, b]).intersection(poly).length
+        assert inside <= np.hypot(*(q - p)) + 1e-9
+        assert ctl.path_to(p, b, pose) is not None
+        checked += 1
+    assert checked == 7
+
+
 @pytest.fixture(scope="module")
 def episode():
     return mpc.run_episode(push_t.make(seed=FAST_SEED))

@@ -1801,6 +1801,25 @@ static void test_model(void)
 /* 3D: a free dynamic body; sc_step, sc_inverse_dynamics and sc_rollout refuse a state
    whose quaternion is not of unit norm within SC_UNIT_TOL (SC_ENOTUNIT) and normalize one
    within it */
+/* a 3D model of one actuated dynamic body without geometry (forces and torques as
+   controls), Euler steps of 10 ms under gravity */
+static void free_body_model(sc_body *body, sc_model *m)
+{
+    memset(body, 0, sizeof *body);
+    body->kind = SC_BODY_DYNAMIC;
+    body->actuated = 1;
+    body->mass = 1.5;
+    body->inertia[0] = 0.1, body->inertia[4] = 0.2, body->inertia[8] = 0.3;
+    body->cloud.dim = 3;
+    memset(m, 0, sizeof *m);
+    m->dim = 3;
+    m->nbody = 1;
+    m->bodies = body;
+    m->gravity[2] = -9.81;
+    m->dt = 0.01;
+    m->integrator = SC_INTEGRATOR_EULER;
+}
+
 static void test_step_unit(void)
 {
     sc_body body;
@@ -1812,19 +1831,7 @@ static void test_step_unit(void)
     int k, r, st, status[1];
     sc_step_out so = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     sc_rollout_out ro = {NULL, NULL, NULL, NULL, NULL};
-    memset(&body, 0, sizeof body);
-    body.kind = SC_BODY_DYNAMIC;
-    body.actuated = 1;
-    body.mass = 1.5;
-    body.inertia[0] = 0.1, body.inertia[4] = 0.2, body.inertia[8] = 0.3;
-    body.cloud.dim = 3;
-    memset(&m, 0, sizeof m);
-    m.dim = 3;
-    m.nbody = 1;
-    m.bodies = &body;
-    m.gravity[2] = -9.81;
-    m.dt = 0.01;
-    m.integrator = SC_INTEGRATOR_EULER;
+    free_body_model(&body, &m);
     CHECK(sc_model_check(&m, &sz) == SC_OK && sz.nq == 7 && sz.nv == 6 && sz.nu == 6,
           "3D model sizes");
     work = (double *)malloc((size_t)sc_step_workspace_size(&m, 1, 0, 1) * sizeof(double));
@@ -1976,14 +1983,7 @@ static void test_ilqr(void)
         ptrdiff_t failed = 7;
         sc_rollout_out ro = {NULL, NULL, NULL, NULL, NULL};
         int status[1];
-        memset(&body, 0, sizeof body);
-        body.kind = SC_BODY_DYNAMIC;
-        body.actuated = 1;
-        body.mass = 1.5;
-        body.inertia[0] = 0.1, body.inertia[4] = 0.2, body.inertia[8] = 0.3;
-        body.cloud.dim = 3;
-        memset(&m, 0, sizeof m);
-        m.dim = 3, m.nbody = 1, m.bodies = &body, m.gravity[2] = -9.81, m.dt = 0.01;
+        free_body_model(&body, &m);
         sc_model_check(&m, &sz);
         quat(x0 + 3, 0.8, 0.6, 0.0, 0.8, 1.0);
         x0[7] = 0.4, x0[10] = 1.0;

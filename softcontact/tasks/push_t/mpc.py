@@ -466,14 +466,16 @@ class Controller:
     def _backoffs(self, p, pose, poly):
         """Points 4 mm clear of the T to which a pusher at ``p``, closer to the T than its
         radius, backs off in a straight line that does not approach the T: away from the
-        T's nearest point, away from its centre, and between the two."""
+        T's nearest point (out through the nearest edge when the centre is inside the T),
+        away from its centre, and between the two."""
         import shapely  # type: ignore[import-untyped]
 
         q = np.asarray(shapely.shortest_line(poly.exterior, shapely.Point(p)).coords[0])
         d0 = poly.distance(shapely.Point(p))
         lo, hi = self._bounds()
         dirs = []
-        for d in (p - q, p - np.asarray(pose[:2], dtype=float)):
+        out_edge = q - p if poly.contains(shapely.Point(p)) else p - q
+        for d in (out_edge, p - np.asarray(pose[:2], dtype=float)):
             n = float(np.hypot(*d))
             if n > 1e-9:
                 dirs.append(d / n)
