@@ -191,26 +191,27 @@ static void qp_grad(int n, const double *H, const double *g, const double *x, do
     }
 }
 
-/* the free set at x (controls not held at a bound by the gradient); returns its size */
+/* the free set at x (controls not held at a bound by the gradient): their indices in idx
+ * (as doubles: the scratch is all doubles); returns its size */
 static int free_set(int n, const double *x, const double *grad, const double *lo, const double *hi,
-                    int *idx)
+                    double *idx)
 {
     int i, nf = 0;
     for (i = 0; i < n; i++) {
         if (!((x[i] <= lo[i] && grad[i] > 0.0) || (x[i] >= hi[i] && grad[i] < 0.0))) {
-            idx[nf++] = i;
+            idx[nf++] = (double)i;
         }
     }
     return nf;
 }
 
 /* Cholesky factor of H on the free set idx (nf), in L (nf x nf); 0 if not definite */
-static int free_factor(int n, const double *H, const int *idx, int nf, double *Hf, double *L)
+static int free_factor(int n, const double *H, const double *idx, int nf, double *Hf, double *L)
 {
     int i, j;
     for (i = 0; i < nf; i++) {
         for (j = 0; j < nf; j++) {
-            Hf[i * nf + j] = H[idx[i] * n + idx[j]];
+            Hf[i * nf + j] = H[(int)idx[i] * n + (int)idx[j]];
         }
     }
     return cholesky(nf, Hf, L);
@@ -225,7 +226,7 @@ static double clip(double v, double lo, double hi)
  * set idx (returned size, -1 when H is not definite on it) and its factor L.  Scratch:
  * 4 n + 2 n^2 doubles. */
 static int box_qp(int n, const double *H, const double *g, const double *lo, const double *hi,
-                  double *x, int *idx, double *L, double *scratch)
+                  double *x, double *idx, double *L, double *scratch)
 {
     double *grad = scratch, *d = grad + n, *xn = d + n, *rhs = xn + n, *Hf = rhs + n;
     double f, fn = 0.0;
@@ -246,12 +247,12 @@ static int box_qp(int n, const double *H, const double *g, const double *lo, con
             return -1;
         }
         for (i = 0; i < nf; i++) {
-            rhs[i] = grad[idx[i]];
+            rhs[i] = grad[(int)idx[i]];
         }
         chol_solve(nf, L, rhs);
         memset(d, 0, sizeof(double) * (size_t)n);
         for (i = 0; i < nf; i++) {
-            d[idx[i]] = -rhs[i];
+            d[(int)idx[i]] = -rhs[i];
         }
         for (i = 0; i < n; i++) {
             dmax = fmax(dmax, fabs(d[i]));
@@ -297,7 +298,7 @@ static int box_qp(int n, const double *H, const double *g, const double *lo, con
 
 typedef struct {
     double *Vx, *Vxx, *Qx, *Qu, *Qxx, *Qux, *Quu, *Qreg, *VA, *VB, *L, *lo, *hi, *eig, *qp;
-    int *idx;
+    double *idx; /* the free controls' indices */
 } backward_work;
 
 /* the scratch's layout; returns its size in doubles (work may be NULL to size it) */
@@ -329,9 +330,8 @@ static ptrdiff_t backward_layout(int n, int nu, double *work, backward_work *w)
         }
         off += sizes[i];
     }
-    /* the free controls' indices, as ints in doubles' room */
     if (work != NULL) {
-        w->idx = (int *)(void *)(work + off);
+        w->idx = work + off;
     }
     off += nu;
     return off;
@@ -533,11 +533,11 @@ SC_API int sc_ilqr_backward(const sc_ilqr_expansion *e, double mu, double *work,
         for (b = 0; b < n; b++) { /* K_f = -(Qreg_ff)^-1 Qux_f, column by column */
             double *col = w.qp;   /* nf */
             for (i = 0; i < nf; i++) {
-                col[i] = w.Qux[w.idx[i] * n + b];
+                col[i] = w.Qux[(int)w.idx[i] * n + b];
             }
             chol_solve(nf, w.L, col);
             for (i = 0; i < nf; i++) {
-                K[w.idx[i] * n + b] = -col[i];
+                K[(int)w.idx[i] * n + b] = -col[i];
             }
         }
         for (i = 0; i < nu; i++) {
