@@ -66,7 +66,8 @@ def test_citation_file():
 def test_extras_install_what_the_messages_promise():
     """The extras named by softcontact._optional's messages install those packages, and
     the default install holds those of plot, tasks and optimize (the main job needs them);
-    gym (the gym-pusht env and Dask) is optional, and the test extra installs it."""
+    gym (the gym-pusht env and Dask) and mesh (trimesh, for mesh files) are optional, and
+    the test extra installs them."""
     project = _pyproject()["project"]
     extras = project["optional-dependencies"]
 
@@ -86,10 +87,12 @@ def test_extras_install_what_the_messages_promise():
     assert names(extras["tasks"]) == {"shapely", "scipy"}
     assert names(extras["optimize"]) == {"scipy"}
     assert names(extras["gym"]) == {"shapely", "scipy", "gym-pusht", "dask"}
+    assert names(extras["mesh"]) == {"trimesh"}
     main_job = names(extras["plot"] + extras["tasks"] + extras["optimize"])
-    assert names(extras["all"]) == main_job | names(extras["gym"])
+    assert names(extras["all"]) == main_job | names(extras["gym"]) | names(extras["mesh"])
     assert names(project["dependencies"]) >= main_job | {"numpy"}
-    assert names(extras["test"]) >= names(extras["gym"])
+    assert "trimesh" not in names(project["dependencies"])
+    assert names(extras["test"]) >= names(extras["gym"]) | names(extras["mesh"])
 
 
 def test_every_subpackage_is_installed():
