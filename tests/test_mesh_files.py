@@ -110,6 +110,25 @@ def test_binary_stl_with_duplicated_vertices_is_the_clean_mesh(tmp_path):
     _same(sc.PointCloud.from_file(path, SPACING), clean)
 
 
+def test_obj_with_per_corner_texture_coordinates_is_merged(tmp_path):
+    """trimesh splits an OBJ vertex used with several texture coordinates into copies at
+    the same position; they are merged back into the closed mesh."""
+    mesh = _meshes()["box"]
+    lines = ["v " + " ".join(repr(float(x)) for x in p) for p in np.asarray(mesh.vertices)]
+    lines += [f"vt {0.01 * k} {0.5 * (k % 2)}" for k in range(3 * len(mesh.faces))]
+    lines += [
+        "f " + " ".join(f"{v + 1}/{3 * i + c + 1}" for c, v in enumerate(face))
+        for i, face in enumerate(np.asarray(mesh.faces))
+    ]
+    path = tmp_path / "uv.obj"
+    path.write_text("\n".join(lines) + "\n")
+    assert len(trimesh.load_mesh(path, process=False).vertices) == 3 * len(mesh.faces)
+    _same(
+        sc.PointCloud.from_file(path, SPACING),
+        sc.PointCloud.from_mesh(mesh.vertices, mesh.faces, SPACING),
+    )
+
+
 def test_repeated_and_degenerate_faces_are_dropped(tmp_path):
     mesh = _meshes()["box"]
     v = np.asarray(mesh.vertices)
