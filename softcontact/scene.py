@@ -400,6 +400,8 @@ class Scene:
         kind="dynamic",
         actuated=False,
         name=None,
+        *,
+        com=None,
     ) -> str:
         """Add a body; returns its name.
 
@@ -436,6 +438,11 @@ class Scene:
             Dynamic bodies only: a generalized-force control.
         name : str, optional
             Unique name (default ``"body<i>"``).
+        com : (D,) array_like, optional
+            Dynamic bodies given ``mass`` and ``inertia`` only: the centre of mass in the
+            cloud's frame (within 1e12 m), in place of the geometry's (a body whose mass
+            is not spread as its cloud's solid: an MJCF ``<inertial>``, a composite of
+            parts).  The inertia is about this point.
 
         Raises
         ------
@@ -483,6 +490,20 @@ class Scene:
             raise ValueError(
                 f"mass, density and inertia apply to dynamic bodies only ({kind} body {name!r})"
             )
+        if kind != "dynamic" and com is not None:
+            raise ValueError(f"com applies to dynamic bodies only ({kind} body {name!r})")
+        com_given = None
+        if com is not None:
+            if mass is None or inertia is None:
+                raise ValueError(
+                    "com needs mass and inertia too (the inertia is about the centre of mass)"
+                )
+            com_given = as_float_array(com, "com")
+            if com_given.shape != (D,):
+                raise ValueError(f"com must have shape ({D},), got {shape_str(com_given.shape)}")
+            if not np.all(np.isfinite(com_given)):
+                raise ValueError("com must be finite")
+            check_within(com_given, "com", COORD_MAX, "coordinates", " m")
         b = _Body()
         b.name, b.kind, b.actuated = name, kind, bool(actuated)
         b.velocity = vel.copy()
@@ -493,17 +514,20 @@ class Scene:
             if mass is not None and density is not None:
                 raise ValueError("give mass or density, not both")
             props = None
-            try:
-                props = cloud.mass_properties(
-                    _DEFAULT_DENSITY[D]
-                    if density is None
-                    else as_positive_float(density, "density")
-                )
-            except ValueError:
-                # no geometry (a halfspace, an open raw cloud): fine if both are given
-                if mass is None or inertia is None:
-                    raise
-            if props is not None:
+            if com_given is None:  # else mass, inertia and com are all given
+                try:
+                    props = cloud.mass_properties(
+                        _DEFAULT_DENSITY[D]
+                        if density is None
+                        else as_positive_float(density, "density")
+                    )
+                except ValueError:
+                    # no geometry (a halfspace, an open raw cloud): fine if both are given
+                    if mass is None or inertia is None:
+                        raise
+            if com_given is not None:
+                com = com_given.copy()
+            elif props is not None:
                 com = np.asarray(props.com, dtype=float)
             if mass is None:
                 assert props is not None  # mass_properties raised otherwise
@@ -1348,6 +1372,14 @@ class Model:
         # the compiled model (a capsule) is rebuilt from the scene it was built from, with
         # the same contact parameters: the same model, bit for bit
         return (_model_from, self._source)
+
+    @property
+    def scene(self) -> Scene:
+        """A copy of the :class:`Scene` this model was built from, as it was at the build
+        (a new copy at each access: changing it changes neither the model nor the next
+        copy; ``model.scene.build(model.dt, model.integrator)`` builds this model again,
+        with contact parameters fitted again where they were fitted)."""
+        return self._source[0]._snapshot()
 
     def __repr__(self):
         return (
