@@ -6,8 +6,9 @@ rollouts, trajectory problems) need only NumPy.  Drawing needs matplotlib (extra
 ``plot``), the push-T task shapely (``tasks``), the optimizers built on SciPy
 (``fit_parameters``, the push-T controller, comparison and identification) SciPy
 (``optimize``); the ``gym-pusht`` environment and the Dask runner of
-:mod:`softcontact.tasks.gym_pusht` gym-pusht and ``dask[distributed]`` (``gym``); ``all``
-installs every one.
+:mod:`softcontact.tasks.gym_pusht` gym-pusht and ``dask[distributed]`` (``gym``); MuJoCo
+models in and out (:mod:`softcontact.mjcf`) mujoco (``mujoco``); ``all`` installs every
+one.
 """
 
 from __future__ import annotations

@@ -178,6 +178,7 @@ class _Body:
         "pose",
         "velocity",
         "support",
+        "parts",
     )
     name: str
     cloud: PointCloud
@@ -189,6 +190,8 @@ class _Body:
     pose: np.ndarray
     velocity: np.ndarray
     support: tuple | None
+    # the geoms a body was assembled from (softcontact.mjcf), in its body frame, or None
+    parts: tuple | None
 
     def __repr__(self):
         return f"<body {self.name!r}: {self.kind}, {len(self.cloud)} samples>"
@@ -344,6 +347,10 @@ class Scene:
     ranges"; :meth:`add_body`, :meth:`add_support`, :meth:`build` and
     :class:`~softcontact.ContactParams` list them).
 
+    ``timestep`` is the time step (s) of the MuJoCo model a scene was loaded from
+    (:meth:`from_mjcf`, :meth:`from_mujoco`: ``scene.build(scene.timestep)`` steps as
+    that model does), None for a scene built here; :meth:`to_mjcf` writes it by default.
+
     Examples
     --------
     >>> import softcontact as sc
@@ -371,6 +378,34 @@ class Scene:
         self.gravity = g.copy()
         self._bodies: list[_Body] = []
         self._pairs: list[tuple[int, int, ContactParams | _Fitted]] = []
+
+    #: The time step of the MuJoCo model the scene was loaded from (s), or None.
+    timestep: float | None = None
+
+    # -- MuJoCo models in and out (softcontact.mjcf) -------------------------------------
+
+    @classmethod
+    def from_mjcf(cls, mjcf, spacing, *, keyframe=None) -> Scene:
+        """The scene of an MJCF model (a file path or the XML text): see
+        :func:`softcontact.mjcf.from_mjcf`, which this calls."""
+        from .mjcf import from_mjcf
+
+        return from_mjcf(mjcf, spacing, keyframe=keyframe)
+
+    @classmethod
+    def from_mujoco(cls, model, spacing, *, keyframe=None) -> Scene:
+        """The scene of a compiled ``mujoco.MjModel``: see
+        :func:`softcontact.mjcf.from_mujoco`, which this calls."""
+        from .mjcf import from_mujoco
+
+        return from_mujoco(model, spacing, keyframe=keyframe)
+
+    def to_mjcf(self, dt=None, *, exact=True, model_name="softcontact") -> str:
+        """The MJCF text of the equivalent MuJoCo model: see
+        :func:`softcontact.mjcf.to_mjcf`, which this calls."""
+        from .mjcf import to_mjcf
+
+        return to_mjcf(self, dt, exact=exact, model_name=model_name)
 
     # -- construction --------------------------------------------------------------------
 
@@ -508,6 +543,7 @@ class Scene:
         b.name, b.kind, b.actuated = name, kind, bool(actuated)
         b.velocity = vel.copy()
         b.support = None
+        b.parts = None
         com = np.zeros(D)
         mass_out, inertia_out = 0.0, np.zeros((3, 3))
         if kind == "dynamic":
@@ -698,6 +734,8 @@ class Scene:
         snap.gravity = self.gravity.copy()
         snap._bodies = [b.copy() for b in self._bodies]
         snap._pairs = list(self._pairs)
+        if self.timestep is not None:
+            snap.timestep = self.timestep
         return snap
 
     def __repr__(self):

@@ -1,5 +1,5 @@
 """softcontact without its optional dependencies: the core runs on NumPy alone, and each
-feature that needs matplotlib, shapely or SciPy says which extra installs it."""
+feature that needs matplotlib, shapely, SciPy or MuJoCo says which extra installs it."""
 
 import subprocess
 import sys
@@ -10,7 +10,7 @@ from conftest import subprocess_env
 SCRIPT = textwrap.dedent(
     """
     import sys
-    for name in ("matplotlib", "shapely", "scipy"):   # as if not installed
+    for name in ("matplotlib", "shapely", "scipy", "mujoco"):   # as if not installed
         sys.modules[name] = None
     import numpy as np
     import softcontact as sc
@@ -45,11 +45,13 @@ SCRIPT = textwrap.dedent(
         (model.plot, "plot", "matplotlib"),
         (push_t, "tasks", "shapely"),
         (lambda: sc.optimize.fit_parameters(None, [], [], [], [], []), "optimize", "scipy"),
+        (lambda: sc.Scene.from_mjcf("<mujoco/>", 0.01), "mujoco", "mujoco"),
     ):
         text = message(fn)
         assert f"needs {package}, which is not installed" in text, text
         assert f"pip install 'softcontact[{extra}]'" in text, text
-    assert not any(sys.modules.get(n) for n in ("matplotlib", "shapely", "scipy"))
+    assert not any(sys.modules.get(n) for n in ("matplotlib", "shapely", "scipy", "mujoco"))
+    assert "<freejoint" in scene.to_mjcf(0.005)  # writing MJCF needs no mujoco
     print("ok")
     """
 )

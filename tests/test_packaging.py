@@ -86,8 +86,9 @@ def test_extras_install_what_the_messages_promise():
     assert names(extras["tasks"]) == {"shapely", "scipy"}
     assert names(extras["optimize"]) == {"scipy"}
     assert names(extras["gym"]) == {"shapely", "scipy", "gym-pusht", "dask"}
+    assert names(extras["mujoco"]) == {"mujoco"}
     main_job = names(extras["plot"] + extras["tasks"] + extras["optimize"])
-    assert names(extras["all"]) == main_job | names(extras["gym"])
+    assert names(extras["all"]) == main_job | names(extras["gym"]) | {"mujoco"}
     assert names(project["dependencies"]) >= main_job | {"numpy"}
     assert names(extras["test"]) >= names(extras["gym"])
 
