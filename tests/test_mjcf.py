@@ -13,7 +13,8 @@ What is proven here:
   the scene's contact pairs; cylinders and ellipsoids are sampled on their exact
   surfaces; welded children and mocap bodies load; other joints are refused;
 * the state conversion is exact both ways, and MuJoCo stepping the exported model from a
-  converted state gives softcontact's step (no contact) to rounding.
+  converted state gives softcontact's step (no contact) to rounding;
+* the benchmark's box scene from Scene.to_mjcf is its former hand-written MuJoCo model.
 """
 
 import math
@@ -21,6 +22,7 @@ import subprocess
 import sys
 import textwrap
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -525,3 +527,48 @@ def test_render_draws_the_trajectory():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+# --------------------------------------------------------------------------------------------
+# benchmarks/scenes.py: the box from Scene.to_mjcf is the model it wrote by hand
+# --------------------------------------------------------------------------------------------
+def test_benchmark_box_model_is_the_hand_written_one():
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    try:
+        import scenes
+    finally:
+        sys.path.pop(0)
+    bs = scenes.box_on_floor()
+    inertia = bs.inertia["box"]
+    full = " ".join(repr(float(v)) for v in np.diag(inertia)) + " 0.0 0.0 0.0"
+    hand = f"""<mujoco model="box_on_floor">
+  <option timestep="0.001" integrator="Euler" gravity="0.0 0.0 -9.81"/>
+  <worldbody>
+    <geom name="floor" type="plane" size="1 1 0.1" contype="0" conaffinity="0"/>
+    <body name="box">
+      <freejoint name="box"/>
+      <inertial pos="0 0 0" mass="1.0" fullinertia="{full}"/>
+      <geom name="box" type="box" size="0.05 0.05 0.05" contype="0" conaffinity="0"/>
+    </body>
+  </worldbody>
+  <contact>
+    <pair geom1="box" geom2="floor" condim="3" friction="0.5 0.5 0.005 0.0001 0.0001"/>
+  </contact>
+</mujoco>"""
+    assert "fullinertia" in bs.mjcf and "<pair" in bs.mjcf
+    runs = []
+    for text in (hand, bs.mjcf):
+        m = mujoco.MjModel.from_xml_string(text)
+        d = mujoco.MjData(m)
+        d.qpos[:], d.qvel[:] = bs.qpos, bs.qvel
+        q = []
+        for _ in range(300):
+            mujoco.mj_step(m, d)
+            q.append(np.concatenate([d.qpos, d.qvel]))
+        runs.append((m, np.array(q)))
+    (m1, q1), (m2, q2) = runs
+    for field in ("body_mass", "body_inertia", "body_ipos", "geom_type", "pair_friction"):
+        assert np.array_equal(getattr(m1, field), getattr(m2, field)), field
+    assert np.array_equal(m1.geom_size[1], m2.geom_size[1])  # the box (the planes' differ)
+    assert np.array_equal(q1, q2)  # MuJoCo steps both alike, bit for bit
+    assert q1[:, 2].min() > 0.044  # in contact with the floor, not through it
