@@ -79,12 +79,14 @@ keeps principal moments and axes), each mesh's float64 vertices and faces (MuJoC
 float32 vertices, recentred) and the pose of its geom, and each contact's given
 :class:`~softcontact.ContactParams`.  :func:`from_mujoco` uses each datum when it agrees
 with the compiled model (else the model's own values), so that a scene whose clouds are
-constructor clouds placed without rotation (or moved only by their centre of mass)
-loads back bit for bit: ``Scene.from_mjcf(scene.to_mjcf(dt), spacing,
-keyframe="initial")`` builds a model whose :meth:`~softcontact.Model.rollout` is the
-original's to the last bit (at the spacing the clouds were made with).  Rotated parts
-come back to rounding; clouds that are not constructor clouds come back as the samples
-of their convex hull.
+constructor clouds placed without rotation (or moved only by their centre of mass), with
+fitted or given contact parameters and kinematic bodies starting at rest, loads back bit
+for bit: ``Scene.from_mjcf(scene.to_mjcf(dt), spacing, keyframe="initial")`` builds a
+model whose :meth:`~softcontact.Model.rollout` is the original's to the last bit (at the
+spacing the clouds were made with), with the same names and order of bodies, controls
+and parameters where the scene lists its static bodies first and each contact with its
+dynamic body first (of two, the one added first).  Rotated parts come back to rounding;
+clouds that are not constructor clouds come back as the samples of their convex hull.
 
 States (:func:`to_mujoco_state`, :func:`from_mujoco_state`) are those of the model
 :func:`to_mjcf` writes: ``qpos`` and ``qvel`` hold the dynamic bodies' poses and
@@ -332,8 +334,26 @@ def from_mjcf(mjcf, spacing, *, keyframe=None) -> Scene:
 
 
 def load(mjcf, spacing, *, keyframe=None) -> tuple[Scene, float]:
-    """``(scene, dt)``: :func:`from_mjcf`'s scene and the model's time step, so that
-    ``scene.build(dt)`` steps at MuJoCo's ``timestep``."""
+    """Load an MJCF model as a scene and its time step.
+
+    Parameters
+    ----------
+    mjcf, spacing, keyframe
+        As for :func:`from_mjcf`.
+
+    Returns
+    -------
+    scene : Scene
+        :func:`from_mjcf`'s scene.
+    dt : float
+        The model's ``timestep`` (s), also ``scene.timestep``: ``scene.build(dt)`` steps
+        at MuJoCo's time step.
+
+    Raises
+    ------
+    ImportError, TypeError, ValueError
+        As :func:`from_mjcf`.
+    """
     scene = from_mjcf(mjcf, spacing, keyframe=keyframe)
     assert scene.timestep is not None
     return scene, scene.timestep
