@@ -126,7 +126,6 @@ for _path in (HERE.parent / "tests", HERE):
 import run  # noqa: E402
 import scenes  # noqa: E402
 from _timing import Tee, machine  # noqa: E402
-from scene_capture import capture_scene  # noqa: E402
 
 import softcontact as sc  # noqa: E402
 from softcontact.spatial import quat_to_matrix  # noqa: E402
@@ -374,9 +373,7 @@ class Torus:
     def mjcf(self, dt):
         props = self.props
         com = np.asarray(props.com, dtype=float)
-        assets, geoms = scenes._torus_geoms(
-            self.verts - com, self.faces, *TORUS_MESH, "t", "segments", 6
-        )
+        assets, geoms = scenes._torus_segments(self.verts - com, *TORUS_MESH, "t", 6)
         return f"""<mujoco model="torus_over_peg">
   <option timestep="{scenes._f(dt)}" integrator="Euler" gravity="0 0 -9.81"/>
   <default>
@@ -741,7 +738,8 @@ def push_t_runs(s):
     for e in SC_ENGINES:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", sc.SoftContactWarning)
-            scenes_of[e.key] = capture_scene(task_mod.make, 0, dt=PUSH_DT, integrator=e.integrator)
+            task_e = task_mod.make(0, dt=PUSH_DT, integrator=e.integrator)
+            scenes_of[e.key] = (task_e, task_e.scene)
     task = scenes_of[SC_ENGINES[0].key][0]
     r = float(task.pusher_radius)
     verts = np.asarray(task.vertices)

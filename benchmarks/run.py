@@ -67,8 +67,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-# benchmarks/ is the script folder (also when imported); tests/ holds the JAX oracle and
-# the scene capture that scenes.py uses
+# benchmarks/ is the script folder (also when imported); tests/ holds the JAX oracle
 for _path in (HERE.parent / "tests", HERE):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))

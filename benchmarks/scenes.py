@@ -32,9 +32,16 @@ MuJoCo's ``Euler`` integrator is semi-implicit (``v+ = v + h a``, ``q+ = q (+) h
 the same scheme as ``Model.step``; its free-joint state is softcontact's 3D state element
 for element (``tests/test_mujoco_step.py``).  Contact pairs are listed explicitly
 (``<contact><pair>``, every geom's ``contype``/``conaffinity`` 0) so that MuJoCo tests
-exactly the pairs softcontact does, with each pair's friction coefficient; the tori, whose
-pieces are many small geoms, use MuJoCo's broad phase instead (``contype``/``conaffinity``
+exactly the pairs softcontact does, with each pair's friction coefficient; the tori's
+segments, many small geoms, use MuJoCo's broad phase instead (``contype``/``conaffinity``
 1, friction 0.5 on every geom).
+
+Where these conventions are those of :meth:`Scene.to_mjcf <softcontact.Scene.to_mjcf>`
+(:mod:`softcontact.mjcf`), the MuJoCo model is that method's: the box on the floor and
+the tori's ``"hull"`` variant.  Two are written here: push-T, a 2D scene (``to_mjcf``
+writes 3D scenes; its MuJoCo model is a T on planar joints with the support friction as
+joint ``frictionloss``, or a free T on a floor), and the tori's ``"segments"`` variant
+(``to_mjcf`` gives a cloud one geom, which MuJoCo would collide as its convex hull).
 
 MuJoCo collides a mesh geom through its **convex hull**.  The tori are therefore given to
 MuJoCo cut into convex segments (one mesh geom per segment of the torus between two
@@ -46,7 +53,7 @@ meaningless configuration, kept for comparison).
 The MuJoCo models need ``mujoco`` only in :meth:`BenchScene.mj_model` and the timing
 helpers at the end of this module; the rest imports without it.
 
-    from scenes import push_t, box_on_floor, two_tori   # benchmarks/ and tests/ on sys.path
+    from scenes import push_t, box_on_floor, two_tori   # benchmarks/ on sys.path
 """
 
 from __future__ import annotations
@@ -57,7 +64,6 @@ import warnings
 from functools import cached_property
 
 import numpy as np
-from scene_capture import capture_scene  # tests/ is on sys.path (run.py or the test suite)
 
 import softcontact as sc
 
@@ -199,7 +205,7 @@ def push_t(seed=3, variant="planar", push_speed=0.1):
     """Planar pushing: the push-T task, the pusher touching the bottom of the T's stem.
 
     softcontact: ``softcontact.tasks.push_t.make(seed, integrator="euler")`` (its scene
-    captured; semi-implicit Euler like MuJoCo's ``Euler``, with the task's Euler damping of
+    ``task.scene``; semi-implicit Euler like MuJoCo's ``Euler``, with the task's Euler damping of
     8 N s/m -- the task's own model takes the implicit step, whose cost
     ``benchmarks/physics.py`` measures): the T
     (``spacing`` 3 mm: 170 samples; 0.15 kg), the kinematic disk pusher (r = 15 mm, 32
@@ -236,7 +242,8 @@ def push_t(seed=3, variant="planar", push_speed=0.1):
     """
     from softcontact.tasks import push_t as task_mod
 
-    task, scene = capture_scene(task_mod.make, seed, integrator="euler")
+    task = task_mod.make(seed, integrator="euler")
+    scene = task.scene
     model, p = task.model, task.params
     dt = float(task.dt)
     x = np.array(task.x0, dtype=float)
@@ -397,10 +404,11 @@ def box_on_floor(dt=0.001):
     rad/s (body frame), ``dt`` = 1 ms, gravity ``(0, 0, -9.81)``, friction 0.5 (the
     default ``ContactParams``), no control.
 
-    MuJoCo: a free body with the same mass and inertia (from the cloud's geometry), a box
-    geom of half size 0.05 m, a floor plane, one box-floor pair with friction 0.5.  The
-    state maps element for element (free joint).  MuJoCo's box penetrates the floor by
-    its own equilibrium depth (default ``solref``), not softcontact's.
+    MuJoCo: ``Scene.to_mjcf`` of the scene -- a free body with the model's mass and
+    inertia (from the cloud's geometry), a box geom of half size 0.05 m, a floor plane,
+    one box-floor pair with friction 0.5.  The state maps element for element (free
+    joint).  MuJoCo's box penetrates the floor by its own equilibrium depth (default
+    ``solref``), not softcontact's.
     """
     box = sc.PointCloud.box([0.05, 0.05, 0.05], 0.1 / 6)
     floor = sc.PointCloud.halfspace([0.0, 0.0, 0.0], [0.0, 0.0, 1.0])
@@ -417,24 +425,12 @@ def box_on_floor(dt=0.001):
     scene.add_contact("box", "floor", params)
     model = _build(scene, dt)
     x = model.initial_state()
-    props = box.mass_properties(1.0)
+    # the inertia as Scene.add_body computes it (the geometry at its default density,
+    # scaled to the mass): what to_mjcf writes
+    props = box.mass_properties(1000.0)
     mass = 1.0
-    inertia = np.asarray(props.inertia, dtype=float) * mass / float(props.mass)
-    mjcf = f"""<mujoco model="box_on_floor">
-  <option timestep="{_f(dt)}" integrator="Euler" gravity="{_f(scene.gravity)}"/>
-  <worldbody>
-    <geom name="floor" type="plane" size="1 1 0.1" contype="0" conaffinity="0"/>
-    <body name="box">
-      <freejoint name="box"/>
-      <inertial pos="0 0 0" mass="{_f(mass)}" fullinertia="{_fullinertia(inertia)}"/>
-      <geom name="box" type="box" size="0.05 0.05 0.05" contype="0" conaffinity="0"/>
-    </body>
-  </worldbody>
-  <contact>
-    <pair geom1="box" geom2="floor" condim="3" friction="{_friction(params.friction)}"/>
-  </contact>
-</mujoco>
-"""
+    inertia = np.asarray(props.inertia, dtype=float) * (mass / float(props.mass))
+    mjcf = scene.to_mjcf(dt, exact=False, model_name="box_on_floor")
     return BenchScene(
         name="box on floor (3D)",
         scene=scene,
@@ -489,24 +485,17 @@ def torus_mesh(major, minor, n_major=N_MAJOR, n_minor=N_MINOR):
     return verts, np.array(faces)
 
 
-def _torus_geoms(verts, faces, n_major, n_minor, prefix, variant, indent):
-    """MJCF assets and geoms of one torus: ``n_major`` convex segments (the vertices of
-    two adjacent rings each), or one mesh (collided as its convex hull)."""
+def _torus_segments(verts, n_major, n_minor, prefix, indent):
+    """MJCF assets and geoms of one torus as ``n_major`` convex segments (the vertices of
+    two adjacent rings each)."""
     assets, geoms = [], []
-    if variant == "hull":
-        assets.append(
-            f'<mesh name="{prefix}" vertex="{_f(verts)}" '
-            f'face="{" ".join(str(int(k)) for k in np.ravel(faces))}"/>'
+    for a in range(n_major):
+        b = (a + 1) % n_major
+        seg = np.concatenate(
+            [verts[a * n_minor : (a + 1) * n_minor], verts[b * n_minor : (b + 1) * n_minor]]
         )
-        geoms.append(f'<geom name="{prefix}" type="mesh" mesh="{prefix}"/>')
-    else:
-        for a in range(n_major):
-            b = (a + 1) % n_major
-            seg = np.concatenate(
-                [verts[a * n_minor : (a + 1) * n_minor], verts[b * n_minor : (b + 1) * n_minor]]
-            )
-            assets.append(f'<mesh name="{prefix}{a}" vertex="{_f(seg)}"/>')
-            geoms.append(f'<geom name="{prefix}{a}" type="mesh" mesh="{prefix}{a}"/>')
+        assets.append(f'<mesh name="{prefix}{a}" vertex="{_f(seg)}"/>')
+        geoms.append(f'<geom name="{prefix}{a}" type="mesh" mesh="{prefix}{a}"/>')
     pad = " " * indent
     return ("\n    ".join(assets), ("\n" + pad).join(geoms))
 
@@ -524,9 +513,11 @@ def two_tori(variant="segments", n_major=N_MAJOR, n_minor=N_MINOR, eps=TORI_EPS,
     direction at the contact).
 
     MuJoCo: the same meshes (``variant="segments"``: 12 convex segments per torus,
-    preserving the holes; ``"hull"``: each torus one mesh geom, collided as its convex hull,
-    which fills the hole -- the interlocked hulls overlap), the dynamic torus a free body
-    with the cloud's mass and inertia, friction 0.5 on every geom, broad-phase collision.
+    preserving the holes, written here, friction 0.5 on every geom, broad-phase
+    collision; ``"hull"``: :meth:`Scene.to_mjcf <softcontact.Scene.to_mjcf>` of the
+    scene, each torus one mesh geom, collided as its convex hull, which fills the hole --
+    the interlocked hulls overlap -- and one explicit pair with friction 0.5), the
+    dynamic torus a free body with the cloud's mass and inertia.
     """
     if variant not in ("segments", "hull"):
         raise ValueError(f"variant must be 'segments' or 'hull', got {variant!r}")
@@ -548,30 +539,15 @@ def two_tori(variant="segments", n_major=N_MAJOR, n_minor=N_MINOR, eps=TORI_EPS,
     scene.add_contact("ring_b", "ring_a", params)
     model = _build(scene, dt)
     x = model.initial_state()
-    # MuJoCo: geoms relative to the hanging body's frame (its centre of mass)
-    assets_a, geoms_a = _torus_geoms(verts, faces, n_major, n_minor, "a", variant, 4)
-    assets_b, geoms_b = _torus_geoms(verts - com, faces, n_major, n_minor, "b", variant, 6)
     qpos = x[:7].copy()
     qpos[2] += TORI_MJ_REST_OFFSET - TORI_REST_OFFSET
-    mjcf = f"""<mujoco model="two_tori_{variant}">
-  <option timestep="{_f(dt)}" integrator="Euler" gravity="{_f(scene.gravity)}"/>
-  <default>
-    <geom friction="{_f([params.friction, 0.005, 0.0001])}" condim="3" contype="1" conaffinity="1"/>
-  </default>
-  <asset>
-    {assets_a}
-    {assets_b}
-  </asset>
-  <worldbody>
-    {geoms_a}
-    <body name="ring_b">
-      <freejoint name="ring_b"/>
-      <inertial pos="0 0 0" mass="{_f(mass)}" fullinertia="{_fullinertia(inertia)}"/>
-      {geoms_b}
-    </body>
-  </worldbody>
-</mujoco>
-"""
+    if variant == "hull":
+        # each torus one mesh geom (collided as its convex hull), one explicit pair
+        mjcf = scene.to_mjcf(dt, exact=False, model_name="two_tori_hull")
+    else:
+        mjcf = _tori_segments_mjcf(
+            verts, faces, com, mass, inertia, params, n_major, n_minor, dt, scene.gravity
+        )
     return BenchScene(
         name="two interlocked tori (3D meshes)",
         scene=scene,
@@ -592,6 +568,35 @@ def two_tori(variant="segments", n_major=N_MAJOR, n_minor=N_MINOR, eps=TORI_EPS,
             else "MuJoCo: each torus one mesh geom = its convex hull (holes filled)"
         ),
     )
+
+
+def _tori_segments_mjcf(verts, faces, com, mass, inertia, params, n_major, n_minor, dt, gravity):
+    """The tori cut into convex segments, written here: :meth:`Scene.to_mjcf` gives each
+    cloud one geom, which MuJoCo would collide as its hull.  The pieces are many small
+    geoms, so MuJoCo's broad phase finds the colliding ones (``contype``/``conaffinity``
+    1, friction on every geom) rather than a ``<pair>`` per pair of segments."""
+    # MuJoCo: geoms relative to the hanging body's frame (its centre of mass)
+    assets_a, geoms_a = _torus_segments(verts, n_major, n_minor, "a", 4)
+    assets_b, geoms_b = _torus_segments(verts - com, n_major, n_minor, "b", 6)
+    return f"""<mujoco model="two_tori_segments">
+  <option timestep="{_f(dt)}" integrator="Euler" gravity="{_f(gravity)}"/>
+  <default>
+    <geom friction="{_f([params.friction, 0.005, 0.0001])}" condim="3" contype="1" conaffinity="1"/>
+  </default>
+  <asset>
+    {assets_a}
+    {assets_b}
+  </asset>
+  <worldbody>
+    {geoms_a}
+    <body name="ring_b">
+      <freejoint name="ring_b"/>
+      <inertial pos="0 0 0" mass="{_f(mass)}" fullinertia="{_fullinertia(inertia)}"/>
+      {geoms_b}
+    </body>
+  </worldbody>
+</mujoco>
+"""
 
 
 SCENES = {"push_t": push_t, "box": box_on_floor, "tori": two_tori}

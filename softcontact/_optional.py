@@ -8,7 +8,9 @@ rollouts, trajectory problems) need only NumPy.  Drawing needs matplotlib (extra
 (``optimize``); the ``gym-pusht`` environment and the Dask runner of
 :mod:`softcontact.tasks.gym_pusht` gym-pusht and ``dask[distributed]`` (``gym``); reading
 mesh files (:meth:`PointCloud.from_file <softcontact.PointCloud.from_file>`) trimesh
-(``mesh``); ``all`` installs every one.
+(``mesh``); MuJoCo models in and out (:mod:`softcontact.mjcf`) mujoco (``mujoco``); the
+autograd functions of :mod:`softcontact.torch` and :mod:`softcontact.jax` PyTorch
+(``torch``) and JAX (``jax``); ``all`` installs every one.
 """
 
 from __future__ import annotations

@@ -925,6 +925,56 @@ class PointCloud:
         """
         return cls._sampled(HalfSpace.sample(point, normal), "halfspace")
 
+    @classmethod
+    def concatenate(cls, clouds) -> PointCloud:
+        """The samples of several clouds, in order, as one cloud (a body of several parts).
+
+        Parameters
+        ----------
+        clouds : sequence of PointCloud
+            At least one cloud, all of the same dimension, none a half-space (an unbounded
+            solid cannot be a part of a body).
+
+        Returns
+        -------
+        PointCloud
+            Points, normals and weights of ``clouds[0]``, then ``clouds[1]`` ..., in the
+            same frame.  One cloud is returned as it is; the concatenation of several
+            records no solid (``kind`` None): :meth:`mass_properties` then approximates
+            from the samples, which counts a region where parts overlap twice, so give
+            a body of overlapping parts its mass and inertia.
+
+        Raises
+        ------
+        TypeError
+            If ``clouds`` is not a sequence of :class:`PointCloud`.
+        ValueError
+            If it is empty, mixes dimensions or holds a half-space.
+        """
+        if isinstance(clouds, (PointCloud, str, bytes)) or not hasattr(clouds, "__len__"):
+            raise TypeError(f"clouds must be a sequence of PointCloud, got {type(clouds).__name__}")
+        parts = list(clouds)
+        if not parts:
+            raise ValueError("clouds must hold at least one PointCloud, got none")
+        for i, c in enumerate(parts):
+            if not isinstance(c, PointCloud):
+                raise TypeError(f"clouds[{i}] must be a PointCloud, got {type(c).__name__}")
+            if c.kind == "halfspace":
+                raise ValueError(f"clouds[{i}] is a half-space, which cannot be a part")
+            if c.dim != parts[0].dim:
+                raise ValueError(
+                    f"clouds must all have the same dimension: clouds[0] is {parts[0].dim}D, "
+                    f"clouds[{i}] is {c.dim}D"
+                )
+        if len(parts) == 1:
+            return parts[0]
+        return cls._make(
+            np.concatenate([c.points for c in parts]),
+            np.concatenate([c.normals for c in parts]),
+            np.concatenate([c.weights for c in parts]),
+            None,
+        )
+
 
 # the solids each constructor records (PointCloud.kind -> Shape.shape)
 _KIND_SHAPES = {

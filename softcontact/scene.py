@@ -178,6 +178,7 @@ class _Body:
         "pose",
         "velocity",
         "support",
+        "parts",
     )
     name: str
     cloud: PointCloud
@@ -189,6 +190,8 @@ class _Body:
     pose: np.ndarray
     velocity: np.ndarray
     support: tuple | None
+    # the geoms a body was assembled from (softcontact.mjcf), in its body frame, or None
+    parts: tuple | None
 
     def __repr__(self):
         return f"<body {self.name!r}: {self.kind}, {len(self.cloud)} samples>"
@@ -344,6 +347,10 @@ class Scene:
     ranges"; :meth:`add_body`, :meth:`add_support`, :meth:`build` and
     :class:`~softcontact.ContactParams` list them).
 
+    ``timestep`` is the time step (s) of the MuJoCo model a scene was loaded from
+    (:meth:`from_mjcf`, :meth:`from_mujoco`: ``scene.build(scene.timestep)`` steps as
+    that model does), None for a scene built here; :meth:`to_mjcf` writes it by default.
+
     Examples
     --------
     >>> import softcontact as sc
@@ -371,6 +378,34 @@ class Scene:
         self.gravity = g.copy()
         self._bodies: list[_Body] = []
         self._pairs: list[tuple[int, int, ContactParams | _Fitted]] = []
+
+    #: The time step of the MuJoCo model the scene was loaded from (s), or None.
+    timestep: float | None = None
+
+    # -- MuJoCo models in and out (softcontact.mjcf) -------------------------------------
+
+    @classmethod
+    def from_mjcf(cls, mjcf, spacing, *, keyframe=None) -> Scene:
+        """The scene of an MJCF model (a file path or the XML text): see
+        :func:`softcontact.mjcf.from_mjcf`, which this calls."""
+        from .mjcf import from_mjcf
+
+        return from_mjcf(mjcf, spacing, keyframe=keyframe)
+
+    @classmethod
+    def from_mujoco(cls, model, spacing, *, keyframe=None) -> Scene:
+        """The scene of a compiled ``mujoco.MjModel``: see
+        :func:`softcontact.mjcf.from_mujoco`, which this calls."""
+        from .mjcf import from_mujoco
+
+        return from_mujoco(model, spacing, keyframe=keyframe)
+
+    def to_mjcf(self, dt=None, *, exact=True, model_name="softcontact") -> str:
+        """The MJCF text of the equivalent MuJoCo model: see
+        :func:`softcontact.mjcf.to_mjcf`, which this calls."""
+        from .mjcf import to_mjcf
+
+        return to_mjcf(self, dt, exact=exact, model_name=model_name)
 
     # -- construction --------------------------------------------------------------------
 
@@ -400,6 +435,8 @@ class Scene:
         kind="dynamic",
         actuated=False,
         name=None,
+        *,
+        com=None,
     ) -> str:
         """Add a body; returns its name.
 
@@ -436,6 +473,11 @@ class Scene:
             Dynamic bodies only: a generalized-force control.
         name : str, optional
             Unique name (default ``"body<i>"``).
+        com : (D,) array_like, optional
+            Dynamic bodies given ``mass`` and ``inertia`` only: the centre of mass in the
+            cloud's frame (within 1e12 m), in place of the geometry's (a body whose mass
+            is not spread as its cloud's solid: an MJCF ``<inertial>``, a composite of
+            parts).  The inertia is about this point.
 
         Raises
         ------
@@ -483,27 +525,45 @@ class Scene:
             raise ValueError(
                 f"mass, density and inertia apply to dynamic bodies only ({kind} body {name!r})"
             )
+        if kind != "dynamic" and com is not None:
+            raise ValueError(f"com applies to dynamic bodies only ({kind} body {name!r})")
+        com_given = None
+        if com is not None:
+            if mass is None or inertia is None:
+                raise ValueError(
+                    "com needs mass and inertia too (the inertia is about the centre of mass)"
+                )
+            com_given = as_float_array(com, "com")
+            if com_given.shape != (D,):
+                raise ValueError(f"com must have shape ({D},), got {shape_str(com_given.shape)}")
+            if not np.all(np.isfinite(com_given)):
+                raise ValueError("com must be finite")
+            check_within(com_given, "com", COORD_MAX, "coordinates", " m")
         b = _Body()
         b.name, b.kind, b.actuated = name, kind, bool(actuated)
         b.velocity = vel.copy()
         b.support = None
+        b.parts = None
         com = np.zeros(D)
         mass_out, inertia_out = 0.0, np.zeros((3, 3))
         if kind == "dynamic":
             if mass is not None and density is not None:
                 raise ValueError("give mass or density, not both")
             props = None
-            try:
-                props = cloud.mass_properties(
-                    _DEFAULT_DENSITY[D]
-                    if density is None
-                    else as_positive_float(density, "density")
-                )
-            except ValueError:
-                # no geometry (a halfspace, an open raw cloud): fine if both are given
-                if mass is None or inertia is None:
-                    raise
-            if props is not None:
+            if com_given is None:  # else mass, inertia and com are all given
+                try:
+                    props = cloud.mass_properties(
+                        _DEFAULT_DENSITY[D]
+                        if density is None
+                        else as_positive_float(density, "density")
+                    )
+                except ValueError:
+                    # no geometry (a halfspace, an open raw cloud): fine if both are given
+                    if mass is None or inertia is None:
+                        raise
+            if com_given is not None:
+                com = com_given.copy()
+            elif props is not None:
                 com = np.asarray(props.com, dtype=float)
             if mass is None:
                 assert props is not None  # mass_properties raised otherwise
@@ -674,6 +734,8 @@ class Scene:
         snap.gravity = self.gravity.copy()
         snap._bodies = [b.copy() for b in self._bodies]
         snap._pairs = list(self._pairs)
+        if self.timestep is not None:
+            snap.timestep = self.timestep
         return snap
 
     def __repr__(self):
@@ -1348,6 +1410,14 @@ class Model:
         # the compiled model (a capsule) is rebuilt from the scene it was built from, with
         # the same contact parameters: the same model, bit for bit
         return (_model_from, self._source)
+
+    @property
+    def scene(self) -> Scene:
+        """A copy of the :class:`Scene` this model was built from, as it was at the build
+        (a new copy at each access: changing it changes neither the model nor the next
+        copy; ``model.scene.build(model.dt, model.integrator)`` builds this model again,
+        with contact parameters fitted again where they were fitted)."""
+        return self._source[0]._snapshot()
 
     def __repr__(self):
         return (

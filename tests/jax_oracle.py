@@ -51,10 +51,9 @@ Layouts match :class:`softcontact.StepResult`: ``A = dx_dx`` (n, n), ``B = dx_du
 ``n = 2 nv`` (tangent coordinates: all moving bodies' poses, then their velocities).
 
     from jax_oracle import JaxModel                   # tests/ on sys.path
-    from scene_capture import capture_scene
     from softcontact.tasks import push_t
-    task, scene = capture_scene(push_t.make, seed=0)  # the Scene behind task.model
-    jm = JaxModel.from_scene(scene, task.dt)
+    task = push_t.make(seed=0)
+    jm = JaxModel.from_scene(task.scene, task.dt)     # the Scene behind task.model
     x1 = jm.step(x, u)
     x1, A, B = jm.step_d1(x, u)
     x1, A, B, Hxx, Hxu, Huu = jm.step_d2(x, u)

@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import raises_naming
 
 from softcontact.cloud import PointCloud
 
@@ -1117,3 +1118,22 @@ def test_plot_without_matplotlib(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match=r"pip install matplotlib"):
         PointCloud.disk(1.0, 0.5).plot()
+
+
+def test_concatenate_clouds():
+    a = PointCloud.box([0.05, 0.04, 0.03], 0.02)
+    b = PointCloud.sphere(0.02, 0.02).transformed([0, 0, 0.1, 1, 0, 0, 0])
+    c = PointCloud.concatenate([a, b])
+    assert len(c) == len(a) + len(b) and c.kind is None
+    assert np.array_equal(c.points, np.concatenate([a.points, b.points]))
+    assert np.array_equal(c.normals, np.concatenate([a.normals, b.normals]))
+    assert c.area == pytest.approx(a.area + b.area, rel=1e-15)
+    assert PointCloud.concatenate((a,)) is a
+    raises_naming(ValueError, "clouds", lambda: PointCloud.concatenate([]))
+    raises_naming(TypeError, "clouds", lambda: PointCloud.concatenate(a))
+    raises_naming(TypeError, "clouds[1]", lambda: PointCloud.concatenate([a, "b"]))
+    raises_naming(
+        ValueError, "clouds", lambda: PointCloud.concatenate([a, PointCloud.disk(1, 0.5)])
+    )
+    floor = PointCloud.halfspace([0, 0, 0], [0, 0, 1])
+    raises_naming(ValueError, "clouds[1]", lambda: PointCloud.concatenate([a, floor]))

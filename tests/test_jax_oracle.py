@@ -4,7 +4,7 @@ The JAX model is written from docs/method.md (dense, vmapped, float64) and
 differentiated by JAX's autodiff, so it checks the C step's values *and* its closed-form
 first and second derivatives (jets) on whole scenes:
 
-* push-T (2D): the task's own scene (captured from ``push_t.make``): a dynamic T with
+* push-T (2D): the task's own scene (``push_t.make(...).scene``): a dynamic T with
   planar support friction, a kinematic pusher, four static walls;
 * box on floor (3D): a coarse dynamic box on a static half-space, and a kinematic body
   (touching nothing) in the state and the controls;
@@ -48,7 +48,6 @@ import pytest
 jax = pytest.importorskip("jax")
 
 from jax_oracle import JaxModel  # noqa: E402
-from scene_capture import capture_scene  # noqa: E402
 
 import softcontact as sc  # noqa: E402
 from softcontact.tasks import push_t  # noqa: E402
@@ -137,7 +136,8 @@ def _quat(rng, tilt):
 
 
 def _push_t_case():
-    task, scene = capture_scene(push_t.make, seed=0)
+    task = push_t.make(seed=0)
+    scene = task.scene
     rng = np.random.default_rng(0)
     r = task.pusher_radius
     v = task.vertices  # T corners, body frame, counter-clockwise

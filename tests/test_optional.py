@@ -1,5 +1,6 @@
 """softcontact without its optional dependencies: the core runs on NumPy alone, and each
-feature that needs matplotlib, shapely, SciPy or trimesh says which extra installs it."""
+feature that needs matplotlib, shapely, SciPy, trimesh, MuJoCo, PyTorch or JAX says which
+extra installs it."""
 
 import subprocess
 import sys
@@ -10,8 +11,9 @@ from conftest import subprocess_env
 SCRIPT = textwrap.dedent(
     """
     import sys
-    for name in ("matplotlib", "shapely", "scipy", "trimesh"):   # as if not installed
-        sys.modules[name] = None
+    for name in ("matplotlib", "shapely", "scipy", "trimesh", "mujoco", "torch", "jax"):
+        sys.modules[name] = None   # as if not installed
+    import importlib
     import io
     import numpy as np
     import softcontact as sc
@@ -48,11 +50,18 @@ SCRIPT = textwrap.dedent(
         (lambda: sc.optimize.fit_parameters(None, [], [], [], [], []), "optimize", "scipy"),
         (lambda: sc.PointCloud.from_file(io.BytesIO(b""), 0.1, file_type="stl"), "mesh",
          "trimesh"),
+        (lambda: sc.Scene.from_mjcf("<mujoco/>", 0.01), "mujoco", "mujoco"),
+        (lambda: importlib.import_module("softcontact.torch"), "torch", "torch"),
+        (lambda: importlib.import_module("softcontact.jax"), "jax", "jax"),
     ):
         text = message(fn)
         assert f"needs {package}, which is not installed" in text, text
         assert f"pip install 'softcontact[{extra}]'" in text, text
-    assert not any(sys.modules.get(n) for n in ("matplotlib", "shapely", "scipy", "trimesh"))
+    assert not any(
+        sys.modules.get(n)
+        for n in ("matplotlib", "shapely", "scipy", "trimesh", "mujoco", "torch", "jax")
+    )
+    assert "<freejoint" in scene.to_mjcf(0.005)  # writing MJCF needs no mujoco
     print("ok")
     """
 )

@@ -88,8 +88,16 @@ def test_extras_install_what_the_messages_promise():
     assert names(extras["optimize"]) == {"scipy"}
     assert names(extras["gym"]) == {"shapely", "scipy", "gym-pusht", "dask"}
     assert names(extras["mesh"]) == {"trimesh"}
+    assert names(extras["mujoco"]) == {"mujoco"}
+    assert names(extras["torch"]) == {"torch"}
+    assert names(extras["jax"]) == {"jax"}
     main_job = names(extras["plot"] + extras["tasks"] + extras["optimize"])
-    assert names(extras["all"]) == main_job | names(extras["gym"]) | names(extras["mesh"])
+    assert names(extras["all"]) == main_job | names(extras["gym"]) | {
+        "trimesh",
+        "mujoco",
+        "torch",
+        "jax",
+    }
     assert names(project["dependencies"]) >= main_job | {"numpy"}
     assert "trimesh" not in names(project["dependencies"])
     assert names(extras["test"]) >= names(extras["gym"]) | names(extras["mesh"])

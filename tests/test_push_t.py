@@ -555,3 +555,12 @@ def test_task_pickles():
     b = copy.model.step(copy.x0, u, order=1)
     assert a.x_next.tobytes() == b.x_next.tobytes() and a.dx_dx.tobytes() == b.dx_dx.tobytes()
     assert copy.coverage(task.x0[:3]) == task.coverage(task.x0[:3])
+
+
+def test_task_scene_is_the_scene_of_its_model():
+    task = push_t.make(3)
+    scene = task.scene
+    assert list(task.model.body_names) == [b.name for b in scene._bodies]
+    model = scene.build(task.dt, task.model.integrator)
+    U = np.tile([0.05, 0.02, 0.0], (30, 1))
+    assert np.array_equal(model.rollout(task.x0, U).states, task.model.rollout(task.x0, U).states)

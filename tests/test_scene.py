@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import raises_naming
 
 import softcontact as sc
 from softcontact.scene import _all_finite
@@ -1099,3 +1100,50 @@ def test_push_t_task_builds_within_its_limits():
         warnings.simplefilter("error")
         task = push_t.make(seed=0)
     assert task.dt == 0.005
+
+
+def test_model_scene_is_a_copy_that_builds_the_model_again():
+    scene = sc.Scene(dim=3)
+    scene.add_body(sc.PointCloud.halfspace([0, 0, 0], [0, 0, 1]), kind="static", name="floor")
+    scene.add_body(
+        sc.PointCloud.box([0.05, 0.04, 0.03], 0.01),
+        mass=1.0,
+        pose=[0, 0, 0.031, 1, 0, 0, 0],
+        velocity=[0.1, 0, 0, 0, 0, 0.5],
+        name="box",
+    )
+    scene.add_contact("box", "floor", friction=0.7)
+    model = scene.build(0.002, "implicit")
+    copy = model.scene
+    assert isinstance(copy, sc.Scene) and repr(copy) == repr(scene)
+    copy.add_body(sc.PointCloud.sphere(0.01, 0.01), mass=0.1, pose=[1, 1, 1, 1, 0, 0, 0])
+    assert repr(model.scene) == repr(scene)  # a new copy each time, the model unchanged
+    again = model.scene.build(model.dt, model.integrator)
+    U = np.zeros((20, model.nu))
+    assert np.array_equal(
+        again.rollout(again.initial_state(), U).states,
+        model.rollout(model.initial_state(), U).states,
+    )
+
+
+def test_add_body_com_places_the_body_frame():
+    scene = sc.Scene(dim=3)
+    box = sc.PointCloud.box([0.05, 0.04, 0.03], 0.02)
+    scene.add_body(
+        box,
+        mass=2.0,
+        inertia=[0.01, 0.02, 0.03],
+        com=[0.01, 0, 0],
+        pose=[1, 0, 0, 0, 0, 0, 1],
+        name="b",
+    )
+    model = scene.build(0.002, "implicit")
+    x = model.initial_state()
+    # the body frame at the given centre of mass, turned 180 degrees about z with the pose
+    assert np.allclose(x[:3], [0.99, 0, 0], rtol=0, atol=1e-15)
+    assert np.allclose(model.scene._bodies[0].cloud.points, box.points - [0.01, 0, 0])
+    raises_naming(ValueError, "com", lambda: scene.add_body(box, mass=1.0, com=[0, 0, 0]))
+    raises_naming(
+        ValueError, "com", lambda: scene.add_body(box, mass=1.0, inertia=[1, 1, 1], com=[0, 0])
+    )
+    raises_naming(ValueError, "com", lambda: scene.add_body(box, kind="kinematic", com=[0, 0, 0]))

@@ -318,6 +318,13 @@ class PushT:
     def __post_init__(self) -> None:
         object.__setattr__(self, "_goal_polygon", self.t_polygon(self.goal))
 
+    @property
+    def scene(self) -> Scene:
+        """A copy of the :class:`~softcontact.Scene` the task's model was built from
+        (:attr:`Model.scene <softcontact.Model.scene>`): its bodies, clouds, contact pairs
+        and support."""
+        return self.model.scene
+
     # -- pickling (worker processes, Dask): the model pickles itself, bit for bit ----------
 
     def __getstate__(self):
