@@ -494,6 +494,89 @@ fail:
     return NULL;
 }
 
+PyDoc_STRVAR(rollout_vjp_doc,
+             "rollout_vjp(model, X (B, T + 1, nx), U (B, T, nu), GX (B, T + 1, nx), num_threads=1, "
+             "isa=-1, dense=0) -> (gx0 (B, nx), gU (B, T, nu), status (B,)): the adjoint of "
+             "sc_rollout_vjp");
+
+static PyObject *py_rollout_vjp(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"model", "X", "U", "GX", "num_threads", "isa", "dense", NULL};
+    PyObject *mo, *xo, *uo, *go;
+    int nthreads = 1, isa = SC_ISA_AUTO, dense = 0, st;
+    const sc_model *m;
+    sc_model_sizes s;
+    sc_options o;
+    sc_py_call call;
+    PyArrayObject *X = NULL, *U = NULL, *GX = NULL, *gx0 = NULL, *gU = NULL, *status = NULL;
+    double *work = NULL;
+    npy_intp shp[3], B, T;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOO|iii:rollout_vjp", kwlist, &mo, &xo, &uo, &go,
+                                     &nthreads, &isa, &dense)) {
+        return sc_py_parse_error("rollout_vjp");
+    }
+    if ((m = get_model(mo, &s)) == NULL) {
+        return NULL;
+    }
+    shp[0] = -1;
+    shp[1] = -1;
+    shp[2] = s.nq + s.nv;
+    if ((X = sc_py_shaped(xo, "X", 3, shp)) == NULL) {
+        goto fail;
+    }
+    B = PyArray_DIM(X, 0);
+    T = PyArray_DIM(X, 1) - 1;
+    if (T < 0) {
+        PyErr_SetString(PyExc_ValueError, "rollout_vjp: X must hold at least one state");
+        goto fail;
+    }
+    shp[0] = B;
+    shp[1] = T;
+    shp[2] = s.nu;
+    if ((U = sc_py_shaped(uo, "U", 3, shp)) == NULL) {
+        goto fail;
+    }
+    shp[1] = T + 1;
+    shp[2] = s.nq + s.nv;
+    if ((GX = sc_py_shaped(go, "GX", 3, shp)) == NULL ||
+        !sc_py_options(isa, dense, nthreads, B, &o)) {
+        goto fail;
+    }
+    shp[1] = s.nq + s.nv;
+    if ((gx0 = sc_py_empty(2, shp)) == NULL) {
+        goto fail;
+    }
+    shp[1] = T;
+    shp[2] = s.nu;
+    if ((gU = sc_py_zeros(3, shp)) == NULL ||
+        (status = (PyArrayObject *)PyArray_SimpleNew(1, &B, NPY_INT)) == NULL ||
+        (work = sc_py_work((ptrdiff_t)o.nthreads * sc_rollout_vjp_workspace_size(m))) == NULL) {
+        goto fail;
+    }
+    sc_py_release(&call, &o);
+    st = sc_rollout_vjp(m, B, T, sc_py_data(X), sc_py_data(U), sc_py_data(GX), &o, work,
+                        sc_py_data(gx0), sc_py_data(gU), (int *)PyArray_DATA(status));
+    st = sc_py_acquire(&call, st);
+    PyMem_RawFree(work);
+    if (st != SC_OK) {
+        sc_py_raise(st, "rollout_vjp", NULL);
+        goto fail;
+    }
+    Py_DECREF(X);
+    Py_DECREF(U);
+    Py_DECREF(GX);
+    return Py_BuildValue("NNN", (PyObject *)gx0, (PyObject *)gU, (PyObject *)status);
+fail:
+    Py_XDECREF(X);
+    Py_XDECREF(U);
+    Py_XDECREF(GX);
+    Py_XDECREF(gx0);
+    Py_XDECREF(gU);
+    Py_XDECREF(status);
+    return NULL;
+}
+
 PyDoc_STRVAR(model_eval_doc,
              "model_eval(model, what, x, x_next=None, num_threads=1, isa=-1, dense=0): what = 0 "
              "inverse dynamics -> (u, f); 1 energy -> (3,); 2 momentum -> (D + rot,)");
@@ -652,6 +735,8 @@ PyMethodDef sc_py_model_methods[] = {
     {"model_sizes", (PyCFunction)py_model_sizes, METH_O, model_sizes_doc},
     {"step", (PyCFunction)(void (*)(void))py_step, METH_VARARGS | METH_KEYWORDS, step_doc},
     {"rollout", (PyCFunction)(void (*)(void))py_rollout, METH_VARARGS | METH_KEYWORDS, rollout_doc},
+    {"rollout_vjp", (PyCFunction)(void (*)(void))py_rollout_vjp, METH_VARARGS | METH_KEYWORDS,
+     rollout_vjp_doc},
     {"rollout_policy", (PyCFunction)(void (*)(void))py_rollout_policy, METH_VARARGS | METH_KEYWORDS,
      rollout_policy_doc},
     {"model_eval", (PyCFunction)(void (*)(void))py_model_eval, METH_VARARGS | METH_KEYWORDS,

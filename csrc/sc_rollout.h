@@ -44,4 +44,39 @@ SC_API int sc_rollout(const sc_model *m, ptrdiff_t B, ptrdiff_t T, const double 
                       const double *U, int order, const sc_options *opt, double *work,
                       const sc_rollout_out *out);
 
+/*
+ * Reverse-mode derivative (vector-Jacobian product) of B rollouts: for each trajectory
+ * with states X (from sc_rollout) and controls U, and a cotangent GX on its states, the
+ * gradient of L = sum_t <GX_t, X_t> with respect to its start state x0 = X_0 and its
+ * controls U, by the adjoint recursion
+ *     lam_T = P_T' GX_T,   lam_t = P_t' GX_t + A_t' lam_{t+1},   gU_t = B_t' lam_{t+1},
+ *     gx0 = E_0' lam_0,
+ * with A_t, B_t the step's tangent Jacobians at (X_t, U_t), recomputed during the sweep
+ * (one order-1 step per stage; nothing per stage is stored), P_t = d X_t / d (tangent)
+ * (the quaternion of a 3D body: q (x) exp(dtheta / 2), so P = Q(q)[:, 1:] / 2) and E_0 =
+ * d (tangent) / d x0 (2 Q(q)[:, 1:]' for a unit q): every derivative is in the states'
+ * own (ambient) coordinates; 2D states are their tangent coordinates.
+ *
+ * Given:
+ *   m        const sc_model*   a model that passed sc_model_check
+ *   B, T     ptrdiff_t         trajectories and steps, >= 0
+ *   X        const double*     B x (T+1) x nx states (unit quaternions)
+ *   U        const double*     B x T x nu controls (may be NULL when nu == 0)
+ *   GX       const double*     B x (T+1) x nx cotangents
+ *   opt      const sc_options* options of every step, nthreads the trajectories' threads
+ *   work     double*           nthreads x sc_rollout_vjp_workspace_size(m) doubles
+ * Returned:
+ *   gx0      double*           B x nx
+ *   gU       double*           B x T x nu (may be NULL when nu == 0)
+ *   status   int*              B: SC_OK, or the status of a step that failed (its
+ *                              trajectory's gx0 and gU are then NaN)
+ * Returned (function value): SC_OK, SC_EINVAL for bad arguments, or SC_EINTERRUPTED.
+ * Notes:
+ *   1) Results do not depend on nthreads (one trajectory per thread at a time).
+ */
+SC_API ptrdiff_t sc_rollout_vjp_workspace_size(const sc_model *m);
+SC_API int sc_rollout_vjp(const sc_model *m, ptrdiff_t B, ptrdiff_t T, const double *X,
+                          const double *U, const double *GX, const sc_options *opt, double *work,
+                          double *gx0, double *gU, int *status);
+
 #endif /* SC_ROLLOUT_H */

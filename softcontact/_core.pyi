@@ -166,6 +166,15 @@ def rollout(
     npt.NDArray[np.int32],
     npt.NDArray[np.intp],
 ]: ...
+def rollout_vjp(
+    model: object,
+    X: npt.ArrayLike,
+    U: npt.ArrayLike,
+    GX: npt.ArrayLike,
+    num_threads: int = 1,
+    isa: int = -1,
+    dense: int = 0,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.int32]]: ...
 def rollout_policy(
     model: object,
     X: npt.ArrayLike,

@@ -154,6 +154,10 @@ def _calls(cloud, x, packed):
         "core_rollout_error": _raises(
             ValueError, lambda: _core.rollout(MODEL._cap, X0[None], UB[:1, :, :-1])
         ),
+        "rollout_vjp_ok": lambda: _core.rollout_vjp(MODEL._cap, XR[None], UB[:1], XR[None], 2),
+        "core_rollout_vjp_error": _raises(
+            ValueError, lambda: _core.rollout_vjp(MODEL._cap, XR[None], UB[:1], XR[None, :-1])
+        ),
         "ilqr_backward_ok": lambda: _core.ilqr_backward(*EXP, UB[0], -LIM, LIM, 0.0),
         "core_ilqr_backward_error": _raises(
             ValueError, lambda: _core.ilqr_backward(*EXP, UB[0], -LIM[:2], LIM, 0.0)
@@ -222,6 +226,8 @@ def test_no_leak(setup, name):
         "core_step_error",
         "core_step_nan",
         "core_rollout_error",
+        "rollout_vjp_ok",
+        "core_rollout_vjp_error",
         "ilqr_backward_ok",
         "core_ilqr_backward_error",
         "rollout_policy_ok",

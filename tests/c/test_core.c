@@ -1925,6 +1925,127 @@ static void test_cloud_view(void)
    (free, at a bound, not definite, DDP's eigenvalue fix), argument checks, and the
    closed-loop rollout of a 3D free body (its reference reproduced bit for bit at alpha 0,
    a state difference of a known rotation, a failing step reported) */
+/* the reverse-mode adjoint of rollouts (sc_rollout_vjp) against central differences of
+   L = <GX, X> on the 3D free body of test_step_unit (a rotating body: quaternions and
+   gyroscopic terms), the start state's rotation perturbed along q (x) exp(h e_k / 2) */
+enum { VJP_T = 4, VJP_NX = 13 };
+
+static double vjp_objective(const sc_model *m, const double *x0, const double *U, const double *GX,
+                            double *work)
+{
+    double X[(VJP_T + 1) * VJP_NX], L = 0.0;
+    int status[1], i;
+    sc_rollout_out ro = {NULL, NULL, NULL, NULL, NULL};
+    ro.X = X, ro.status = status;
+    if (sc_rollout(m, 1, VJP_T, x0, U, 0, NULL, work, &ro) != SC_OK || status[0] != SC_OK) {
+        return NAN;
+    }
+    for (i = 0; i < (VJP_T + 1) * VJP_NX; i++) {
+        L += GX[i] * X[i];
+    }
+    return L;
+}
+
+static void test_rollout_vjp(void)
+{
+    sc_body body;
+    sc_model m;
+    const double h = 1e-6;
+    double x0[2 * VJP_NX] = {0.1, -0.2, 0.3}, U[2 * VJP_T * 6], GX[2 * (VJP_T + 1) * VJP_NX];
+    double X[2 * (VJP_T + 1) * VJP_NX], gx0[2 * VJP_NX], gU[2 * VJP_T * 6], gx1[2 * VJP_NX],
+        gU1[2 * VJP_T * 6], *work, worst = 0.0, scale = 0.0;
+    int status[2], st, i, k, same = 1;
+    sc_rollout_out ro = {NULL, NULL, NULL, NULL, NULL};
+    ptrdiff_t ws;
+    free_body_model(&body, &m);
+    ws = sc_rollout_vjp_workspace_size(&m);
+    CHECK(ws >= sc_step_workspace_size(&m, 1, 0, 1), "rollout vjp workspace size");
+    work = (double *)malloc(2 * (size_t)ws * sizeof(double));
+    if (work == NULL) {
+        return;
+    }
+    quat(x0 + 3, 0.8, 0.6, 0.0, 0.8, 1.0);
+    x0[7] = 0.4, x0[8] = -0.1, x0[9] = 0.2, x0[10] = 1.0, x0[11] = -2.0, x0[12] = 0.5;
+    memcpy(x0 + VJP_NX, x0, sizeof(double) * VJP_NX);
+    x0[VJP_NX + 10] = -0.5;
+    for (i = 0; i < 2 * VJP_T * 6; i++) {
+        U[i] = 0.3 * (urand() - 0.5);
+    }
+    for (i = 0; i < 2 * (VJP_T + 1) * VJP_NX; i++) {
+        GX[i] = urand() - 0.5;
+    }
+    ro.X = X, ro.status = status;
+    st = sc_rollout(&m, 2, VJP_T, x0, U, 0, NULL, work, &ro);
+    CHECK(st == SC_OK && status[0] == SC_OK && status[1] == SC_OK, "rollout for the vjp");
+    st = sc_rollout_vjp(&m, 2, VJP_T, X, U, GX, OPT(SC_ISA_AUTO, 0, 2), work, gx0, gU, status);
+    CHECK(st == SC_OK && status[0] == SC_OK && status[1] == SC_OK, "rollout vjp status %d", st);
+    st = sc_rollout_vjp(&m, 2, VJP_T, X, U, GX, OPT(SC_ISA_AUTO, 0, 1), work, gx1, gU1, status);
+    for (i = 0; i < 2 * VJP_NX; i++) {
+        same &= gx0[i] == gx1[i];
+    }
+    for (i = 0; i < 2 * VJP_T * 6; i++) {
+        same &= gU[i] == gU1[i];
+    }
+    CHECK(st == SC_OK && same, "rollout vjp: the same bits on 1 and 2 threads");
+    /* trajectory 1 against central differences: controls, positions, velocities */
+    for (i = 0; i < VJP_T * 6 + 3 + 6; i++) {
+        double xp[VJP_NX], xm[VJP_NX], Up[VJP_T * 6], Um[VJP_T * 6], fd, an;
+        memcpy(xp, x0 + VJP_NX, sizeof xp), memcpy(xm, x0 + VJP_NX, sizeof xm);
+        memcpy(Up, U + VJP_T * 6, sizeof Up), memcpy(Um, U + VJP_T * 6, sizeof Um);
+        if (i < VJP_T * 6) {
+            Up[i] += h, Um[i] -= h;
+            an = gU[VJP_T * 6 + i];
+        } else {
+            k = i - VJP_T * 6;
+            k = k < 3 ? k : 7 + (k - 3); /* a position, then a velocity */
+            xp[k] += h, xm[k] -= h;
+            an = gx0[VJP_NX + k];
+        }
+        fd = (vjp_objective(&m, xp, Up, GX + (VJP_T + 1) * VJP_NX, work) -
+              vjp_objective(&m, xm, Um, GX + (VJP_T + 1) * VJP_NX, work)) /
+             (2.0 * h);
+        worst = fmax(worst, fabs(fd - an));
+        scale = fmax(scale, fabs(an));
+    }
+    /* rotations: the directional derivative of L along q (x) exp(h e_k / 2) is
+       gx0_q . Q(q)[:, 1 + k] / 2 */
+    for (k = 0; k < 3; k++) {
+        double xp[VJP_NX], xm[VJP_NX], fd, an = 0.0;
+        const double *q = x0 + VJP_NX + 3, c = cos(0.5 * h), sn = sin(0.5 * h);
+        const double cols[3][4] = {
+            {-q[1], q[0], q[3], -q[2]}, {-q[2], -q[3], q[0], q[1]}, {-q[3], q[2], -q[1], q[0]}};
+        memcpy(xp, x0 + VJP_NX, sizeof xp), memcpy(xm, x0 + VJP_NX, sizeof xm);
+        for (i = 0; i < 4; i++) { /* q (x) exp(+-h e_k / 2) = c q +- s Q(q)[:, 1 + k] */
+            xp[3 + i] = c * q[i] + sn * cols[k][i];
+            xm[3 + i] = c * q[i] - sn * cols[k][i];
+        }
+        fd = (vjp_objective(&m, xp, U + VJP_T * 6, GX + (VJP_T + 1) * VJP_NX, work) -
+              vjp_objective(&m, xm, U + VJP_T * 6, GX + (VJP_T + 1) * VJP_NX, work)) /
+             (2.0 * h);
+        for (i = 0; i < 4; i++) {
+            an += 0.5 * gx0[VJP_NX + 3 + i] * cols[k][i];
+        }
+        worst = fmax(worst, fabs(fd - an));
+    }
+    CHECK(worst <= 1e-7 * scale && scale > 0.1, "rollout vjp: central differences (%.3g of %.3g)",
+          worst, scale);
+    /* orthogonal to the unit quaternion: no component along the normalisation */
+    CHECK(fabs(gx0[3] * x0[3] + gx0[4] * x0[4] + gx0[5] * x0[5] + gx0[6] * x0[6]) < 1e-14,
+          "rollout vjp: the quaternion's gradient is tangent");
+    X[(VJP_T + 1) * VJP_NX + 2 * VJP_NX + 7] = NAN; /* a non-finite state in trajectory 1 */
+    st = sc_rollout_vjp(&m, 2, VJP_T, X, U, GX, NULL, work, gx0, gU, status);
+    CHECK(st == SC_OK && status[0] == SC_OK && status[1] == SC_ENONFINITE && isnan(gx0[VJP_NX]) &&
+              isnan(gU[VJP_T * 6]) && !isnan(gx0[0]),
+          "rollout vjp: a failing step's trajectory NaN, the others kept (%d)", status[1]);
+    CHECK(sc_rollout_vjp(&m, -1, VJP_T, X, U, GX, NULL, work, gx0, gU, status) == SC_EINVAL &&
+              sc_rollout_vjp(&m, 2, VJP_T, X, NULL, GX, NULL, work, gx0, gU, status) == SC_EINVAL &&
+              sc_rollout_vjp(&m, 2, VJP_T, X, U, NULL, NULL, work, gx0, gU, status) == SC_EINVAL &&
+              sc_rollout_vjp(&m, 2, VJP_T, X, U, GX, NULL, NULL, gx0, gU, status) == SC_EINVAL &&
+              sc_rollout_vjp(&m, 2, VJP_T, X, U, GX, NULL, work, gx0, gU, NULL) == SC_EINVAL,
+          "rollout vjp: argument checks");
+    free(work);
+}
+
 static void test_ilqr(void)
 {
     /* T = 1, n = 1, nu = 1: x1 = a x0 + b u0, cost r u^2 / 2 + q x1^2 / 2 + c x1 (terms
@@ -2068,6 +2189,7 @@ int main(void)
     test_contact_friction_modes();
     test_model();
     test_step_unit();
+    test_rollout_vjp();
     test_ilqr();
     printf("%d passed, %d failed\n", n_pass, n_fail);
     return n_fail == 0 ? 0 : 1;

@@ -1,0 +1,260 @@
+"""JAX functions of softcontact's step, rollout, SSDF and contact, with exact derivatives
+(optional extra ``jax``).
+
+The C core runs through :func:`jax.pure_callback`, so each function works under
+:func:`jax.jit` and :func:`jax.vmap` (a vmapped call is one batched call of the C core),
+and its derivatives are the core's analytic ones:
+
+* :func:`step`, :func:`ssdf`, :func:`contact`: ``custom_jvp`` rules from the exact
+  Jacobians, whose own rules use the exact second derivatives: forward and reverse mode
+  (``jvp``, ``grad``, ``jacfwd``, ``jacrev``, ``hessian``) to second order.
+* :func:`rollout`: ``custom_vjp`` whose backward pass is the adjoint recursion in C
+  (``sc_rollout_vjp``), itself differentiable in reverse mode from the steps' second
+  derivatives: ``grad``, ``vjp``, ``jacrev`` and ``grad`` of ``grad`` (reverse over
+  reverse).  Forward mode (``jvp``, ``jacfwd``, ``hessian``) through a rollout is not
+  available; :func:`step` inside :func:`jax.lax.scan` gives it.
+
+Enable float64 (``jax.config.update("jax_enable_x64", True)``): the arithmetic is float64
+in C either way, and results come back in the inputs' dtype.  Conventions (batch
+dimensions, quaternions normalised within 1e-6) are those of :mod:`softcontact.torch`.
+A rollout that diverges raises :class:`~softcontact.DivergenceError` from the callback.
+
+Examples
+--------
+>>> import jax, jax.numpy as jnp, softcontact as sc, softcontact.jax as sj
+>>> jax.config.update("jax_enable_x64", True)
+>>> cloud = sc.PointCloud.disk(0.02, 0.002)
+>>> g = jax.grad(lambda x: sj.ssdf(cloud, x, 4e-6))(jnp.array([0.05, 0.0]))
+>>> [round(float(v), 6) for v in g]                # the outward normal
+[1.0, 0.0]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _autodiff as ad
+from ._optional import require
+
+require("jax", "jax", "softcontact.jax")  # or an ImportError naming the extra
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+__all__ = ["contact", "rollout", "ssdf", "step"]
+
+
+def _callback(fn, shape, dtype, *args):
+    """``fn(*numpy float64 args)`` as a pure callback returning ``shape`` in ``dtype``."""
+
+    def host(*a):
+        return np.asarray(fn(*(np.asarray(x, dtype=float) for x in a)), dtype=dtype)
+
+    return jax.pure_callback(
+        host, jax.ShapeDtypeStruct(shape, dtype), *args, vmap_method="broadcast_all"
+    )
+
+
+def _smooth(fn: ad.Smooth):
+    """The JAX function ``z (..., nz) -> (..., m)`` of ``fn``, differentiable twice."""
+
+    @jax.custom_jvp
+    def jac(z):
+        return _callback(fn.jac, z.shape[:-1] + (fn.m, fn.nz), z.dtype, z)
+
+    @jac.defjvp
+    def _jac_jvp(primals, tangents):
+        (z,), (dz,) = primals, tangents
+        H = _callback(fn.hess, z.shape[:-1] + (fn.m, fn.nz, fn.nz), z.dtype, z)
+        return jac(z), jnp.einsum("...aij,...j->...ai", H, dz)
+
+    @jax.custom_jvp
+    def value(z):
+        return _callback(fn.value, z.shape[:-1] + (fn.m,), z.dtype, z)
+
+    @value.defjvp
+    def _value_jvp(primals, tangents):
+        (z,), (dz,) = primals, tangents
+        return value(z), jnp.einsum("...ai,...i->...a", jac(z), dz)
+
+    return value
+
+
+def _array(a, name):
+    try:
+        a = jnp.asarray(a)
+    except TypeError:
+        raise TypeError(f"{name} must be an array of float") from None
+    if jnp.iscomplexobj(a):
+        raise TypeError(f"{name} must be real, got {a.dtype}")
+    if not jnp.issubdtype(a.dtype, jnp.floating):
+        a = a.astype(jnp.result_type(float))
+    return a
+
+
+def _apply(fn, parts, names, sizes):
+    for p, n, k in zip(parts, names, sizes, strict=True):
+        if p.ndim < 1 or p.shape[-1] != k:
+            raise ValueError(f"{n} must have shape (..., {k}), got {tuple(p.shape)}")
+    try:
+        lead = jnp.broadcast_shapes(*(p.shape[:-1] for p in parts))
+    except ValueError:
+        what = ", ".join(f"{n} {tuple(p.shape)}" for n, p in zip(names, parts, strict=True))
+        raise ValueError(f"the batch dimensions of {what} do not broadcast") from None
+    dtype = jnp.result_type(*parts)
+    z = jnp.concatenate(
+        [jnp.broadcast_to(p.astype(dtype), lead + (p.shape[-1],)) for p in parts], -1
+    )
+    return _smooth(fn)(z)
+
+
+def step(model, x, u=None):
+    """``x_next`` (..., nx) of :meth:`Model.step` from ``x`` (..., nx) and ``u`` (...,
+    nu) (None for a model without controls); differentiable to second order."""
+    from .scene import Model
+
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be a Model, got {type(model).__name__}")
+    x = _array(x, "x")
+    if u is None:
+        if model.nu:
+            raise ValueError(f"u must have shape (..., {model.nu}), got None")
+        u = jnp.zeros(x.shape[:-1] + (0,), x.dtype)
+    u = _array(u, "u")
+    return _apply(ad.step_function(model), [x, u], ["x", "u"], [model.nx, model.nu])
+
+
+def ssdf(cloud, x, eps):
+    """The soft signed distance ``phi`` (...) of :func:`softcontact.ssdf` at ``x`` (...,
+    D); differentiable in ``x`` to second order (the cloud and ``eps`` are constants)."""
+    from .cloud import PointCloud
+    from .ssdf import ssdf as _ssdf
+
+    if not isinstance(cloud, PointCloud):
+        raise TypeError(f"cloud must be a PointCloud, got {type(cloud).__name__}")
+    x = _array(x, "x")
+    _ssdf(cloud, np.zeros((0, cloud.dim)), eps)  # checks eps
+    return _apply(ad.ssdf_function(cloud, eps), [x], ["x"], [cloud.dim])[..., 0]
+
+
+def contact(cloud_a, pose_a, vel_a, cloud_b, pose_b, vel_b, params=None):
+    """The contact wrenches ``(wrench_a, wrench_b)`` (each (..., nv)) of
+    :func:`softcontact.contact`; differentiable in the poses and velocities to second
+    order (the clouds and :class:`~softcontact.ContactParams` are constants)."""
+    from .contact import _DEFAULT_PARAMS, ContactParams, _check_clouds
+
+    dim = _check_clouds(cloud_a, cloud_b)
+    if params is None:
+        params = _DEFAULT_PARAMS
+    elif not isinstance(params, ContactParams):
+        raise TypeError(f"params must be a ContactParams, got {type(params).__name__}")
+    nq, nv = (3, 3) if dim == 2 else (7, 6)
+    names = ["pose_a", "pose_b", "vel_a", "vel_b"]
+    parts = [_array(a, n) for a, n in zip((pose_a, pose_b, vel_a, vel_b), names, strict=True)]
+    w = _apply(ad.contact_function(cloud_a, cloud_b, params), parts, names, [nq, nq, nv, nv])
+    return w[..., :nv], w[..., nv:]
+
+
+def _flat(f):
+    """A host function of batched (B, ...) arrays run on arrays of any common leading
+    shape (that of the first argument without its last axis)."""
+
+    def g(*a):
+        lead = a[0].shape[:-1]
+        B = int(np.prod(lead, dtype=np.int64))
+        out = f(*(x.reshape((B,) + x.shape[len(lead) :]) for x in a))
+        return out.reshape(lead + out.shape[1:])
+
+    return g
+
+
+def _rollout_fn(model):
+    """The JAX rollout ``(x0 (..., nx), U (..., T, nu)) -> X`` of ``model``."""
+    nx = model.nx
+
+    def vjp_host(x0, U, X, GX):
+        gx0, gU = ad.rollout_vjp(model, x0, U, X, GX)
+        return np.concatenate([gx0, gU.reshape(gU.shape[0], -1)], -1)
+
+    def second_host(x0, U, GX, cx0, cU):
+        out = []
+        for b in range(x0.shape[0]):
+            dX, hx0, hU = ad.rollout_second(model, x0[b], U[b], GX[b], cx0[b], cU[b])
+            out.append(np.concatenate([hx0, hU.ravel(), dX.ravel()]))
+        return np.stack(out)
+
+    @jax.custom_vjp
+    def adjoint(x0, U, X, GX):
+        T, nu = U.shape[-2], U.shape[-1]
+        shape = x0.shape[:-1] + (nx + T * nu,)
+        g = _callback(_flat(vjp_host), shape, x0.dtype, x0, U, X, GX)
+        return g[..., :nx], g[..., nx:].reshape(U.shape)
+
+    def adjoint_fwd(x0, U, X, GX):
+        return adjoint(x0, U, X, GX), (x0, U, X, GX)
+
+    def adjoint_bwd(res, c):
+        x0, U, X, GX = res
+        T, nu = U.shape[-2], U.shape[-1]
+        n = nx + T * nu + (T + 1) * nx
+        h = _callback(_flat(second_host), x0.shape[:-1] + (n,), x0.dtype, x0, U, GX, *c)
+        hU = h[..., nx : nx + T * nu].reshape(U.shape)
+        # X is the rollout of (x0, U): its dependence is accounted for in hx0 and hU
+        return h[..., :nx], hU, jnp.zeros_like(X), h[..., nx + T * nu :].reshape(GX.shape)
+
+    adjoint.defvjp(adjoint_fwd, adjoint_bwd)
+
+    def forward(x0, U):
+        shape = x0.shape[:-1] + (U.shape[-2] + 1, nx)
+        return _callback(
+            _flat(lambda a, b: ad.rollout_forward(model, a, b)), shape, x0.dtype, x0, U
+        )
+
+    @jax.custom_vjp
+    def roll(x0, U):
+        return forward(x0, U)
+
+    def roll_fwd(x0, U):
+        # X through roll itself: a residual that higher-order derivatives differentiate
+        X = roll(x0, U)
+        return X, (x0, U, X)
+
+    def roll_bwd(res, gX):
+        return adjoint(*res, gX)
+
+    roll.defvjp(roll_fwd, roll_bwd)
+    return roll
+
+
+def rollout(model, x0, U=None, *, T=None):
+    """The states ``X`` (..., T + 1, nx) of :meth:`Model.rollout` from ``x0`` (..., nx)
+    under ``U`` (..., T, nu); ``U`` None (a model without controls) needs ``T``.
+    Differentiable in reverse mode to second order (see the module docstring)."""
+    from ._validate import as_int
+    from .scene import Model
+
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be a Model, got {type(model).__name__}")
+    x0 = _array(x0, "x0")
+    if U is None:
+        if model.nu:
+            raise ValueError(f"U must have shape (..., T, {model.nu}), got None")
+        if T is None:
+            raise ValueError("T (the number of steps) is needed when U is None")
+        U = jnp.zeros(x0.shape[:-1] + (as_int(T, "T", 0), 0), x0.dtype)
+    U = _array(U, "U")
+    if x0.ndim < 1 or x0.shape[-1] != model.nx:
+        raise ValueError(f"x0 must have shape (..., {model.nx}), got {tuple(x0.shape)}")
+    if U.ndim < 2 or U.shape[-1] != model.nu:
+        raise ValueError(f"U must have shape (..., T, {model.nu}), got {tuple(U.shape)}")
+    if T is not None and as_int(T, "T", 0) != U.shape[-2]:
+        raise ValueError(f"T is {T} but U holds {U.shape[-2]} steps")
+    try:
+        lead = jnp.broadcast_shapes(x0.shape[:-1], U.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"the batch dimensions of x0 {tuple(x0.shape)} and U {tuple(U.shape)} do not broadcast"
+        ) from None
+    dtype = jnp.result_type(x0, U)
+    x0 = jnp.broadcast_to(x0.astype(dtype), lead + (model.nx,))
+    U = jnp.broadcast_to(U.astype(dtype), lead + U.shape[-2:])
+    return _rollout_fn(model)(x0, U)
