@@ -21,6 +21,8 @@ A quaternion must be unit to within :data:`NORM_TOL`; the functions use ``q / |q
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ._validate import as_float_array, shape_str
@@ -183,8 +185,14 @@ def _block_in(chart, x, nu, order):
     return Ji, Hi
 
 
+@functools.lru_cache(maxsize=64)
+def chart_of(dim: int, nb: int) -> Chart:
+    """The (immutable) :class:`Chart` of ``nb`` bodies of dimension ``dim``."""
+    return Chart(dim, nb)
+
+
 def state_chart(model) -> Chart:
-    return Chart(model.dim, len(model.moving))
+    return chart_of(model.dim, len(model.moving))
 
 
 def step_derivatives(model, x, u, order):
@@ -199,16 +207,20 @@ def step_derivatives(model, x, u, order):
         return (y,)
     n, nu = chart.nt, model.nu
     J = np.concatenate([s.dx_dx, s.dx_du], axis=1)
-    Ji, Hi = _block_in(chart, x, nu, order)
-    Jo = chart.out_jac(y)
     if order == 1:
-        return y, ambient(Jo, J, Ji)
+        if model.dim == 2:  # the charts are the identity
+            return y, J
+        Ji, _ = _block_in(chart, x, nu, 1)
+        return y, ambient(chart.out_jac(y), J, Ji)
     H = np.empty((n, n + nu, n + nu))
     H[:, :n, :n] = s.d2x_dx2
     H[:, :n, n:] = s.d2x_dxdu
     H[:, n:, :n] = np.swapaxes(s.d2x_dxdu, 1, 2)
     H[:, n:, n:] = s.d2x_du2
-    Ja, Ha = ambient(Jo, J, Ji, chart.out_hess(y), H, Hi)
+    if model.dim == 2:
+        return y, J, H
+    Ji, Hi = _block_in(chart, x, nu, 2)
+    Ja, Ha = ambient(chart.out_jac(y), J, Ji, chart.out_hess(y), H, Hi)
     return y, Ja, Ha
 
 
@@ -338,23 +350,29 @@ class Smooth:
         self.nz, self.m, self._item, self.name = nz, m, item, name
 
     def _run(self, z, order):
+        """The value and derivatives up to ``order`` (a list) at ``z`` (..., nz)."""
         z = np.asarray(z, dtype=float)
         lead = z.shape[:-1]
         zf = z.reshape(-1, self.nz)
-        shape = (self.m,) + (self.nz,) * order
-        out = np.empty((zf.shape[0],) + shape)
+        outs = [np.empty((zf.shape[0], self.m) + (self.nz,) * k) for k in range(order + 1)]
         for b in range(zf.shape[0]):
-            out[b] = self._item(zf[b], order)[order]
-        return out.reshape(lead + shape)
+            r = self._item(zf[b], order)
+            for k in range(order + 1):
+                outs[k][b] = r[k]
+        return [o.reshape(lead + o.shape[1:]) for o in outs]
 
     def value(self, z):
-        return self._run(z, 0)
+        return self._run(z, 0)[0]
+
+    def value_and_jac(self, z):
+        """``(value, jac)`` from one evaluation of order 1."""
+        return tuple(self._run(z, 1))
 
     def jac(self, z):
-        return self._run(z, 1)
+        return self._run(z, 1)[1]
 
     def hess(self, z):
-        return self._run(z, 2)
+        return self._run(z, 2)[2]
 
 
 def step_function(model) -> Smooth:
@@ -373,7 +391,7 @@ def contact_function(cloud_a, cloud_b, params) -> Smooth:
     from .contact import contact
 
     dim = cloud_a.dim
-    chart = Chart(dim, 2)
+    chart = chart_of(dim, 2)
     nqb, nvb = chart.nqb, chart.nvb
 
     def item(z, order):
@@ -392,6 +410,8 @@ def contact_function(cloud_a, cloud_b, params) -> Smooth:
         w = np.concatenate([r.wrench_a, r.wrench_b])
         if order == 0:
             return (w,)
+        if dim == 2:  # the charts are the identity
+            return (w, r.jacobian) if order == 1 else (w, r.jacobian, r.hessian)
         Ji = chart.in_jac(z)
         if order == 1:
             return w, r.jacobian @ Ji
@@ -410,6 +430,6 @@ def ssdf_function(cloud, eps) -> Smooth:
         def _run(self, z, order):  # the SSDF kernel is batched itself
             z = np.asarray(z, dtype=float)
             r = ssdf(cloud, z, eps, order=order)
-            return np.expand_dims(r[order], -(order + 1))
+            return [np.expand_dims(r[k], -(k + 1)) for k in range(order + 1)]
 
     return _S(D, 1, None, "ssdf")

@@ -44,37 +44,55 @@ __all__ = ["contact", "rollout", "ssdf", "step"]
 
 
 def _callback(fn, shape, dtype, *args):
-    """``fn(*numpy float64 args)`` as a pure callback returning ``shape`` in ``dtype``."""
+    """``fn(*numpy float64 args)`` as a pure callback returning an array of ``shape`` in
+    ``dtype``, or a tuple of them for a list of shapes."""
+    many = isinstance(shape, list)
 
     def host(*a):
-        return np.asarray(fn(*(np.asarray(x, dtype=float) for x in a)), dtype=dtype)
+        out = fn(*(np.asarray(x, dtype=float) for x in a))
+        if many:
+            return tuple(np.asarray(o, dtype=dtype) for o in out)
+        return np.asarray(out, dtype=dtype)
 
-    return jax.pure_callback(
-        host, jax.ShapeDtypeStruct(shape, dtype), *args, vmap_method="broadcast_all"
+    spec = (
+        tuple(jax.ShapeDtypeStruct(s, dtype) for s in shape)
+        if many
+        else jax.ShapeDtypeStruct(shape, dtype)
     )
+    return jax.pure_callback(host, spec, *args, vmap_method="broadcast_all")
 
 
 def _smooth(fn: ad.Smooth):
-    """The JAX function ``z (..., nz) -> (..., m)`` of ``fn``, differentiable twice."""
+    """The JAX function ``z (..., nz) -> (..., m)`` of ``fn``, differentiable twice: its
+    JVP takes the value and the Jacobian from one evaluation of order 1, whose own JVP
+    the second derivatives."""
+
+    def shapes(z, order):
+        return [z.shape[:-1] + (fn.m,) + (fn.nz,) * k for k in range(order + 1)]
 
     @jax.custom_jvp
-    def jac(z):
-        return _callback(fn.jac, z.shape[:-1] + (fn.m, fn.nz), z.dtype, z)
+    def value_and_jac(z):
+        return _callback(fn.value_and_jac, shapes(z, 1), z.dtype, z)
 
-    @jac.defjvp
-    def _jac_jvp(primals, tangents):
+    @value_and_jac.defjvp
+    def _value_and_jac_jvp(primals, tangents):
         (z,), (dz,) = primals, tangents
-        H = _callback(fn.hess, z.shape[:-1] + (fn.m, fn.nz, fn.nz), z.dtype, z)
-        return jac(z), jnp.einsum("...aij,...j->...ai", H, dz)
+        y, J = value_and_jac(z)
+        H = _callback(fn.hess, shapes(z, 2)[2], z.dtype, z)
+        return (y, J), (
+            jnp.einsum("...ai,...i->...a", J, dz),
+            jnp.einsum("...aij,...j->...ai", H, dz),
+        )
 
     @jax.custom_jvp
     def value(z):
-        return _callback(fn.value, z.shape[:-1] + (fn.m,), z.dtype, z)
+        return _callback(fn.value, shapes(z, 0)[0], z.dtype, z)
 
     @value.defjvp
     def _value_jvp(primals, tangents):
         (z,), (dz,) = primals, tangents
-        return value(z), jnp.einsum("...ai,...i->...a", jac(z), dz)
+        y, J = value_and_jac(z)
+        return y, jnp.einsum("...ai,...i->...a", J, dz)
 
     return value
 

@@ -82,34 +82,41 @@ def _back(a, like):
 
 
 class _Jac(torch.autograd.Function):
-    """``J(z)`` (B, m, nz) of a :class:`~softcontact._autodiff.Smooth`; its backward
-    contracts the exact second derivatives."""
+    """``J(z)`` (B, m, nz) of a :class:`~softcontact._autodiff.Smooth` (``J``: its value
+    when already computed); its backward contracts the exact second derivatives."""
 
     @staticmethod
-    def forward(ctx, fn, z):
+    def forward(ctx, fn, z, J):
         ctx.fn = fn
         ctx.save_for_backward(z)
-        return _back(fn.jac(_np(z)), z)
+        return _back(fn.jac(_np(z)) if J is None else J, z)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, gJ):
         (z,) = ctx.saved_tensors
         H = ctx.fn.hess(_np(z))
-        return None, _back(np.einsum("bai,baij->bj", _np(gJ), H), z)
+        return None, _back(np.einsum("bai,baij->bj", _np(gJ), H), z), None
 
 
 class _Value(torch.autograd.Function):
+    """``f(z)`` (B, m); when ``z`` needs a gradient the Jacobian comes from the same
+    evaluation (one call of order 1) and waits for the backward pass."""
+
     @staticmethod
     def forward(ctx, fn, z):
         ctx.fn = fn
         ctx.save_for_backward(z)
-        return _back(fn.value(_np(z)), z)
+        if ctx.needs_input_grad[1]:
+            y, ctx.J = fn.value_and_jac(_np(z))
+        else:
+            y, ctx.J = fn.value(_np(z)), None
+        return _back(y, z)
 
     @staticmethod
     def backward(ctx, g):
         (z,) = ctx.saved_tensors
-        J = _Jac.apply(ctx.fn, z)
+        J = _Jac.apply(ctx.fn, z, ctx.J)
         return None, torch.einsum("ba,bai->bi", g, J)
 
 
