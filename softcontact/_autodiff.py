@@ -22,6 +22,7 @@ A quaternion must be unit to within :data:`NORM_TOL`; the functions use ``q / |q
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -33,17 +34,9 @@ NORM_TOL = 1e-6
 
 
 def quat_left(q):
-    """``Q(q)`` (..., 4, 4), the matrix of the left product: ``q (x) p = Q(q) p``."""
-    w, x, y, z = np.moveaxis(np.asarray(q, dtype=float), -1, 0)
-    return np.stack(
-        [
-            np.stack([w, -x, -y, -z], -1),
-            np.stack([x, w, -z, y], -1),
-            np.stack([y, z, w, -x], -1),
-            np.stack([z, -y, x, w], -1),
-        ],
-        -2,
-    )
+    """``Q(q)`` (4, 4), the matrix of the left product: ``q (x) p = Q(q) p``."""
+    w, x, y, z = (float(v) for v in q)
+    return np.array([[w, -x, -y, -z], [x, w, -z, y], [y, z, w, -x], [z, -y, x, w]])
 
 
 class Chart:
@@ -70,34 +63,41 @@ class Chart:
         self._same = (np.array(same_a, dtype=np.intp), np.array(same_t, dtype=np.intp))
         # each quaternion's ambient slice start and tangent rotation start
         self._quats = [(j * 7 + 3, j * 6 + 3) for j in range(nb)] if dim == 3 else []
+        # the charts' constant entries, copied and completed per point
+        self._in0 = np.zeros((self.nt, self.na))
+        self._in0[self._same[1], self._same[0]] = 1.0
+        self._out0 = np.ascontiguousarray(self._in0.T)
 
     def normalized(self, x, name="x"):
         """``x`` (..., na) with unit quaternions (a copy when any is rescaled); ValueError
         naming ``name`` for a quaternion farther than NORM_TOL from unit length."""
         if not self._quats:
             return x
-        out = None
-        for a, _ in self._quats:
-            s = np.linalg.norm(x[..., a : a + 4], axis=-1)
-            if not np.all(np.abs(s - 1.0) <= NORM_TOL):
-                k = np.flatnonzero(~(np.abs(s - 1.0) <= NORM_TOL))[0]
-                raise ValueError(
-                    f"{name}: a quaternion is not unit (norm {float(np.ravel(s)[k])!r}, "
-                    f"tolerance {NORM_TOL:g}; quaternions are normalised within it)"
-                )
-            if np.any(s != 1.0):
-                if out is None:
-                    out = np.array(x, dtype=float, copy=True)
-                out[..., a : a + 4] = x[..., a : a + 4] / s[..., None]
-        return x if out is None else out
+        if x.ndim == 1:  # one point: Python floats are faster than NumPy's reductions
+            v = x.tolist()
+            norms = [math.sqrt(sum(c * c for c in v[a : a + 4])) for a, _ in self._quats]
+            if all(n == 1.0 for n in norms):
+                return x
+            s = np.array(norms)
+        else:
+            s = np.stack([np.linalg.norm(x[..., a : a + 4], axis=-1) for a, _ in self._quats])
+        bad = ~(np.abs(s - 1.0) <= NORM_TOL)
+        if bad.any():
+            raise ValueError(
+                f"{name}: a quaternion is not unit (norm {float(s[bad][0])!r}, "
+                f"tolerance {NORM_TOL:g}; quaternions are normalised within it)"
+            )
+        out = np.array(x, dtype=float, copy=True)
+        for k, (a, _) in enumerate(self._quats):
+            out[..., a : a + 4] = x[..., a : a + 4] / s[k][..., None]
+        return out
 
     def in_jac(self, x):
         """``d (tangent at x) / d x`` (nt, na) at the single state ``x``."""
-        J = np.zeros((self.nt, self.na))
-        J[self._same[1], self._same[0]] = 1.0
+        J = self._in0.copy()
         for a, t in self._quats:
             q = x[a : a + 4]
-            s = float(np.linalg.norm(q))
+            s = math.sqrt(float(q @ q))
             J[t : t + 3, a : a + 4] = (2.0 / s) * quat_left(q / s).T[1:]
         return J
 
@@ -116,8 +116,7 @@ class Chart:
 
     def out_jac(self, y):
         """``d (y (+) d) / d d`` (na, nt) at ``d = 0``, for the unit-quaternion state ``y``."""
-        J = np.zeros((self.na, self.nt))
-        J[self._same[0], self._same[1]] = 1.0
+        J = self._out0.copy()
         for a, t in self._quats:
             J[a : a + 4, t : t + 3] = 0.5 * quat_left(y[a : a + 4])[:, 1:]
         return J

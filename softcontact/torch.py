@@ -117,10 +117,13 @@ class _Value(torch.autograd.Function):
     def backward(ctx, g):
         (z,) = ctx.saved_tensors
         J = _Jac.apply(ctx.fn, z, ctx.J)
-        return None, torch.einsum("ba,bai->bi", g, J)
+        return None, (g.unsqueeze(1) @ J).squeeze(1)
 
 
 def _lead(name_shapes):
+    first = name_shapes[0][1][:-1]
+    if all(s[:-1] == first for _, s in name_shapes):  # the common case, without torch's
+        return first  # general (and slower) broadcast_shapes
     try:
         return torch.broadcast_shapes(*(s[:-1] for _, s in name_shapes))
     except RuntimeError:
@@ -138,7 +141,13 @@ def _apply(fn, parts, names, sizes):
     dtype = parts[0].dtype
     for p in parts[1:]:
         dtype = torch.promote_types(dtype, p.dtype)
-    z = torch.cat([p.to(dtype).expand(*lead, p.shape[-1]) for p in parts], -1)
+    z = torch.cat(
+        [
+            p.to(dtype) if p.shape[:-1] == lead else p.to(dtype).expand(*lead, p.shape[-1])
+            for p in parts
+        ],
+        -1,
+    )
     out = _Value.apply(fn, z.reshape(math.prod(lead), fn.nz))
     return out.reshape(*lead, fn.m)
 
