@@ -64,7 +64,9 @@ def _cases(model, x, u):
         st.step(model, a, b).backward(gt)
         return a.grad, b.grad
 
-    jstep = jax.jit(lambda a, b: jax.vjp(lambda p, q: sj.step(model, p, q), a, b)[1](jnp.asarray(g)))
+    jstep = jax.jit(
+        lambda a, b: jax.vjp(lambda p, q: sj.step(model, p, q), a, b)[1](jnp.asarray(g))
+    )
     xj, uj = jnp.asarray(x), jnp.asarray(u)
 
     X0 = np.broadcast_to(x, (B, model.nx)).copy()

@@ -58,7 +58,9 @@ def main(argv=None):
     ap.add_argument("--episodes", type=int, default=100, help="seeds per variant (default 100)")
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=None, help="default: this machine's cores")
-    ap.add_argument("--deadline", type=float, default=0.025, help="s per decision (0.025)")
+    ap.add_argument(
+        "--deadline", type=float, default=gp.DEADLINE, help=f"s per decision ({gp.DEADLINE})"
+    )
     ap.add_argument(
         "--variants", default=None, help="comma-separated names of VARIANTS to run (default all)"
     )

@@ -294,8 +294,8 @@ def _parser(prog="python -m softcontact"):
     g.add_argument(
         "--deadline",
         type=_POSITIVE,
-        default=0.025,
-        help="seconds per decision the planner aims for (default: %(default)s)",
+        default=None,
+        help="seconds per decision the planner aims for (default: the controller's, 0.025)",
     )
     g.add_argument(
         "--scheduler",
@@ -326,7 +326,7 @@ def gym_pusht(
     block_cog=None,
     threshold=0.95,
     controller="ddp",
-    deadline=0.025,
+    deadline=None,
     scheduler=None,
     workers=None,
     json_path=None,
@@ -334,12 +334,16 @@ def gym_pusht(
     stream=None,
 ):
     """The ``gym-pusht`` command; returns the
-    :class:`~softcontact.tasks.gym_pusht.Evaluation`."""
+    :class:`~softcontact.tasks.gym_pusht.Evaluation`.  ``deadline`` None is the
+    controller's default, :data:`softcontact.tasks.gym_pusht.DEADLINE` (the command
+    always runs under a deadline)."""
     import json
 
     from softcontact._progress import Progress
     from softcontact.tasks import gym_pusht as gp
 
+    if deadline is None:
+        deadline = gp.DEADLINE
     opts = {
         "controller": controller,
         "deadline": deadline,

@@ -31,7 +31,7 @@ def _setup(case, method):
     # rounding differences grow from step to step
     prob, U0, _ = base._problem(case, integrator="implicit")
     U = prob._as_U(U0)
-    _, e = ddp._expansions(prob, U, method)
+    e = ddp._expansions(prob, U, method)
     # bounds about U that hold some controls: 30 % of the unbounded step's largest
     free = np.full(U.shape, np.inf)
     k0 = _core.ilqr_backward(*e, U, -free, free, 1e-6)[0]

@@ -133,9 +133,9 @@ def _bounds(bounds, T, nu):
 
 
 def _expansions(problem, U, method):
-    """Per-stage derivatives at U: the pass, and the stacked arrays of the C backward pass
-    (A, B, each stage cost's gradient and Hessian in z = (dx, du), and for DDP the step's
-    second derivatives)."""
+    """Per-stage derivatives at U: the stacked arrays of the C backward pass (A, B, each
+    stage cost's gradient and Hessian in z = (dx, du), and for DDP the step's second
+    derivatives)."""
     f = problem._finite(problem._forward(U, 2 if method == "ddp" else 1))
     T, n, nu = problem.T, problem.n, problem.nu
     nz = n + nu
@@ -153,7 +153,7 @@ def _expansions(problem, U, method):
         )
     else:
         F2 = (None, None, None)
-    return f, (f["A"].reshape(T, n, n), f["B"].reshape(T, n, nu), g, H, *F2)
+    return (f["A"], f["B"], g, H, *F2)
 
 
 def _backward(expansion, mu, U, lo, hi):
@@ -273,7 +273,7 @@ def ilqr(
             status, message = 2, "deadline reached"
             break
         t0 = time.perf_counter()
-        _, expansion = _expansions(problem, U, method)
+        expansion = _expansions(problem, U, method)
         back = None
         while back is None:
             back = _backward(expansion, mu, U, lo, hi)

@@ -94,6 +94,7 @@ __all__ = [
     "GOAL",
     "PARAMETERS",
     "SETTINGS",
+    "DEADLINE",
     "COARSE",
     "CONTROLLERS",
     "K_P",
@@ -179,6 +180,10 @@ PARAMETERS: dict[str, float] = {
     "wall_inset": 0.007,
     "u_max": 1.0,
 }
+
+#: The per-decision deadline of :class:`Controller` and :func:`run_episode` (s): the hard
+#: real-time budget of one decision at the env's 10 Hz.
+DEADLINE = 0.025
 
 #: :class:`softcontact.tasks.push_t.mpc.Controller` settings of :class:`Controller`:
 #: 0.3 s horizons of 10 ms steps, one env step per tick, a 10 mm resting standoff, moves
@@ -270,7 +275,7 @@ class Controller:
         Wall time of each decision (:meth:`act`), s.
     """
 
-    def __init__(self, task=None, controller="ddp", deadline=0.025, **settings) -> None:
+    def __init__(self, task=None, controller="ddp", deadline=DEADLINE, **settings) -> None:
         if not isinstance(controller, str) or controller not in CONTROLLERS:
             raise ValueError(
                 f"controller must be one of {', '.join(CONTROLLERS)}; got {controller!r}"
@@ -349,7 +354,7 @@ def run_episode(
     seed,
     *,
     controller="ddp",
-    deadline=0.025,
+    deadline=DEADLINE,
     steps=EPISODE_STEPS,
     threshold=0.95,
     noise=(0.0, 0.0),
