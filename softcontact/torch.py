@@ -37,7 +37,7 @@ Examples
 >>> X = st.rollout(model, x0, None, T=20)          # 0.1 s
 >>> X[-1, 2].backward()                             # the final height ...
 >>> x0.grad[:3]                                     # ... in the initial position
-tensor([0.0000, 0.0000, 0.2874], dtype=torch.float64)
+tensor([ 0.0000,  0.0000, -0.1307], dtype=torch.float64)
 """
 
 from __future__ import annotations
