@@ -478,9 +478,9 @@ static int find_main_thread(void)
     return !PyErr_Occurred();
 }
 
-static PyMethodDef *const tables[] = {sc_py_cloud_methods,   sc_py_ssdf_methods,
-                                      sc_py_contact_methods, sc_py_model_methods,
-                                      sc_py_ilqr_methods,    module_methods};
+static PyMethodDef *const tables[] = {
+    sc_py_cloud_methods, sc_py_ssdf_methods,  sc_py_contact_methods, sc_py_model_methods,
+    sc_py_ilqr_methods,  sc_py_batch_methods, module_methods};
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
