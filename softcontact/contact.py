@@ -206,13 +206,17 @@ def separation(
     ----------
     cloud_a, cloud_b : PointCloud
         The two bodies' clouds in their body frames (same dimension D).
-    pose_a, pose_b : (3,) or (7,) array_like of float
+    pose_a, pose_b : (3,) or (7,) array_like of float, or batches (..., 3) / (..., 7)
         2D ``(x, y, theta)``; 3D ``(px, py, pz, qw, qx, qy, qz)`` with a unit quaternion
-        (norm 1 within 1e-9; it is normalized before use).  Translations within 1e12 m,
-        and the two clouds within each other's reach: ``(d + r_a + r_b) rho <= 1e14
-        eps`` for both clouds, with ``d`` the distance of the poses' translations, ``r``
-        each cloud's radius about its origin and ``rho`` about its centre (every SSDF
-        query then within the reach of :func:`ssdf`; docs/method.md, "Valid ranges").
+        (norm 1 within 1e-6; it is normalized before use, in a copy).  Batches of poses
+        whose leading dimensions broadcast give a :class:`Separation` whose arrays have
+        those leading dimensions first (the items one after another, each equal to the
+        single call bit for bit; ValueError naming the failing item).  Translations
+        within 1e12 m, and the two clouds within each other's reach: ``(d + r_a + r_b) rho
+        <= 1e14 eps`` for both clouds, with ``d`` the distance of the poses' translations,
+        ``r`` each cloud's radius about its origin and ``rho`` about its centre (every
+        SSDF query then within the reach of :func:`ssdf`; docs/method.md, "Valid
+        ranges").
     eps : float
         SSDF temperature (m^2) in [1e-30, 1e24], shared by both bodies.
     order : int, optional
@@ -572,12 +576,15 @@ def contact(
     cloud_a, cloud_b : PointCloud
         The two bodies' clouds in their body frames (same dimension D); the body frame's
         origin is taken as the centre of mass (torques are about it).
-    pose_a, pose_b : (3,) or (7,) array_like of float
+    pose_a, pose_b : (3,) or (7,) array_like of float, or batches (..., 3) / (..., 7)
         2D ``(x, y, theta)``; 3D ``(px, py, pz, qw, qx, qy, qz)``, unit quaternion (within
-        1e-9; normalized before use).
-    vel_a, vel_b : (3,) or (6,) array_like of float
+        1e-6; normalized before use, in a copy).
+    vel_a, vel_b : (3,) or (6,) array_like of float, or batches (..., 3) / (..., 6)
         2D ``(vx, vy, omega)``; 3D ``(v (world), omega (body frame))``: MuJoCo's free joint.
-        Components within 1e8 (m/s, rad/s).
+        Components within 1e8 (m/s, rad/s).  Poses and velocities with leading dimensions
+        that broadcast give a :class:`Contact` whose fields have them first (``energy``
+        and ``depth`` arrays of that shape; the items one after another, each equal to the
+        single call bit for bit; ValueError naming the failing item).
     params : ContactParams, optional
         Model parameters (default ``ContactParams()``).
     order : int, optional

@@ -213,7 +213,8 @@ class _Body:
 
 
 class StepResult(NamedTuple):
-    """Result of :meth:`Model.step`; fields above the requested order are None.
+    """Result of :meth:`Model.step`; fields above the requested order are None (a batched
+    step: each field with the batch's leading dimensions first).
 
     Shapes with nx = nq + nv, n = 2 nv (tangent), nu controls, np parameters:
     ``x_next`` (nx,), ``dx_dx`` (n, n), ``dx_du`` (n, nu), ``d2x_dx2`` (n, n, n),
@@ -1555,6 +1556,16 @@ class Model:
         checks it so).  Within them every output is finite; a step whose new state is not
         finite, leaves those ranges or passes the speed limits of :meth:`Scene.build`'s
         ``max_travel`` raises :class:`~softcontact.DivergenceError` instead of returning it.
+        A 3D state's quaternion within 1e-6 of unit norm (e.g. rounded through float32) is
+        normalised in a copy first; a farther one is refused (every method taking a state
+        does the same; docs/method.md, "Valid ranges").
+
+        Batches: ``x`` (..., nx) and ``u`` (..., nu) whose leading dimensions broadcast
+        (e.g. states (B, nx) with one control (nu,)) give every output with those leading
+        dimensions first (``x_next`` (..., nx), ``dx_dx`` (..., n, n), ...), computed in C
+        across ``num_threads`` threads, one item per thread, with the GIL released: each
+        item equals the single call bit for bit.  The first failing item raises (ValueError
+        naming it, ``x[i]``, or DivergenceError, ``item i``).
         """
         if (
             type(x) is np.ndarray
