@@ -427,3 +427,48 @@ def test_results_do_not_depend_on_the_thread_count(rng, threads):
     _same(r, model.rollout(X0, Uc, order=1, num_threads=1), sc.Rollout._fields)
     s = model.step(X0, Uc[:, 0], order=2, num_threads=threads)
     _same(s, model.step(X0, Uc[:, 0], order=2, num_threads=1), sc.StepResult._fields)
+
+
+def test_fork_while_another_thread_runs_on_the_pool():
+    """A fork child of a process whose pool is busy (another thread's rollout) runs its own
+    parallel rollouts: it leaves the copied pool alone and starts a fresh one."""
+    model, x, u = ts._setup("act2")
+    X0 = np.stack([x] * 4)
+    U_ = np.tile(u, (4, 3, 1))
+    want = model.rollout(X0, U_, order=1, num_threads=1).states
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            model.rollout(X0, U_, order=1, num_threads=3)
+
+    th = threading.Thread(target=spin)
+    th.start()
+    try:
+        ctx = multiprocessing.get_context("fork")
+        for _ in range(3):
+            parent, child = ctx.Pipe()
+            p = ctx.Process(target=_child, args=(child,))
+            p.start()
+            assert parent.poll(60), "the fork child did not answer"
+            np.testing.assert_array_equal(parent.recv(), want)
+            p.join(60)
+            assert p.exitcode == 0
+    finally:
+        stop.set()
+        th.join()
+
+
+def test_threads_per_call_give_the_same_bits(rng):
+    """The pool off (threads started per call, _core._thread_pool(False)): the same bits."""
+    model, x, u = ts._setup("actbox")
+    X0 = _states(model, x, rng, 6)
+    Uc = _controls(model, u, rng, (6, 3))
+    with_pool = model.rollout(X0, Uc, order=1, num_threads=3)
+    was = _core._thread_pool(False)
+    try:
+        per_call = model.rollout(X0, Uc, order=1, num_threads=3)
+    finally:
+        _core._thread_pool(was)
+    assert was is True
+    _same(with_pool, per_call, sc.Rollout._fields)
