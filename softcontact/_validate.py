@@ -326,3 +326,20 @@ def near_unit(norm) -> tuple[np.ndarray, np.ndarray]:
     off = np.abs(np.asarray(norm) - 1.0)
     refuse = ~(off <= UNIT_NORMALIZE_TOL)
     return (off > UNIT_TOL) & ~refuse, refuse
+
+
+def has_batch(a) -> bool:
+    """Whether the array-like ``a`` has more than one dimension (leading batch dimensions),
+    cheaply for arrays and lists (no conversion of a list of numbers: single calls from a
+    loop do not pay for the test); False for what the conversion would refuse."""
+    if isinstance(a, np.ndarray):
+        return a.ndim > 1
+    if isinstance(a, (list, tuple)):
+        if not a:
+            return False
+        e = a[0]
+        return isinstance(e, (list, tuple)) or (isinstance(e, np.ndarray) and e.ndim > 0)
+    try:
+        return np.ndim(a) > 1
+    except (TypeError, ValueError):  # ragged lists and the like: the checks report them
+        return False

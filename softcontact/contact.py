@@ -36,6 +36,7 @@ from ._validate import (
     as_num_threads,
     check_within,
     first_non_unit,
+    has_batch,
     shape_str,
 )
 from .cloud import PointCloud
@@ -114,10 +115,7 @@ def _as_pose(pose, name, dim):
 
 def _batched(*args) -> bool:
     """Whether any of the poses or velocities has leading (batch) dimensions."""
-    try:
-        return any(np.ndim(a) > 1 for a in args)
-    except (TypeError, ValueError):  # ragged lists and the like: the checks report them
-        return False
+    return any(map(has_batch, args))
 
 
 def _broadcast(dim, named):

@@ -47,6 +47,7 @@ from ._validate import (
     as_positive_float,
     check_within,
     first_non_unit,
+    has_batch,
     near_unit,
     quaternion_norms,
     shape_str,
@@ -1875,10 +1876,7 @@ class Model:
 # --------------------------------------------------------------------------------------------
 def _batched(x, u) -> bool:
     """Whether Model.step's ``x`` or ``u`` has leading (batch) dimensions."""
-    try:
-        return np.ndim(x) > 1 or (u is not None and np.ndim(u) > 1)
-    except (TypeError, ValueError):  # ragged lists and the like: the checks report them
-        return False
+    return has_batch(x) or (u is not None and has_batch(u))
 
 
 def _rows(a, shape) -> np.ndarray:
