@@ -1606,10 +1606,17 @@ class Model:
                 if self._as_state(x) is x:
                     self._as_control(u)
                     raise
-        elif _batched(x, u):
+        # a single item's checks first (they cost a single call nothing more); a batch
+        # fails them on its shape
+        try:
+            xs, us = self._as_state(x), self._as_control(u)
+        except ValueError:
+            if not _batched(x, u):
+                raise
+            xs = us = None
+        if xs is None:
             return self._step_batch(x, u, order, params, num_threads, isa, dense)
-        x = self._as_state(x)
-        u = self._as_control(u)
+        x, u = xs, us
         order = as_int(order, "order", 0, 2)
         if not isinstance(params, (bool, np.bool_)):
             raise TypeError(f"params must be a bool, got {type(params).__name__}")
@@ -1696,7 +1703,7 @@ class Model:
         refuse &= finite
         if refuse.any():
             r = int(np.flatnonzero(refuse.any(axis=1))[0])
-            self._as_state(xr[r], f"{name}[{_item(np.unravel_index(r, shape))}]")
+            self._as_state(xr[r], f"{name}[{_item(np.unravel_index(r, shape))}]" if shape else name)
         if not fix.any():
             return xr
         c = xr.copy()

@@ -309,6 +309,8 @@ def test_a_quaternion_1e5_off_is_refused():
             call()
     with pytest.raises(ValueError, match=r"^x\[1\]: the quaternion of 'box' is not unit"):
         model.step(np.stack([x, bad]), u)
+    with pytest.raises(ValueError, match=r"^x: the quaternion of 'box' is not unit"):
+        model.step(bad, np.stack([u, u]))  # one state for a batch of controls
 
 
 def test_near_unit_poses_of_separation_and_contact():
