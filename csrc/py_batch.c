@@ -77,11 +77,34 @@ static int parse_index(batch_args *a, int k, PyObject *obj, npy_intp rows, const
         *slot[k] = NULL;
         return 1;
     }
-    a->index[k] =
-        (PyArrayObject *)PyArray_FromAny(obj, PyArray_DescrFromType(NPY_INTP), 1, 1,
-                                         NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED, NULL);
-    if (a->index[k] == NULL) {
-        return 0;
+    {
+        /* integers only (a float, object or too large an integer refused: TypeError), cast
+           safely to intp (an unsigned 64-bit array refused) */
+        PyArrayObject *raw;
+        if (!sc_py_not_masked(obj, name)) {
+            return 0;
+        }
+        raw = (PyArrayObject *)PyArray_FROM_O(obj);
+        if (raw == NULL) {
+            sc_py_parse_error(name);
+            return 0;
+        }
+        if (PyArray_SIZE(raw) > 0 && !PyTypeNum_ISINTEGER(PyArray_TYPE(raw))) {
+            PyErr_Format(PyExc_TypeError, "%s must hold integers, got dtype %S", name,
+                         (PyObject *)PyArray_DESCR(raw));
+            Py_DECREF(raw);
+            return 0;
+        }
+        a->index[k] =
+            (PyArrayObject *)PyArray_FromAny((PyObject *)raw, PyArray_DescrFromType(NPY_INTP), 1, 1,
+                                             NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED |
+                                                 (PyArray_SIZE(raw) == 0 ? NPY_ARRAY_FORCECAST : 0),
+                                             NULL);
+        Py_DECREF(raw);
+        if (a->index[k] == NULL) {
+            sc_py_parse_error(name);
+            return 0;
+        }
     }
     if (PyArray_DIM(a->index[k], 0) != a->B) {
         PyErr_Format(PyExc_ValueError, "%s must have shape (%zd,), got (%zd,)", name,
