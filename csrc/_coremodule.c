@@ -20,6 +20,7 @@
 #endif
 
 #include "py_common.h"
+#include "sc_parallel_internal.h"
 
 PyObject *sc_py_NumericalError;
 PyObject *sc_py_DivergenceError;
@@ -459,8 +460,23 @@ static PyObject *py_interrupt_polling(PyObject *Py_UNUSED(self), PyObject *arg)
     return PyBool_FromLong(was);
 }
 
+PyDoc_STRVAR(thread_pool_doc,
+             "_thread_pool(enabled) -> bool: whether the parallel loops run on the persistent "
+             "thread pool (else threads started per call; the same results); returns the "
+             "previous setting (for the benchmark of the pool)");
+
+static PyObject *py_thread_pool(PyObject *Py_UNUSED(self), PyObject *arg)
+{
+    const int on = PyObject_IsTrue(arg);
+    if (on < 0) {
+        return NULL;
+    }
+    return PyBool_FromLong(sc__parallel_pool(on));
+}
+
 static PyMethodDef module_methods[] = {
     {"_interrupt_polling", py_interrupt_polling, METH_O, interrupt_polling_doc},
+    {"_thread_pool", py_thread_pool, METH_O, thread_pool_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -478,9 +494,9 @@ static int find_main_thread(void)
     return !PyErr_Occurred();
 }
 
-static PyMethodDef *const tables[] = {sc_py_cloud_methods,   sc_py_ssdf_methods,
-                                      sc_py_contact_methods, sc_py_model_methods,
-                                      sc_py_ilqr_methods,    module_methods};
+static PyMethodDef *const tables[] = {
+    sc_py_cloud_methods, sc_py_ssdf_methods,  sc_py_contact_methods, sc_py_model_methods,
+    sc_py_ilqr_methods,  sc_py_batch_methods, module_methods};
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,

@@ -111,8 +111,11 @@ static inline PyObject *sc_py_or_none(PyArrayObject *a)
     return a ? (PyObject *)a : Py_NewRef(Py_None);
 }
 
+/* the model of a capsule of model_new and its sizes (py_model.c), or NULL with TypeError */
+const sc_model *sc_py_model(PyObject *obj, sc_model_sizes *s);
+
 /* the functions of each binding file, for the module's method table */
 extern PyMethodDef sc_py_cloud_methods[], sc_py_ssdf_methods[], sc_py_contact_methods[],
-    sc_py_model_methods[], sc_py_ilqr_methods[];
+    sc_py_model_methods[], sc_py_ilqr_methods[], sc_py_batch_methods[];
 
 #endif /* PY_COMMON_H */

@@ -39,6 +39,11 @@ static const sc_model *get_model(PyObject *obj, sc_model_sizes *s)
     return box ? &box->m : NULL;
 }
 
+const sc_model *sc_py_model(PyObject *obj, sc_model_sizes *s)
+{
+    return get_model(obj, s);
+}
+
 /* model_new's arguments as arrays (owned references) */
 typedef struct {
     int dim, integrator;

@@ -1,11 +1,14 @@
 /*
- * sc_parallel.c - fork-join over POSIX threads (see sc_parallel_internal.h).
+ * sc_parallel.c - fork-join over a persistent pool of POSIX threads (see
+ * sc_parallel_internal.h).
  */
 #if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
     #define _POSIX_C_SOURCE 200809L
 #endif
 #include "sc_parallel_internal.h"
 
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #if !defined(_WIN32)
@@ -160,7 +163,205 @@ static void wait_polling(join_state *js, sc_interrupt *it)
     }
     pthread_mutex_unlock(&js->mu);
 }
+
+/* ---- the persistent pool ----
+
+   Worker threads started on first need (as many as the largest job so far asked for) and
+   kept, blocked on a condition variable between jobs.  One job at a time owns the pool
+   (owner); a call that finds it owned (a concurrent call from another thread, or a range
+   function that itself runs a parallel loop) starts threads of its own, as without the
+   pool.  Which thread runs a chunk never changes what it computes.
+
+   fork(): nothing waits; the child (one thread: the parent's workers do not exist there,
+   and the pool's locks may have been held by threads of the parent) leaves the copied
+   pool alone and gets a fresh one, whose workers it starts on first need. */
+typedef struct pool_state pool_state;
+
+typedef struct pool_arg {
+    pool_state *P;
+    int k; /* worker k runs chunk k + 1 */
+} pool_arg;
+
+struct pool_state {
+    pthread_mutex_t owner;  /* held by the job that runs on the pool */
+    pthread_mutex_t mu;     /* guards the fields below */
+    pthread_cond_t work_cv; /* a new job (generation) or shutdown, for the workers */
+    pthread_cond_t done_cv; /* the job's last worker done, for the owner */
+    int nworkers;           /* started */
+    int shutdown;
+    unsigned long generation;           /* jobs handed out */
+    unsigned long seen[SC_MAX_THREADS]; /* the last generation each worker looked at */
+    chunk *chunks;                      /* the current job */
+    int njob;                           /* its chunks */
+    int pending;                        /* its workers not yet done */
+    pthread_t threads[SC_MAX_THREADS];
+    pool_arg args[SC_MAX_THREADS];
+};
+
+static pool_state pool0 = {.owner = PTHREAD_MUTEX_INITIALIZER,
+                           .mu = PTHREAD_MUTEX_INITIALIZER,
+                           .work_cv = PTHREAD_COND_INITIALIZER,
+                           .done_cv = PTHREAD_COND_INITIALIZER};
+/* the process's pool (NULL: none, after a child could not allocate its own); changed only
+   by the fork child handler, when the child has one thread */
+static pool_state *cur_pool = &pool0;
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+static int pool_on = 1; /* sc__parallel_pool */
+
+static void *pool_main(void *arg)
+{
+    pool_state *P = ((pool_arg *)arg)->P;
+    const int me = ((pool_arg *)arg)->k;
+    pthread_mutex_lock(&P->mu);
+    for (;;) {
+        while (!P->shutdown && P->seen[me] == P->generation) {
+            pthread_cond_wait(&P->work_cv, &P->mu);
+        }
+        if (P->shutdown) {
+            break;
+        }
+        P->seen[me] = P->generation;
+        if (me + 1 < P->njob) {
+            chunk *c = &P->chunks[me + 1];
+            pthread_mutex_unlock(&P->mu);
+            run_chunk(c);
+            pthread_mutex_lock(&P->mu);
+            if (--P->pending == 0) {
+                pthread_cond_signal(&P->done_cv);
+            }
+        }
+    }
+    pthread_mutex_unlock(&P->mu);
+    return NULL;
+}
+
+static void pool_child(void)
+{
+    pool_state *P = (pool_state *)malloc(sizeof(pool_state));
+    if (P != NULL) {
+        memset(P, 0, sizeof *P);
+        if (pthread_mutex_init(&P->owner, NULL) != 0 || pthread_mutex_init(&P->mu, NULL) != 0 ||
+            pthread_cond_init(&P->work_cv, NULL) != 0 ||
+            pthread_cond_init(&P->done_cv, NULL) != 0) {
+            P = NULL; /* (not freed: what failed to initialize is not destroyed) */
+        }
+    }
+    /* the copied pool is left as it is (its memory, if it was a child's, stays) */
+    cur_pool = P;
+}
+
+static void pool_init(void)
+{
+    pthread_atfork(NULL, NULL, pool_child);
+}
+
+/* the owner's wait for its workers, polling `it` (NULL: none) as wait_polling does */
+static void pool_wait(pool_state *P, sc_interrupt *it)
+{
+    pthread_mutex_lock(&P->mu);
+    while (P->pending > 0) {
+        if (it == NULL) {
+            pthread_cond_wait(&P->done_cv, &P->mu);
+        } else {
+            struct timespec ts;
+            const double p = it->period > 0.01 ? it->period : 0.01;
+            double t = now_seconds() + p;
+            ts.tv_sec = (time_t)t;
+            ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&P->done_cv, &P->mu, &ts);
+            if (P->pending > 0) {
+                pthread_mutex_unlock(&P->mu);
+                sc_interrupt_check(it);
+                pthread_mutex_lock(&P->mu);
+            }
+        }
+    }
+    P->chunks = NULL;
+    P->njob = 0;
+    pthread_mutex_unlock(&P->mu);
+}
+
+/* chunks 1..nthreads-1 on the pool's workers (started as needed), chunk 0 and those of
+   workers that could not be started on the calling thread; 0 (nothing run) when the
+   pool is off, missing or owned by another job */
+static int pool_run(chunk *chunks, int nthreads, sc_interrupt *it)
+{
+    pool_state *P;
+    int t, usable;
+    if (!LOAD_FLAG(&pool_on) || pthread_once(&pool_once, pool_init) != 0 ||
+        (P = cur_pool) == NULL || pthread_mutex_trylock(&P->owner) != 0) {
+        return 0;
+    }
+    pthread_mutex_lock(&P->mu);
+    while (P->nworkers < nthreads - 1) {
+        const int k = P->nworkers;
+        P->seen[k] = P->generation;
+        P->args[k].P = P;
+        P->args[k].k = k;
+        if (pthread_create(&P->threads[k], NULL, pool_main, &P->args[k]) != 0) {
+            break;
+        }
+        P->nworkers++;
+    }
+    usable = P->nworkers < nthreads - 1 ? P->nworkers : nthreads - 1;
+    P->chunks = chunks;
+    P->njob = 1 + usable;
+    P->pending = usable;
+    P->generation++;
+    pthread_cond_broadcast(&P->work_cv);
+    pthread_mutex_unlock(&P->mu);
+    run_chunk(&chunks[0]);
+    for (t = 1 + usable; t < nthreads; t++) {
+        run_chunk(&chunks[t]);
+    }
+    pool_wait(P, it != NULL && it->poll != NULL && it->caller == NULL ? it : NULL);
+    pthread_mutex_unlock(&P->owner);
+    return 1;
+}
 #endif
+
+int sc__parallel_pool(int on)
+{
+#if SC_HAVE_PTHREADS
+    const int was = LOAD_FLAG(&pool_on);
+    if (on >= 0) {
+        STORE_FLAG(&pool_on, on != 0);
+    }
+    return was;
+#else
+    (void)on;
+    return 0;
+#endif
+}
+
+void sc__parallel_shutdown(void)
+{
+#if SC_HAVE_PTHREADS
+    pool_state *P = cur_pool;
+    int k, n;
+    if (P == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&P->owner);
+    pthread_mutex_lock(&P->mu);
+    P->shutdown = 1;
+    n = P->nworkers;
+    pthread_cond_broadcast(&P->work_cv);
+    pthread_mutex_unlock(&P->mu);
+    for (k = 0; k < n; k++) {
+        pthread_join(P->threads[k], NULL);
+    }
+    pthread_mutex_lock(&P->mu);
+    P->nworkers = 0;
+    P->shutdown = 0;
+    pthread_mutex_unlock(&P->mu);
+    pthread_mutex_unlock(&P->owner);
+#endif
+}
 
 int sc__parallel_for(ptrdiff_t n, int nthreads, sc__range_fn fn, void *ctx)
 {
@@ -196,9 +397,11 @@ int sc__parallel_for_polled(ptrdiff_t n, int nthreads, sc__range_fn fn, void *ct
         chunks[t].status = SC_OK;
     }
 #if SC_HAVE_PTHREADS
-    {
-        /* with an interrupt, the calling thread waits on a condition variable in steps
-           of its poll period instead of blocking in pthread_join */
+    if (nthreads > 1 && pool_run(chunks, nthreads, it)) {
+        /* done on the pool */
+    } else {
+        /* threads of this call; with an interrupt, the calling thread waits on a condition variable
+           in steps of its poll period instead of blocking in pthread_join */
         join_state js;
         worker workers[SC_MAX_THREADS];
         const int polled = it != NULL && it->poll != NULL && it->caller == NULL && nthreads > 1 &&

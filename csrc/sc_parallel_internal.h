@@ -28,12 +28,30 @@ typedef int (*sc__range_fn)(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid);
  *   1) Which thread runs which item never changes what an item computes;
  *      kernels that are per-item independent are therefore bitwise
  *      independent of nthreads.
- *   2) Threads are POSIX threads, created and joined per call.  Without
- *      POSIX threads (e.g. MSVC) everything runs on the calling thread.
+ *   2) Threads are POSIX threads of a persistent pool: started on first need (as
+ *      many as the largest call so far asked for), kept blocked between calls and
+ *      reused.  One call at a time runs on the pool; a concurrent call (another
+ *      thread's, or a nested one from a range function) starts and joins threads of
+ *      its own, as do all calls after sc__parallel_pool(0).  After fork() the child
+ *      has no workers: it leaves the copied pool alone (its locks may have been held
+ *      by the parent's threads) and gets a fresh one (pthread_atfork; fork never
+ *      waits).  The workers are not detached: they live, blocked, until
+ *      sc__parallel_shutdown or the process's exit.  Without POSIX threads
+ *      (e.g. MSVC) everything runs on the calling thread.
  *   3) If a thread cannot be started its chunk is run serially instead, and
  *      the call still returns SC_OK: results are identical either way.
  */
 int sc__parallel_for(ptrdiff_t n, int nthreads, sc__range_fn fn, void *ctx);
+
+/* Whether calls run on the persistent pool (1, the default) or on threads started per
+ * call (0): sets it for on = 0 or 1 (-1: leaves it), returns the previous setting (0
+ * without POSIX threads).  The results are the same either way. */
+int sc__parallel_pool(int on);
+
+/* Stop and join the pool's workers (none run after it until a call needs them again);
+ * waits for a call running on the pool to finish.  For leak checkers and embedders that
+ * unload the library; not needed otherwise. */
+void sc__parallel_shutdown(void);
 
 /* Set `view` up as a worker thread's view of `it` (which may be a view itself or NULL):
  * sc_interrupt_check(view) reads the caller's stop and never polls.  Returns view, or

@@ -24,6 +24,7 @@
 #include "sc_model.h"
 #include "sc_step.h"
 #include "sc_rollout.h"
+#include "sc_batch.h"
 #include "sc_inverse.h"
 #include "sc_ilqr.h"
 

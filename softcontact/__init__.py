@@ -81,7 +81,7 @@ if not _STANDIN:
     from ._version import __version__
     from .cloud import MassProperties, PointCloud
     from .contact import Contact, ContactParams, Separation, contact, separation
-    from .scene import Energy, Model, Momentum, Rollout, Scene, StepResult
+    from .scene import Energy, Model, Momentum, Rollout, Scene, StepResult, rollout
     from .spatial import pose_difference, retract
     from .ssdf import SSDF, ssdf
 
@@ -123,6 +123,7 @@ __all__ = [
     "optimize",
     "pose_difference",
     "retract",
+    "rollout",
     "separation",
     "ssdf",
     "__version__",

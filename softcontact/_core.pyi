@@ -175,6 +175,48 @@ def rollout_vjp(
     isa: int = -1,
     dense: int = 0,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.int32]]: ...
+def step_batch(
+    models: tuple[object, ...],
+    B: int,
+    x: npt.ArrayLike,
+    x_index: npt.ArrayLike | None,
+    u: npt.ArrayLike,
+    u_index: npt.ArrayLike | None,
+    model_index: npt.ArrayLike | None,
+    order: int = 0,
+    params: int = 0,
+    num_threads: int = 1,
+    isa: int = -1,
+    dense: int = 0,
+) -> tuple[
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64] | None,
+    npt.NDArray[np.float64] | None,
+    npt.NDArray[np.float64] | None,
+    npt.NDArray[np.float64] | None,
+    npt.NDArray[np.float64] | None,
+    npt.NDArray[np.float64] | None,
+    npt.NDArray[np.int32],
+]: ...
+def rollout_batch(
+    models: tuple[object, ...],
+    B: int,
+    x0: npt.ArrayLike,
+    x_index: npt.ArrayLike | None,
+    U: npt.ArrayLike,
+    u_index: npt.ArrayLike | None,
+    model_index: npt.ArrayLike | None,
+    order: int = 0,
+    num_threads: int = 1,
+    isa: int = -1,
+    dense: int = 0,
+) -> tuple[
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64] | None,
+    npt.NDArray[np.float64] | None,
+    npt.NDArray[np.int32],
+    npt.NDArray[np.intp],
+]: ...
 def rollout_policy(
     model: object,
     X: npt.ArrayLike,
@@ -214,3 +256,4 @@ def model_eval(
 def isa_info() -> dict[str, object]: ...
 def available_cores() -> int: ...
 def _interrupt_polling(enabled: object, /) -> bool: ...
+def _thread_pool(enabled: object, /) -> bool: ...

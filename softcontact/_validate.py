@@ -46,6 +46,10 @@ MASS_RANGE = (_core.MASS_MIN, _core.MASS_MAX)
 DT_RANGE = (_core.DT_MIN, _core.DT_MAX)
 #: Largest |component| of gravity (m/s^2).
 GRAVITY_MAX: float = _core.GRAVITY_MAX
+#: A quaternion of a state or pose whose norm is within this of 1 but not within
+#: :data:`UNIT_TOL` (the C core's test) is normalised, in a copy, before it reaches the C
+#: core: e.g. one rounded through float32.  A farther one is refused (ValueError).
+UNIT_NORMALIZE_TOL: float = 1e-6
 
 
 class SoftContactWarning(UserWarning):
@@ -67,6 +71,7 @@ __all__ = [
     "MASS_RANGE",
     "DT_RANGE",
     "GRAVITY_MAX",
+    "UNIT_NORMALIZE_TOL",
     "as_float_array",
     "as_batch",
     "as_real",
@@ -303,3 +308,38 @@ def first_non_unit(q) -> tuple[int, float] | None:
         norm = np.sqrt(w * w + x * x + y * y + z * z)
     bad = np.flatnonzero(~(np.abs(norm - 1.0) <= UNIT_TOL))
     return None if bad.size == 0 else (int(bad[0]), float(norm[bad[0]]))
+
+
+def quaternion_norms(q) -> np.ndarray:
+    """The norms of quaternions ``q`` (``(..., 4)``, w first) with the C core's arithmetic
+    (the square root of the sum of squares, w first)."""
+    q = np.asarray(q, dtype=float)
+    w, x, y, z = (q[..., k] for k in range(4))
+    with np.errstate(over="ignore"):  # a component beyond 1e154: norm inf, not unit
+        return np.sqrt(w * w + x * x + y * y + z * z)
+
+
+def near_unit(norm) -> tuple[np.ndarray, np.ndarray]:
+    """Masks of the quaternions of norms ``norm`` to normalise (within
+    :data:`UNIT_NORMALIZE_TOL` of 1, not within :data:`UNIT_TOL`) and to refuse (farther,
+    or not finite)."""
+    off = np.abs(np.asarray(norm) - 1.0)
+    refuse = ~(off <= UNIT_NORMALIZE_TOL)
+    return (off > UNIT_TOL) & ~refuse, refuse
+
+
+def has_batch(a) -> bool:
+    """Whether the array-like ``a`` has more than one dimension (leading batch dimensions),
+    cheaply for arrays and lists (no conversion of a list of numbers: single calls from a
+    loop do not pay for the test); False for what the conversion would refuse."""
+    if isinstance(a, np.ndarray):
+        return a.ndim > 1
+    if isinstance(a, (list, tuple)):
+        if not a:
+            return False
+        e = a[0]
+        return isinstance(e, (list, tuple)) or (isinstance(e, np.ndarray) and e.ndim > 0)
+    try:
+        return np.ndim(a) > 1
+    except (TypeError, ValueError):  # ragged lists and the like: the checks report them
+        return False

@@ -28,6 +28,7 @@ from ._validate import (
     SLIP_RANGE,
     SPEED_MAX,
     STIFFNESS_RANGE,
+    UNIT_NORMALIZE_TOL,
     UNIT_TOL,
     as_float_array,
     as_in_range,
@@ -35,6 +36,7 @@ from ._validate import (
     as_num_threads,
     check_within,
     first_non_unit,
+    has_batch,
     shape_str,
 )
 from .cloud import PointCloud
@@ -94,15 +96,72 @@ def _check_clouds(cloud_a, cloud_b) -> int:
 
 
 def _as_pose(pose, name, dim):
+    """A finite pose in its valid range; (3D) a quaternion within UNIT_NORMALIZE_TOL of unit
+    norm but not within UNIT_TOL is normalised in a copy (the input is never modified)."""
     q = _as_vector(pose, name, 3 if dim == 2 else 7, dim, "clouds")
     bad = first_non_unit(q[3:]) if dim == 3 else None
     if bad is not None:
-        raise ValueError(
-            f"{name} must hold a unit quaternion in [3:7] (norm 1 within "
-            f"{UNIT_TOL:g}), got norm {bad[1]!r}"
-        )
+        n = bad[1]
+        if not abs(n - 1.0) <= UNIT_NORMALIZE_TOL:
+            raise ValueError(
+                f"{name} must hold a unit quaternion in [3:7] (norm 1 within "
+                f"{UNIT_TOL:g}; within {UNIT_NORMALIZE_TOL:g} it is normalised), got norm {n!r}"
+            )
+        q = q.copy()
+        q[3:] = q[3:] / n
     check_within(q[:dim], name, COORD_MAX, "a translation")
     return q
+
+
+def _batched(*args) -> bool:
+    """Whether any of the poses or velocities has leading (batch) dimensions."""
+    return any(map(has_batch, args))
+
+
+def _broadcast(dim, named):
+    """The broadcast leading shape of ``named`` ((name, value, per-item size, what)) and
+    each value as an array of that leading shape (broadcast views)."""
+    arrs = []
+    for name, v, want, what in named:
+        a = as_float_array(v, name)
+        if a.ndim < 1 or a.shape[-1] != want:
+            raise ValueError(
+                f"{name} must have shape ({want},) or (..., {want}) for {dim}D {what}, got "
+                f"{shape_str(a.shape)}"
+            )
+        arrs.append(a)
+    try:
+        lead = np.broadcast_shapes(*(a.shape[:-1] for a in arrs))
+    except ValueError:
+        raise ValueError(
+            " and ".join(n for n, *_ in named)
+            + " must have leading dimensions that broadcast, got "
+            + " and ".join(shape_str(a.shape) for a in arrs)
+        ) from None
+    return lead, [np.broadcast_to(a, lead + a.shape[-1:]) for a in arrs]
+
+
+def _per_item(lead, call, shapes):
+    """``call(index)`` (a NamedTuple of arrays, floats and Nones) for every item of the
+    leading shape ``lead``, stacked: each field of shape ``lead + shapes[k]`` (None where
+    the items' are)."""
+    items = []
+    for idx in np.ndindex(*lead):
+        try:
+            items.append(call(idx))
+        except ValueError as e:
+            raise ValueError(f"item {', '.join(map(str, idx))}: {e}") from None
+    fields = []
+    for k, shp in enumerate(shapes):
+        if shp is None:
+            fields.append(None)
+        else:
+            out = np.empty(lead + shp)
+            flat = out.reshape((-1,) + shp)
+            for i, it in enumerate(items):
+                flat[i] = it[k]
+            fields.append(out)
+    return fields
 
 
 def _check_pair_reach(cloud_a, ta, cloud_b, tb, eps, poses="pose_a and pose_b", eps_name="eps"):
@@ -145,13 +204,17 @@ def separation(
     ----------
     cloud_a, cloud_b : PointCloud
         The two bodies' clouds in their body frames (same dimension D).
-    pose_a, pose_b : (3,) or (7,) array_like of float
+    pose_a, pose_b : (3,) or (7,) array_like of float, or batches (..., 3) / (..., 7)
         2D ``(x, y, theta)``; 3D ``(px, py, pz, qw, qx, qy, qz)`` with a unit quaternion
-        (norm 1 within 1e-9; it is normalized before use).  Translations within 1e12 m,
-        and the two clouds within each other's reach: ``(d + r_a + r_b) rho <= 1e14
-        eps`` for both clouds, with ``d`` the distance of the poses' translations, ``r``
-        each cloud's radius about its origin and ``rho`` about its centre (every SSDF
-        query then within the reach of :func:`ssdf`; docs/method.md, "Valid ranges").
+        (norm 1 within 1e-6; it is normalized before use, in a copy).  Batches of poses
+        whose leading dimensions broadcast give a :class:`Separation` whose arrays have
+        those leading dimensions first (the items one after another, each equal to the
+        single call bit for bit; ValueError naming the failing item).  Translations
+        within 1e12 m, and the two clouds within each other's reach: ``(d + r_a + r_b) rho
+        <= 1e14 eps`` for both clouds, with ``d`` the distance of the poses' translations,
+        ``r`` each cloud's radius about its origin and ``rho`` about its centre (every
+        SSDF query then within the reach of :func:`ssdf`; docs/method.md, "Valid
+        ranges").
     eps : float
         SSDF temperature (m^2) in [1e-30, 1e24], shared by both bodies.
     order : int, optional
@@ -205,6 +268,24 @@ def separation(
     (126, 6)
     """
     dim = _check_clouds(cloud_a, cloud_b)
+    if _batched(pose_a, pose_b):
+        nq = 3 if dim == 2 else 7
+        lead, (pa, pb) = _broadcast(
+            dim, [("pose_a", pose_a, nq, "clouds"), ("pose_b", pose_b, nq, "clouds")]
+        )
+        order = as_int(order, "order", 0, 2)
+        n, n2 = len(cloud_a) + len(cloud_b), 2 * (3 if dim == 2 else 6)
+        shapes: list[tuple[int, ...] | None] = [(n,), (n, dim), (n, dim)]
+        shapes += [(n, n2) if order >= 1 else None, (n, n2, n2) if order >= 2 else None]
+        return Separation(
+            *_per_item(
+                lead,
+                lambda i: separation(
+                    cloud_a, pa[i], cloud_b, pb[i], eps, order, num_threads, isa=isa, dense=dense
+                ),
+                shapes,
+            )
+        )
     qa = _as_pose(pose_a, "pose_a", dim)
     qb = _as_pose(pose_b, "pose_b", dim)
     eps = as_in_range(eps, "eps", *EPS_RANGE, " m^2")
@@ -493,12 +574,15 @@ def contact(
     cloud_a, cloud_b : PointCloud
         The two bodies' clouds in their body frames (same dimension D); the body frame's
         origin is taken as the centre of mass (torques are about it).
-    pose_a, pose_b : (3,) or (7,) array_like of float
+    pose_a, pose_b : (3,) or (7,) array_like of float, or batches (..., 3) / (..., 7)
         2D ``(x, y, theta)``; 3D ``(px, py, pz, qw, qx, qy, qz)``, unit quaternion (within
-        1e-9; normalized before use).
-    vel_a, vel_b : (3,) or (6,) array_like of float
+        1e-6; normalized before use, in a copy).
+    vel_a, vel_b : (3,) or (6,) array_like of float, or batches (..., 3) / (..., 6)
         2D ``(vx, vy, omega)``; 3D ``(v (world), omega (body frame))``: MuJoCo's free joint.
-        Components within 1e8 (m/s, rad/s).
+        Components within 1e8 (m/s, rad/s).  Poses and velocities with leading dimensions
+        that broadcast give a :class:`Contact` whose fields have them first (``energy``
+        and ``depth`` arrays of that shape; the items one after another, each equal to the
+        single call bit for bit; ValueError naming the failing item).
     params : ContactParams, optional
         Model parameters (default ``ContactParams()``).
     order : int, optional
@@ -560,6 +644,41 @@ def contact(
     (6, 12)
     """
     dim = _check_clouds(cloud_a, cloud_b)
+    if _batched(pose_a, vel_a, pose_b, vel_b):
+        nq, nv = (3, 3) if dim == 2 else (7, 6)
+        lead, (pa, va_, pb, vb_) = _broadcast(
+            dim,
+            [
+                ("pose_a", pose_a, nq, "clouds"),
+                ("vel_a", vel_a, nv, "clouds"),
+                ("pose_b", pose_b, nq, "clouds"),
+                ("vel_b", vel_b, nv, "clouds"),
+            ],
+        )
+        order = as_int(order, "order", 0, 2)
+        n = len(cloud_a) + len(cloud_b)
+        shapes: list[tuple[int, ...] | None] = [(nv,), (nv,), (), (), (n,), (n, dim), (n, dim)]
+        shapes += [(n,), (2 * nv, 4 * nv) if order >= 1 else None]
+        shapes.append((2 * nv, 4 * nv, 4 * nv) if order >= 2 else None)
+        return Contact(
+            *_per_item(
+                lead,
+                lambda i: contact(
+                    cloud_a,
+                    pa[i],
+                    va_[i],
+                    cloud_b,
+                    pb[i],
+                    vb_[i],
+                    params,
+                    order,
+                    num_threads,
+                    isa=isa,
+                    dense=dense,
+                ),
+                shapes,
+            )
+        )
     qa = _as_pose(pose_a, "pose_a", dim)
     va = _as_velocity(vel_a, "vel_a", dim)
     qb = _as_pose(pose_b, "pose_b", dim)

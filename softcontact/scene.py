@@ -36,8 +36,10 @@ from ._validate import (
     REACH_MAX,
     SLIP_RANGE,
     SPEED_MAX,
+    UNIT_NORMALIZE_TOL,
     UNIT_TOL,
     SoftContactWarning,
+    as_batch,
     as_float_array,
     as_in_range,
     as_int,
@@ -45,6 +47,9 @@ from ._validate import (
     as_positive_float,
     check_within,
     first_non_unit,
+    has_batch,
+    near_unit,
+    quaternion_norms,
     shape_str,
 )
 from ._validate import MASS_RANGE as _MASS_RANGE
@@ -212,7 +217,8 @@ class _Body:
 
 
 class StepResult(NamedTuple):
-    """Result of :meth:`Model.step`; fields above the requested order are None.
+    """Result of :meth:`Model.step`; fields above the requested order are None (a batched
+    step: each field with the batch's leading dimensions first).
 
     Shapes with nx = nq + nv, n = 2 nv (tangent), nu controls, np parameters:
     ``x_next`` (nx,), ``dx_dx`` (n, n), ``dx_du`` (n, nu), ``d2x_dx2`` (n, n, n),
@@ -1367,6 +1373,7 @@ class Model:
         self.control_names = tuple(ctl)
         self._nvb = nvb
         self._kinds = tuple(b.kind for b in scene._bodies)
+        self._act = tuple(bool(b.actuated) for b in scene._bodies)
         assert len(self.param_names) == self.np and len(ctl) == nu
         # the valid ranges of states and controls (docs/method.md, "Valid ranges"): each
         # control entry's bound and body; each contact pair's ends (the body's index among
@@ -1453,14 +1460,32 @@ class Model:
             q = a[: self.nq].reshape(-1, 7)[:, 3:] if self.dim == 3 else None
         bad = first_non_unit(q) if q is not None else None
         if bad is not None:
-            raise ValueError(
-                f"{name}: the quaternion of {self.moving[bad[0]]!r} is not unit "
-                f"(norm {bad[1]!r}, tolerance {UNIT_TOL:g})"
-            )
+            a = self._normalized(a, name)
+            v = a.tolist()
         out = self._out_of_range(v if a.size <= 64 else a)
         if out is not None:
             raise ValueError(f"{name}: {out[4]}")
         return a
+
+    def _normalized(self, a, name):
+        """A copy of the finite 3D state ``a`` whose quaternions within UNIT_NORMALIZE_TOL of
+        unit norm (not within UNIT_TOL) are normalised (divided by their norm, the C core's
+        arithmetic); ValueError naming ``name`` and the body for a farther one."""
+        nq = self.nq
+        q = a[:nq].reshape(-1, 7)[:, 3:]
+        norm = quaternion_norms(q)
+        fix, refuse = near_unit(norm)
+        if refuse.any():
+            j = int(np.flatnonzero(refuse)[0])
+            raise ValueError(
+                f"{name}: the quaternion of {self.moving[j]!r} is not unit (norm "
+                f"{float(norm[j])!r}; within {UNIT_TOL:g} of 1 it is used as it is, within "
+                f"{UNIT_NORMALIZE_TOL:g} normalised)"
+            )
+        c = np.array(a, dtype=float)
+        cq = c[:nq].reshape(-1, 7)
+        cq[fix, 3:] = q[fix] / norm[fix, None]
+        return c
 
     def _out_of_range(self, v):
         """None if the finite state ``v`` (a list or array, unit quaternions) is in the valid
@@ -1516,22 +1541,22 @@ class Model:
                 )
         return None
 
-    def _as_control(self, u):
+    def _as_control(self, u, name="u"):
         if u is None:
             if self.nu:
-                raise ValueError(f"u must have shape ({self.nu},), got None")
+                raise ValueError(f"{name} must have shape ({self.nu},), got None")
             return _EMPTY
         if type(u) is np.ndarray and u.dtype == _F64 and u.shape == (self.nu,):
             a = u
         else:
-            a = as_float_array(u, "u")
+            a = as_float_array(u, name)
             if a.shape != (self.nu,):
-                raise ValueError(f"u must have shape ({self.nu},), got {shape_str(a.shape)}")
+                raise ValueError(f"{name} must have shape ({self.nu},), got {shape_str(a.shape)}")
         if not _all_finite(a):
-            raise ValueError("u must be finite (NaN or inf found)")
+            raise ValueError(f"{name} must be finite (NaN or inf found)")
         bad = self._control_out_of_range(a)
         if bad is not None:
-            raise ValueError(f"u: {bad}")
+            raise ValueError(f"{name}: {bad}")
         return a
 
     def _control_out_of_range(self, u) -> str | None:
@@ -1602,6 +1627,16 @@ class Model:
         checks it so).  Within them every output is finite; a step whose new state is not
         finite, leaves those ranges or passes the speed limits of :meth:`Scene.build`'s
         ``max_travel`` raises :class:`~softcontact.DivergenceError` instead of returning it.
+        A 3D state's quaternion within 1e-6 of unit norm (e.g. rounded through float32) is
+        normalised in a copy first; a farther one is refused (every method taking a state
+        does the same; docs/method.md, "Valid ranges").
+
+        Batches: ``x`` (..., nx) and ``u`` (..., nu) whose leading dimensions broadcast
+        (e.g. states (B, nx) with one control (nu,)) give every output with those leading
+        dimensions first (``x_next`` (..., nx), ``dx_dx`` (..., n, n), ...), computed in C
+        across ``num_threads`` threads, one item per thread, with the GIL released: each
+        item equals the single call bit for bit.  The first failing item raises (ValueError
+        naming it, ``x[i]``, or DivergenceError, ``item i``).
         """
         if (
             type(x) is np.ndarray
@@ -1636,11 +1671,22 @@ class Model:
             except _core.DivergenceError as e:
                 raise self._divergence(e.args[1]) from None
             except ValueError:
-                self._as_state(x)
-                self._as_control(u)
+                # a quaternion within UNIT_NORMALIZE_TOL of unit norm is normalised (in a
+                # copy) and the step taken below; anything else is refused here
+                if self._as_state(x) is x:
+                    self._as_control(u)
+                    raise
+        # a single item's checks first (they cost a single call nothing more); a batch
+        # fails them on its shape
+        try:
+            xs, us = self._as_state(x), self._as_control(u)
+        except ValueError:
+            if not _batched(x, u):
                 raise
-        x = self._as_state(x)
-        u = self._as_control(u)
+            xs = us = None
+        if xs is None:
+            return self._step_batch(x, u, order, params, num_threads, isa, dense)
+        x, u = xs, us
         order = as_int(order, "order", 0, 2)
         if not isinstance(params, (bool, np.bool_)):
             raise TypeError(f"params must be a bool, got {type(params).__name__}")
@@ -1658,6 +1704,81 @@ class Model:
             )
         except _core.DivergenceError as e:
             raise self._divergence(e.args[1]) from None
+
+    def _step_batch(self, x, u, order, params, num_threads, isa, dense) -> StepResult:
+        """Model.step on a batch: x (..., nx), u (..., nu) broadcast against each other."""
+        xa = as_batch(x, "x", self.nx)
+        if u is None:
+            if self.nu:
+                raise ValueError(f"u must have shape (..., {self.nu}), got None")
+            ua = _EMPTY
+        else:
+            ua = as_batch(u, "u", self.nu)
+        order = as_int(order, "order", 0, 2)
+        if not isinstance(params, (bool, np.bool_)):
+            raise TypeError(f"params must be a bool, got {type(params).__name__}")
+        xl, ul = xa.shape[:-1], ua.shape[:-1]
+        try:
+            lead = np.broadcast_shapes(xl, ul)
+        except ValueError:
+            raise ValueError(
+                f"x and u must have leading dimensions that broadcast, got "
+                f"{shape_str(xa.shape)} and {shape_str(ua.shape)}"
+            ) from None
+        xr = self._normalized_rows(_rows(xa, xl), "x", xl)
+        ur = _rows(ua, ul)
+        xi, ui = _index_map(lead, xl), _index_map(lead, ul)
+        *res, st = _core.step_batch(
+            (self._cap,),
+            math.prod(lead),
+            xr,
+            xi,
+            ur,
+            ui,
+            None,
+            order,
+            int(params),
+            as_num_threads(num_threads),
+            *_run_options(isa, dense),
+        )
+        failed = np.flatnonzero(st)
+        if failed.size:
+            b = int(failed[0])
+            where = _item(np.unravel_index(b, lead))
+            if st[b] == _core.SC_EDIVERGED:
+                x_next = res[0]
+                assert x_next is not None
+                raise self._divergence(x_next[b], context=f"item {where}")
+            self._as_state(xr[b if xi is None else xi[b]], f"x[{where}]")
+            self._as_control(ur[b if ui is None else ui[b]], f"u[{where}]")
+            raise ValueError(f"step: item {where} failed (status {int(st[b])})")
+        return _step_result(
+            tuple(None if r is None else r.reshape(lead + r.shape[1:]) for r in res)
+        )
+
+    def _normalized_rows(self, xr, name, shape):
+        """The states ``xr`` (rows of nx; a row of the input of leading shape ``shape``
+        each) with their quaternions within UNIT_NORMALIZE_TOL of unit norm normalised (in
+        a copy, when there is one); ValueError naming ``name``, the row and the body for a
+        farther one.  Rows that are not finite are left to the C core's checks."""
+        if self.dim != 3 or xr.shape[0] == 0:
+            return xr
+        n = xr.shape[0]
+        q = xr[:, : self.nq].reshape(n, -1, 7)[..., 3:]
+        with np.errstate(invalid="ignore"):
+            norm = quaternion_norms(q)
+        fix, refuse = near_unit(norm)
+        finite = np.isfinite(xr).all(axis=1)[:, None]
+        fix &= finite
+        refuse &= finite
+        if refuse.any():
+            r = int(np.flatnonzero(refuse.any(axis=1))[0])
+            self._as_state(xr[r], f"{name}[{_item(np.unravel_index(r, shape))}]" if shape else name)
+        if not fix.any():
+            return xr
+        c = xr.copy()
+        c[:, : self.nq].reshape(n, -1, 7)[..., 3:][fix] = q[fix] / norm[fix][:, None]
+        return c
 
     def _divergence(self, x_next, step=None, context="") -> _core.DivergenceError:
         """The DivergenceError of a step (number ``step`` of a trajectory, if given) whose
@@ -1727,12 +1848,23 @@ class Model:
             x_next=x_next,
         )
 
-    def rollout(self, x0, U, order=0, num_threads=None, *, isa="auto", dense=False) -> Rollout:
-        """Batched rollouts: ``x0`` (..., nx), ``U`` (..., T, nu) with the same leading
-        dimensions (``x0`` may also be a single (nx,) state shared by all), run in C across
-        ``num_threads`` threads with the GIL released (one trajectory per thread at a time;
-        results do not depend on the thread count and equal a loop of :meth:`step`).
+    def rollout(
+        self, x0, U=None, order=0, num_threads=None, *, T=None, isa="auto", dense=False
+    ) -> Rollout:
+        """Batched rollouts: start states ``x0`` (..., nx) and controls ``U`` (..., T, nu)
+        whose leading dimensions broadcast against each other (NumPy's rules: e.g. one
+        (nx,) or (1, nx) start state for controls (B, T, nu), or start states (B, nx) for
+        one (T, nu) or (1, T, nu) control sequence; the results have the broadcast leading
+        dimensions and a broadcast input is not copied), run in C across ``num_threads``
+        threads with the GIL released (one trajectory per thread at a time; results do not
+        depend on the thread count and equal a loop of :meth:`step`, bit for bit).
         ``order`` 0 or 1 (per-step Jacobians).
+
+        ``U=None`` is for a model without controls (nu = 0): the number of steps is then
+        the keyword ``T`` (``rollout(x0, None, T=100)``; ValueError naming ``T`` when it is
+        missing); ``U`` of shape (..., T, 0) works too.  Given with ``U``, ``T`` must equal
+        its number of steps.  :func:`softcontact.rollout` runs several models of one
+        structure in one call.
 
         A trajectory whose state or controls become non-finite does not stop the others:
         its ``status`` is -3 (the C core's SC_ENONFINITE) and its states from the failing
@@ -1740,42 +1872,9 @@ class Model:
         SC_ERANGE; docs/method.md, "Valid ranges").  A trajectory that diverges
         (:class:`DivergenceError`'s criterion) gets status -6.  Shapes, quaternions and
         the valid range of finite start states are still checked up front
-        (ValueError)."""
-        order = as_int(order, "order", 0, 1)
-        Ua = as_float_array(U, "U")
-        if Ua.ndim < 2 or Ua.shape[-1] != self.nu:
-            raise ValueError(f"U must have shape (..., T, {self.nu}), got {shape_str(Ua.shape)}")
-        lead, T = Ua.shape[:-2], Ua.shape[-2]
-        xa = as_float_array(x0, "x0")
-        if xa.shape == (self.nx,):
-            xa = np.broadcast_to(xa, lead + (self.nx,))
-        if xa.shape != lead + (self.nx,):
-            raise ValueError(
-                f"x0 must have shape {shape_str(lead + (self.nx,))} or "
-                f"({self.nx},), got {shape_str(xa.shape)}"
-            )
-        B = int(np.prod(lead, dtype=np.int64))
-        xf = np.ascontiguousarray(xa.reshape(B, self.nx))
-        # non-finite rows are reported per trajectory (status); finite ones must hold unit
-        # quaternions and be in the valid range
-        for k in np.flatnonzero(np.all(np.isfinite(xf), axis=1)):
-            self._as_state(xf[k], "x0")
-        X, A, Bu, st, failed = _core.rollout(
-            self._cap,
-            xf,
-            Ua.reshape(B, T, self.nu),
-            order,
-            as_num_threads(num_threads),
-            *_run_options(isa, dense),
-        )
-        n2 = 2 * self.nv
-        return Rollout(
-            X.reshape(lead + (T + 1, self.nx)),
-            None if A is None else A.reshape(lead + (T, n2, n2)),
-            None if Bu is None else Bu.reshape(lead + (T, n2, self.nu)),
-            st.reshape(lead),
-            failed.reshape(lead),
-        )
+        (ValueError); a start state's quaternion within 1e-6 of unit norm is normalised
+        (in a copy) first, as :meth:`step` does."""
+        return _rollout((self,), (), x0, U, order, num_threads, T, isa, dense)
 
     def inverse_dynamics(self, x, x_next, num_threads=None, *, isa="auto", dense=False):
         """The controls ``u`` (nu) and generalized forces ``f`` (nv) that take ``x`` to the
@@ -1847,3 +1946,186 @@ class Model:
         m = _core.model_eval(self._cap, 2, self._as_state(x))
         D = self.dim
         return Momentum(m[:D], float(m[2]) if D == 2 else m[3:])
+
+
+# --------------------------------------------------------------------------------------------
+# batches: broadcasting through index maps, several models
+# --------------------------------------------------------------------------------------------
+def _batched(x, u) -> bool:
+    """Whether Model.step's ``x`` or ``u`` has leading (batch) dimensions."""
+    return has_batch(x) or (u is not None and has_batch(u))
+
+
+def _rows(a, shape) -> np.ndarray:
+    """The float64 array ``a`` of leading shape ``shape`` as C-contiguous rows (a view when
+    it is contiguous)."""
+    return np.ascontiguousarray(a.reshape((math.prod(shape),) + a.shape[len(shape) :]))
+
+
+def _index_map(lead, shape):
+    """The row of an input of leading shape ``shape`` that each item of the broadcast
+    leading shape ``lead`` reads (intp), or None when it is the item's own (shape == lead)."""
+    if tuple(shape) == tuple(lead):
+        return None
+    rows = np.arange(math.prod(shape), dtype=np.intp).reshape(shape)
+    return (np.zeros(lead, dtype=np.intp) + rows).reshape(-1)
+
+
+def _item(idx) -> str:
+    """An item's index in messages: ``3`` or ``1, 2``."""
+    return ", ".join(str(int(i)) for i in idx)
+
+
+def _structure(m: Model):
+    return {
+        "dim": m.dim,
+        "nq": m.nq,
+        "nv": m.nv,
+        "nu": m.nu,
+        "np": m.np,
+        "bodies' kinds": m._kinds,
+        "bodies' actuation": m._act,
+    }
+
+
+def _as_models(models) -> tuple[Model, ...]:
+    """A non-empty sequence of Models of one structure, as a tuple."""
+    if isinstance(models, (str, bytes)) or not hasattr(models, "__len__"):
+        raise TypeError(
+            f"models must be a Model or a sequence of Models, got {type(models).__name__}"
+        )
+    models = tuple(models)
+    if not models:
+        raise ValueError("models must hold at least one Model")
+    for i, m in enumerate(models):
+        if not isinstance(m, Model):
+            raise TypeError(f"models[{i}] must be a Model, got {type(m).__name__}")
+    ref = _structure(models[0])
+    differ = {}
+    for i, m in enumerate(models[1:], 1):
+        st = _structure(m)
+        what = [f"{k} {st[k]!r} vs {ref[k]!r}" for k in ref if st[k] != ref[k]]
+        if what:
+            differ[i] = what[0]
+    if differ:
+        first = next(iter(differ))
+        raise ValueError(
+            "models must share one structure (dimension, bodies' kinds and actuation, "
+            "state, control and parameter sizes): "
+            + ", ".join(f"models[{i}]" for i in differ)
+            + (" differs" if len(differ) == 1 else " differ")
+            + f" from models[0] (models[{first}]: {differ[first]})"
+        )
+    return models
+
+
+def _rollout(models, mshape, x0, U, order, num_threads, T, isa, dense) -> Rollout:
+    """Model.rollout and rollout: ``models`` of one structure, of leading shape ``mshape``
+    (() for one model, (M,) for a list)."""
+    m0 = models[0]
+    nx, nu = m0.nx, m0.nu
+    order = as_int(order, "order", 0, 1)
+    if U is None:
+        if nu:
+            raise ValueError(
+                f"U must have shape (..., T, {nu}), got None (None is for a model without controls)"
+            )
+        if T is None:
+            raise ValueError(
+                "T must be given when U is None: the number of steps, e.g. rollout(x0, None, T=100)"
+            )
+        Ua = np.zeros((as_int(T, "T", 0), 0))
+    else:
+        Ua = as_float_array(U, "U")
+        if Ua.ndim < 2 or Ua.shape[-1] != nu:
+            raise ValueError(f"U must have shape (..., T, {nu}), got {shape_str(Ua.shape)}")
+        if T is not None and as_int(T, "T", 0) != Ua.shape[-2]:
+            raise ValueError(
+                f"T must equal the number of steps of U ({Ua.shape[-2]}) when both are given, "
+                f"got {T}"
+            )
+    T = Ua.shape[-2]
+    xa = as_float_array(x0, "x0")
+    if xa.ndim < 1 or xa.shape[-1] != nx:
+        raise ValueError(f"x0 must have shape (..., {nx}), got {shape_str(xa.shape)}")
+    xl, ul = xa.shape[:-1], Ua.shape[:-2]
+    try:
+        lead = np.broadcast_shapes(mshape, xl, ul)
+    except ValueError:
+        ms = f" and the {mshape[0]} models" if mshape else ""
+        raise ValueError(
+            f"x0 must have shape (..., {nx}) with leading dimensions that broadcast against "
+            f"U's {shape_str(ul)}{ms}, got {shape_str(xa.shape)}"
+        ) from None
+    B = math.prod(lead)
+    xr, ur = _rows(xa, xl), _rows(Ua, ul)
+    xi, ui = _index_map(lead, xl), _index_map(lead, ul)
+    mi = _index_map(lead, mshape) if mshape else None  # None: the one model
+    # non-finite rows are reported per trajectory (status); finite ones must hold unit
+    # quaternions (those near unit are normalised in a copy) and be in the valid range of
+    # each model they start
+    # (a broadcast input's every row is used: with one model, each row is checked once)
+    n = xr.shape[0]
+    pairs = (
+        [(0, k) for k in range(n)]
+        if mi is None
+        else sorted(set(zip(mi.tolist(), range(B) if xi is None else xi.tolist(), strict=True)))
+    )
+    fixed = None
+    for mk, k in pairs:
+        row = xr[k]
+        if not np.all(np.isfinite(row)):
+            continue
+        a = models[mk]._as_state(row, "x0")
+        if a is not row:
+            fixed = xr.copy() if fixed is None else fixed
+            fixed[k] = a
+    if fixed is not None:
+        xr = fixed
+    X, A, Bu, st, failed = _core.rollout_batch(
+        tuple(m._cap for m in models),
+        B,
+        xr,
+        xi,
+        ur,
+        ui,
+        mi,
+        order,
+        as_num_threads(num_threads),
+        *_run_options(isa, dense),
+    )
+    n2 = 2 * m0.nv
+    return Rollout(
+        X.reshape(lead + (T + 1, nx)),
+        None if A is None else A.reshape(lead + (T, n2, n2)),
+        None if Bu is None else Bu.reshape(lead + (T, n2, nu)),
+        st.reshape(lead),
+        failed.reshape(lead),
+    )
+
+
+def rollout(
+    models, x0, U=None, order=0, num_threads=None, *, T=None, isa="auto", dense=False
+) -> Rollout:
+    """Rollouts of one model or of several models of one structure in one call, in C
+    across ``num_threads`` threads with the GIL released.
+
+    ``models``: a :class:`Model` (then this is :meth:`Model.rollout`) or a sequence of M
+    models that differ only in their parameters (masses, inertias, contact parameters,
+    supports, clouds of the same bodies, time step, integrator) and share their structure
+    (dimension, bodies' kinds and actuation, ``nx``, ``nu``, ``np``; ValueError naming the
+    models that differ).  A sequence counts as a leading dimension of length M that
+    broadcasts with those of ``x0`` (..., nx) and ``U`` (..., T, nu) (as
+    ``mujoco.rollout.rollout``'s model list: M models and one start state, one model per
+    start state, ...): trajectory ``i`` runs ``models[i]``.  ``U``, ``T``, ``order``,
+    ``isa`` and ``dense`` are :meth:`Model.rollout`'s, and so is the :class:`Rollout`
+    returned (leading dimensions the broadcast ones).  Each trajectory equals
+    ``models[i].rollout`` of its start state and controls, bit for bit.
+
+    Example: ``rollout([m_light, m_heavy], x0, U)`` with ``x0`` (nx,) and ``U`` (2, T, nu)
+    or (T, nu) gives ``states`` (2, T + 1, nx).
+    """
+    if isinstance(models, Model):
+        return _rollout((models,), (), x0, U, order, num_threads, T, isa, dense)
+    models = _as_models(models)
+    return _rollout(models, (len(models),), x0, U, order, num_threads, T, isa, dense)

@@ -373,6 +373,7 @@ def test_runner_jax_columns_with_a_stub_model():
         ("bench_pruning.py", ["--quick"], "dense / pruned"),
         ("bench_contact.py", ["--repeats", "1"], "o2/o0"),
         ("bench_step.py", ["--repeats", "1"], "two/one"),
+        ("bench_pool.py", ["--repeats", "1"], "per-call / pool"),
     ],
 )
 def test_kernel_benchmarks_run(tmp_path, script, args, header):

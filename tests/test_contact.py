@@ -555,7 +555,13 @@ def _args3():
         (2, {"pose_a": [0j, 0, 0]}, TypeError, "pose_a must be an array of real numbers"),
         (2, {"vel_a": [0.0, 0.0]}, ValueError, r"vel_a must have shape \(3,\) for 2D"),
         (3, {"vel_b": np.zeros(7)}, ValueError, r"vel_b must have shape \(6,\) for 3D"),
-        (3, {"vel_a": np.zeros((1, 6))}, ValueError, r"vel_a must have shape \(6,\)"),
+        # (1, 6): a batch of one (tests/test_batching.py); (1, 5) is refused
+        (
+            3,
+            {"vel_a": np.zeros((1, 5))},
+            ValueError,
+            r"vel_a must have shape \(6,\) or \(\.\.\., 6\)",
+        ),
         (2, {"vel_b": [0.0, np.nan, 0.0]}, ValueError, "vel_b must be finite"),
         (3, {"vel_a": [0, 0, 0, 0, -np.inf, 0]}, ValueError, "vel_a must be finite"),
         (2, {"vel_b": ["a", "b", "c"]}, TypeError, "vel_b must be an array of real numbers"),

@@ -1220,6 +1220,26 @@ def test_core_functions_refuse_garbage_without_crashing(data):
         "contact": (_core.contact, [k, n, pose, vel, k, n, pose_b, vel, P, 2, 1, -1, 1]),
         "step": (_core.step, [m._cap, x, u, 2, 1, 1, -1, 0]),
         "rollout": (_core.rollout, [m._cap, x[None], np.tile(u, (1, 2, 1)), 1, 2, -1, 0]),
+        "step_batch": (
+            _core.step_batch,
+            [(m._cap,), 2, x[None], np.zeros(2, np.intp), u[None], None, None, 2, 1, 2, -1, 0],
+        ),
+        "rollout_batch": (
+            _core.rollout_batch,
+            [
+                (m._cap, m._cap),
+                2,
+                x[None],
+                np.zeros(2, np.intp),
+                np.tile(u, (1, 2, 1)),
+                None,
+                np.array([1, 0], np.intp),
+                1,
+                2,
+                -1,
+                0,
+            ],
+        ),
         "model_eval": (_core.model_eval, [m._cap, 0, x, x, 1, -1, 0]),
         "model_sizes": (_core.model_sizes, [m._cap]),
     }

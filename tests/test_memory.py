@@ -53,6 +53,12 @@ EXP = (
     np.zeros((3, NT, MODEL.nu, MODEL.nu)),
 )
 LIM = np.ones((3, MODEL.nu))
+# batches of states: two rows, one with a quaternion 1e-5 off unit norm; index maps
+XB = np.stack([X0, X0])
+XB_BAD = XB.copy()
+XB_BAD[1, 3:7] *= 1 + 1e-5
+IDX0 = np.zeros(2, dtype=np.intp)
+IDX_BAD = np.array([0, 1], dtype=np.intp)  # row 1 of a one-row input: out of range
 
 
 def _grows(fn, rounds=ROUNDS, warmup=50):
@@ -158,6 +164,27 @@ def _calls(cloud, x, packed):
         "core_rollout_vjp_error": _raises(
             ValueError, lambda: _core.rollout_vjp(MODEL._cap, XR[None], UB[:1], XR[None, :-1])
         ),
+        # the batch bindings: index maps, several models, and their error paths
+        "step_batch_ok": lambda: MODEL.step(XB, U0, order=2, params=True, num_threads=2),
+        "rollout_batch_ok": lambda: sc.rollout((MODEL, MODEL), X0, UB[:1], order=1, num_threads=2),
+        "core_step_batch_index_ok": lambda: _core.step_batch(
+            (MODEL._cap,), 2, X0[None], IDX0, U0[None], IDX0, None, 1, 0, 2
+        ),
+        "core_step_batch_error": _raises(
+            ValueError,
+            lambda: _core.step_batch((MODEL._cap,), 2, X0[None], IDX_BAD, U0[None], None, None),
+        ),
+        "core_rollout_batch_error": _raises(
+            ValueError,
+            lambda: _core.rollout_batch(
+                (MODEL._cap, MODEL._cap), 2, X0[None], None, UB, None, None
+            ),
+        ),
+        "core_rollout_batch_models_error": _raises(
+            TypeError,
+            lambda: _core.rollout_batch((MODEL._cap, X0), 2, XB, None, UB, None, None),
+        ),
+        "step_batch_quaternion_error": _raises(ValueError, lambda: MODEL.step(XB_BAD, U0)),
         "ilqr_backward_ok": lambda: _core.ilqr_backward(*EXP, UB[0], -LIM, LIM, 0.0),
         "core_ilqr_backward_error": _raises(
             ValueError, lambda: _core.ilqr_backward(*EXP, UB[0], -LIM[:2], LIM, 0.0)
@@ -198,7 +225,10 @@ def test_no_leak(setup, name):
     fn = _calls(cloud, x, packed)[name]
     # building a scene frees thousands of small tuples per round: CPython keeps up to 2000
     # per size on free lists (traced, never returned), so fill them before measuring
-    grew = _grows(fn, warmup=2500 if name == "build_ok" else 50)
+    # the batched calls likewise leave one small tuple per call on a free list until it
+    # is full (bounded: no more growth after ~2000 calls)
+    warm = ("build_ok", "rollout_ok", "step_batch_ok", "rollout_batch_ok")
+    grew = _grows(fn, warmup=2500 if name in warm else 50)
     assert grew < ROUNDS * 16 + 16 * 1024, f"{name}: memory grew by {grew} bytes"
 
 
@@ -228,6 +258,13 @@ def test_no_leak(setup, name):
         "core_rollout_error",
         "rollout_vjp_ok",
         "core_rollout_vjp_error",
+        "step_batch_ok",
+        "rollout_batch_ok",
+        "core_step_batch_index_ok",
+        "core_step_batch_error",
+        "core_rollout_batch_error",
+        "core_rollout_batch_models_error",
+        "step_batch_quaternion_error",
         "ilqr_backward_ok",
         "core_ilqr_backward_error",
         "rollout_policy_ok",
@@ -252,6 +289,10 @@ def test_refcounts_flat(setup, name):
         UB,
         XR,
         LIM,
+        XB,
+        XB_BAD,
+        IDX0,
+        IDX_BAD,
         *EXP,
         MODEL._cap,
     ]

@@ -17,6 +17,7 @@ import pytest
 from conftest import raises_naming
 
 import softcontact as sc
+from softcontact import _core
 from softcontact.scene import _all_finite
 from softcontact.spatial import quat_to_matrix
 
@@ -780,8 +781,9 @@ def model2():
 
 
 def _bad_quaternion(m):
+    """A state whose quaternion is 1e-5 off unit norm: beyond the 1e-6 that is normalised."""
     x = m.initial_state()
-    x[3:7] *= 1.0 + 1e-6
+    x[3:7] *= 1.0 + 1e-5
     return x
 
 
@@ -789,7 +791,8 @@ def _bad_quaternion(m):
     "case, exc, match",
     [
         ("x_shape", ValueError, r"x must have shape \(26,\), got \(25,\)"),
-        ("x_2d", ValueError, r"x must have shape \(26,\), got \(1, 26\)"),
+        # (1, 26) is a batch of one state (tests/test_batching.py)
+        ("x_2d", ValueError, r"x must have shape \(\.\.\., 26\), got \(1, 25\)"),
         ("x_nan", ValueError, r"x must be finite \(NaN or inf found\)"),
         ("x_inf", ValueError, r"x must be finite"),
         ("x_complex", TypeError, "x must be an array of real numbers"),
@@ -815,7 +818,7 @@ def test_step_arguments(model3, case, exc, match):
     if case == "x_shape":
         kw["x"] = x[:-1]
     elif case == "x_2d":
-        kw["x"] = x[None]
+        kw["x"] = x[None, :-1]
     elif case == "x_nan":
         x[m.nq] = np.nan
     elif case == "x_inf":
@@ -846,10 +849,15 @@ def test_step_arguments(model3, case, exc, match):
 
 
 def test_quaternion_tolerance(model3):
-    """Quaternions within 1e-9 of unit norm are accepted (and normalized by the step)."""
+    """Quaternions within 1e-9 of unit norm are accepted (and normalized by the step), those
+    within 1e-6 normalised in a copy first, farther ones refused."""
     m = model3
     x = m.initial_state()
     x[3:7] *= 1.0 + 5e-10
+    r = m.step(x, np.zeros(m.nu))
+    assert abs(np.linalg.norm(r.x_next[3:7]) - 1.0) < 4 * U
+    x = m.initial_state()
+    x[3:7] *= 1.0 + 5e-7
     r = m.step(x, np.zeros(m.nu))
     assert abs(np.linalg.norm(r.x_next[3:7]) - 1.0) < 4 * U
     with pytest.raises(ValueError, match="the quaternion of 'box' is not unit"):
@@ -882,7 +890,8 @@ def test_quaternion_check_names_the_body_in_short_and_long_states():
 def test_python_and_c_quaternion_checks_agree_at_the_tolerance(model3):
     """The Python layer's quaternion test (list and array forms of first_non_unit) and the
     C core's state check draw the line at the same norms, just either side of UNIT_TOL:
-    the fast step path leaves the check to C, the keyword path checks in Python first."""
+    the fast step path leaves the check to C, the keyword path checks in Python first;
+    both then take the quaternions past the line (within 1e-6) as normalised ones."""
     from softcontact._validate import UNIT_TOL, first_non_unit
 
     m = model3
@@ -896,15 +905,16 @@ def test_python_and_c_quaternion_checks_agree_at_the_tolerance(model3):
             as_list = first_non_unit([x[3:7].tolist()])
             as_array = first_non_unit(x[3:7])
             assert as_list == as_array
-            results = []
-            for kw in ({}, {"dense": True}):
-                try:
-                    m.step(x, np.zeros(m.nu), **kw)
-                    results.append(True)
-                except ValueError as exc:
-                    assert "is not unit" in str(exc)
-                    results.append(False)
-            assert results[0] == results[1] == (as_list is None)
+            try:
+                _core.step(m._cap, x, np.zeros(m.nu))
+                c_ok = True
+            except ValueError as exc:
+                assert "is not unit" in str(exc)
+                c_ok = False
+            assert c_ok == (as_list is None)
+            fast = m.step(x, np.zeros(m.nu))
+            keyword = m.step(x, np.zeros(m.nu), dense=True)
+            assert np.all(np.isfinite(fast.x_next)) and np.all(np.isfinite(keyword.x_next))
             verdicts.append(as_list is None)
     assert any(verdicts) and not all(verdicts)  # both sides of the line were reached
 

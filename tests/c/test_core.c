@@ -5,6 +5,7 @@
  * Exit status 0 when every check passes; prints "N passed, N failed".
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -318,6 +319,71 @@ static void test_parallel_range_fn_checks(void)
     CHECK(sc__parallel_for(5, 1, NULL, seen) == SC_EINVAL, "NULL fn");
     CHECK(sc__parallel_for(10, 3, fail_fn, NULL) == SC_ENOTUNIT, "status propagated");
     CHECK(sc__parallel_for(10, 3, fail2_fn, NULL) == SC_ENONFINITE, "lowest chunk's status");
+}
+
+/* the persistent pool (sc_parallel_internal.h): repeated calls with the thread count
+   varying, the pool off and on, a shutdown and a restart, and calls from several threads
+   at once (one owns the pool, the others start threads of their own) */
+typedef struct pool_caller {
+    int seen[101];
+    int ok;
+} pool_caller;
+
+static void *pool_caller_main(void *arg)
+{
+    pool_caller *c = (pool_caller *)arg;
+    int r, i;
+    c->ok = 1;
+    for (r = 0; r < 50; r++) {
+        memset(c->seen, 0, sizeof c->seen);
+        c->ok &= sc__parallel_for(101, 1 + r % 5, count_fn, c->seen) == SC_OK;
+        for (i = 0; i < 101; i++) {
+            c->ok &= c->seen[i] == 1;
+        }
+    }
+    return NULL;
+}
+
+static void test_parallel_pool(void)
+{
+    int seen[64], i, r, ok = 1, k;
+    pthread_t th[3];
+    pool_caller callers[3];
+    for (r = 0; r < 300; r++) {
+        const int nt = 1 + (r * 7) % 9;
+        if (r == 100) {
+            CHECK(sc__parallel_pool(0) == 1, "pool on by default");
+        }
+        if (r == 150) {
+            CHECK(sc__parallel_pool(1) == 0, "pool was off");
+        }
+        if (r == 200) {
+            sc__parallel_shutdown();
+        }
+        memset(seen, 0, sizeof seen);
+        ok &= sc__parallel_for(64, nt, count_fn, seen) == SC_OK;
+        for (i = 0; i < 64; i++) {
+            ok &= seen[i] == 1;
+        }
+        ok &= sc__parallel_for(10, nt, fail2_fn, NULL) == (nt > 1 ? SC_ENONFINITE : SC_OK);
+    }
+    CHECK(ok, "300 calls, 1..9 threads, the pool off, on, shut down and restarted");
+    for (k = 0; k < 3; k++) {
+        if (pthread_create(&th[k], NULL, pool_caller_main, &callers[k]) != 0) {
+            callers[k].ok = 1;
+            pool_caller_main(&callers[k]);
+            th[k] = pthread_self();
+        }
+    }
+    for (ok = 1, k = 0; k < 3; k++) {
+        if (!pthread_equal(th[k], pthread_self())) {
+            pthread_join(th[k], NULL);
+        }
+        ok &= callers[k].ok;
+    }
+    CHECK(ok, "calls from three threads at once");
+    sc__parallel_shutdown();
+    sc__parallel_shutdown(); /* no workers: nothing to do */
 }
 
 /* phi, grad vs naive; all ISAs agree; bitwise invariances; FD of derivatives */
@@ -2162,6 +2228,107 @@ static void test_ilqr(void)
     }
 }
 
+/* sc_batch.h: two 2D models of one structure (masses differ), index maps (a broadcast
+   start state, one control sequence for all), 1..3 threads: each item equals sc_step /
+   sc_rollout of its model and rows, bit for bit; maps and models refused */
+static void test_batch(void)
+{
+    sc_body b1[2], b2[2], b3[2];
+    sc_model m1, m2, m3;
+    const sc_model *models[2] = {&m1, &m2}, *odd[2] = {&m1, &m3};
+    const ptrdiff_t mi[4] = {0, 1, 1, 0}, xi[4] = {0, 0, 0, 0}, ui[4] = {0, 1, 0, 1};
+    const ptrdiff_t bad_mi[4] = {0, 2, 0, 0};
+    double x[12] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 1.0, -2.0, 0.5, 0.0, 0.0, 0.0};
+    double U[2 * 3 * 6], X[4 * 4 * 12], A[4 * 3 * 144], Xr[4 * 12], Ar[3 * 144];
+    double xn[4 * 12], dxdx[4 * 144], sn[12], sA[144], *work;
+    int status[4], st1, k, t, nth, ok;
+    sc_batch_map map = {NULL, 2, NULL, NULL, NULL};
+    memset(b1, 0, sizeof b1);
+    b1[0].kind = SC_BODY_DYNAMIC;
+    b1[0].actuated = 1;
+    b1[0].mass = 2.0;
+    b1[0].inertia[0] = 0.5;
+    b1[0].cloud.dim = 2;
+    b1[1].kind = SC_BODY_KINEMATIC;
+    b1[1].cloud.dim = 2;
+    memcpy(b2, b1, sizeof b1);
+    b2[0].mass = 3.0;
+    memcpy(b3, b1, sizeof b1);
+    b3[0].actuated = 0;
+    memset(&m1, 0, sizeof m1);
+    m1.dim = 2;
+    m1.nbody = 2;
+    m1.bodies = b1;
+    m1.gravity[1] = -9.81;
+    m1.dt = 0.01;
+    m1.integrator = SC_INTEGRATOR_EULER;
+    m2 = m1;
+    m2.bodies = b2;
+    m2.integrator = SC_INTEGRATOR_IMPLICIT;
+    m3 = m1;
+    m3.bodies = b3;
+    CHECK(sc_models_alike(&m1, &m2) && !sc_models_alike(&m1, &m3), "models alike");
+    for (k = 0; k < 2 * 3 * 6; k++) {
+        U[k] = 0.01 * (double)(k % 7) - 0.02;
+    }
+    map.models = models;
+    map.model = mi, map.x = xi, map.u = ui;
+    work = (double *)malloc((size_t)sc_batch_workspace_size(&map, 2, 1, 3) * sizeof(double));
+    if (work == NULL) {
+        return;
+    }
+    for (nth = 1; nth <= 3; nth++) {
+        sc_rollout_out ro = {NULL, NULL, NULL, NULL, NULL};
+        sc_step_out so = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+        ro.X = X, ro.A = A, ro.status = status;
+        CHECK(sc_rollout_batch(&map, 4, 3, x, U, 1, OPT(SC_ISA_AUTO, 0, nth), work, &ro) == SC_OK,
+              "rollout_batch with %d threads", nth);
+        for (ok = 1, k = 0; k < 4; k++) {
+            sc_rollout_out r1 = {NULL, NULL, NULL, NULL, NULL};
+            r1.X = Xr, r1.A = Ar, r1.status = &st1;
+            ok &= sc_rollout(models[mi[k]], 1, 3, x, U + ui[k] * 18, 1, NULL, work, &r1) == SC_OK;
+            ok &= status[k] == st1 && memcmp(X + k * 48, Xr, sizeof Xr) == 0 &&
+                  memcmp(A + k * 3 * 144, Ar, sizeof Ar) == 0;
+        }
+        CHECK(ok, "rollout_batch == sc_rollout per item, bitwise (%d threads)", nth);
+        so.x_next = xn, so.dx_dx = dxdx;
+        CHECK(sc_step_batch(&map, 4, x, U, 1, 0, OPT(SC_ISA_AUTO, 0, nth), work, &so, status) ==
+                  SC_OK,
+              "step_batch with %d threads", nth);
+        for (ok = 1, k = 0; k < 4; k++) {
+            sc_step_out s1 = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+            s1.x_next = sn, s1.dx_dx = sA;
+            t = sc_step(models[mi[k]], x, U + ui[k] * 6, 1, 0, NULL, work, &s1);
+            ok &= t == SC_OK && status[k] == SC_OK && memcmp(xn + k * 12, sn, sizeof sn) == 0 &&
+                  memcmp(dxdx + k * 144, sA, sizeof sA) == 0;
+        }
+        CHECK(ok, "step_batch == sc_step per item, bitwise (%d threads)", nth);
+    }
+    {
+        sc_rollout_out ro = {NULL, NULL, NULL, NULL, NULL};
+        sc_step_out so = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+        ro.X = X, ro.status = status;
+        so.x_next = xn;
+        map.model = bad_mi;
+        CHECK(sc_rollout_batch(&map, 4, 3, x, U, 0, NULL, work, &ro) == SC_EINVAL,
+              "model index out of range");
+        map.model = NULL; /* model b for item b: needs nmodel >= B */
+        CHECK(sc_step_batch(&map, 4, x, U, 0, 0, NULL, work, &so, status) == SC_EINVAL &&
+                  sc_step_batch(&map, 2, x, U, 0, 0, NULL, work, &so, status) == SC_OK,
+              "no model index: one model per item");
+        map.models = odd;
+        CHECK(sc_step_batch(&map, 2, x, U, 0, 0, NULL, work, &so, status) == SC_EINVAL &&
+                  sc_batch_workspace_size(&map, 0, 0, 1) == 0,
+              "models of another structure refused");
+        map.models = models;
+        CHECK(sc_rollout_batch(NULL, 1, 1, x, U, 0, NULL, work, &ro) == SC_EINVAL &&
+                  sc_rollout_batch(&map, 1, 1, x, NULL, 0, NULL, work, &ro) == SC_EINVAL &&
+                  sc_rollout_batch(&map, 1, 0, x, NULL, 0, NULL, work, &ro) == SC_OK,
+              "bad arguments");
+    }
+    free(work);
+}
+
 int main(void)
 {
     test_status_and_isa();
@@ -2169,6 +2336,7 @@ int main(void)
     test_exp();
     test_ln_up();
     test_parallel_range_fn_checks();
+    test_parallel_pool();
     test_ssdf_values(2);
     test_ssdf_values(3);
     test_ssdf_pruned(2, 3001);
@@ -2188,9 +2356,11 @@ int main(void)
     test_contact_variants();
     test_contact_friction_modes();
     test_model();
+    test_batch();
     test_step_unit();
     test_rollout_vjp();
     test_ilqr();
+    sc__parallel_shutdown(); /* the pool's workers joined: nothing left for the leak checks */
     printf("%d passed, %d failed\n", n_pass, n_fail);
     return n_fail == 0 ? 0 : 1;
 }
