@@ -26,11 +26,12 @@ import math
 
 import numpy as np
 
-from ._validate import as_float_array, shape_str
+from ._validate import UNIT_NORMALIZE_TOL, as_float_array, shape_str
 
 #: A quaternion given to the wrappers may differ from unit length by this much (it is
-#: normalised before use, and the derivatives are those of the normalised function).
-NORM_TOL = 1e-6
+#: normalised before use, and the derivatives are those of the normalised function), as
+#: everywhere in the API.
+NORM_TOL = UNIT_NORMALIZE_TOL
 
 
 def quat_left(q):
@@ -374,14 +375,57 @@ class Smooth:
         return self._run(z, 2)[2]
 
 
+class _StepFunction(Smooth):
+    """``z = (x, u) -> x_next``: one batched, threaded :meth:`Model.step` call per
+    evaluation, the charts applied per item (3D)."""
+
+    def __init__(self, model) -> None:
+        super().__init__(model.nx + model.nu, model.nx, None, "step")
+        self.model = model
+
+    def _run(self, z, order):
+        m = self.model
+        z = np.asarray(z, dtype=float)
+        lead = z.shape[:-1]
+        zf = z.reshape(-1, self.nz)
+        B = zf.shape[0]
+        outs = [np.empty((B, self.m) + (self.nz,) * k) for k in range(order + 1)]
+        if B == 0:
+            return [o.reshape(lead + o.shape[1:]) for o in outs]
+        chart = state_chart(m)
+        x = chart.normalized(np.ascontiguousarray(zf[:, : m.nx]))
+        u = np.ascontiguousarray(zf[:, m.nx :]) if m.nu else None
+        s = m.step(x, u, order=order)
+        outs[0][:] = s.x_next
+        if order >= 1:
+            n = chart.nt
+            J = np.concatenate([s.dx_dx, s.dx_du], axis=-1)
+            if order >= 2:
+                H = np.empty((B, n, n + m.nu, n + m.nu))
+                H[:, :, :n, :n] = s.d2x_dx2
+                H[:, :, :n, n:] = s.d2x_dxdu
+                H[:, :, n:, :n] = np.swapaxes(s.d2x_dxdu, 2, 3)
+                H[:, :, n:, n:] = s.d2x_du2
+            if m.dim == 2:  # the charts are the identity
+                outs[1][:] = J
+                if order >= 2:
+                    outs[2][:] = H
+            else:
+                for b in range(B):
+                    y = s.x_next[b]
+                    Ji, Hi = _block_in(chart, zf[b, : m.nx], m.nu, order)
+                    if order == 1:
+                        outs[1][b] = ambient(chart.out_jac(y), J[b], Ji)
+                    else:
+                        outs[1][b], outs[2][b] = ambient(
+                            chart.out_jac(y), J[b], Ji, chart.out_hess(y), H[b], Hi
+                        )
+        return [o.reshape(lead + o.shape[1:]) for o in outs]
+
+
 def step_function(model) -> Smooth:
     """``z = (x, u) -> x_next`` of :meth:`Model.step`, in ambient coordinates."""
-    nx = model.nx
-
-    def item(z, order):
-        return step_derivatives(model, z[:nx], z[nx:] if model.nu else None, order)
-
-    return Smooth(nx + model.nu, nx, item, "step")
+    return _StepFunction(model)
 
 
 def contact_function(cloud_a, cloud_b, params) -> Smooth:
