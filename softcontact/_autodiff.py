@@ -270,6 +270,37 @@ def step_batch(model, x, u, order):
     return Y, J, H
 
 
+def rollout_shapes(model, x0_shape, U_shape, T):
+    """Check the shapes of a wrapper's rollout (``U_shape`` None: a model without
+    controls, ``T`` steps): returns ``(lead, T)``, the broadcast batch shape and the
+    number of steps; ValueError/TypeError naming the argument."""
+    from ._validate import as_int
+    from .scene import Model
+
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be a Model, got {type(model).__name__}")
+    if U_shape is None:
+        if model.nu:
+            raise ValueError(f"U must have shape (..., T, {model.nu}), got None")
+        if T is None:
+            raise ValueError("T (the number of steps) is needed when U is None")
+        U_shape = tuple(x0_shape[:-1]) + (as_int(T, "T", 0), 0)
+    x0_shape, U_shape = tuple(x0_shape), tuple(U_shape)
+    if len(x0_shape) < 1 or x0_shape[-1] != model.nx:
+        raise ValueError(f"x0 must have shape (..., {model.nx}), got {x0_shape}")
+    if len(U_shape) < 2 or U_shape[-1] != model.nu:
+        raise ValueError(f"U must have shape (..., T, {model.nu}), got {U_shape}")
+    if T is not None and as_int(T, "T", 0) != U_shape[-2]:
+        raise ValueError(f"T is {T} but U holds {U_shape[-2]} steps")
+    try:
+        lead = np.broadcast_shapes(x0_shape[:-1], U_shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"the batch dimensions of x0 {x0_shape} and U {U_shape} do not broadcast"
+        ) from None
+    return lead, U_shape[-2]
+
+
 def rollout_forward(model, x0, U):
     """The states ``X`` (B, T + 1, nx) of the rollouts from ``x0`` (B, nx) (quaternions
     within NORM_TOL of unit, normalised) under ``U`` (B, T, nu); DivergenceError for a

@@ -247,31 +247,11 @@ def rollout(model, x0, U=None, *, T=None):
     """The states ``X`` (..., T + 1, nx) of :meth:`Model.rollout` from ``x0`` (..., nx)
     under ``U`` (..., T, nu); ``U`` None (a model without controls) needs ``T``.
     Differentiable in reverse mode to second order (see the module docstring)."""
-    from ._validate import as_int
-    from .scene import Model
-
-    if not isinstance(model, Model):
-        raise TypeError(f"model must be a Model, got {type(model).__name__}")
     x0 = _array(x0, "x0")
+    U = None if U is None else _array(U, "U")
+    lead, T = ad.rollout_shapes(model, x0.shape, None if U is None else U.shape, T)
     if U is None:
-        if model.nu:
-            raise ValueError(f"U must have shape (..., T, {model.nu}), got None")
-        if T is None:
-            raise ValueError("T (the number of steps) is needed when U is None")
-        U = jnp.zeros(x0.shape[:-1] + (as_int(T, "T", 0), 0), x0.dtype)
-    U = _array(U, "U")
-    if x0.ndim < 1 or x0.shape[-1] != model.nx:
-        raise ValueError(f"x0 must have shape (..., {model.nx}), got {tuple(x0.shape)}")
-    if U.ndim < 2 or U.shape[-1] != model.nu:
-        raise ValueError(f"U must have shape (..., T, {model.nu}), got {tuple(U.shape)}")
-    if T is not None and as_int(T, "T", 0) != U.shape[-2]:
-        raise ValueError(f"T is {T} but U holds {U.shape[-2]} steps")
-    try:
-        lead = jnp.broadcast_shapes(x0.shape[:-1], U.shape[:-2])
-    except ValueError:
-        raise ValueError(
-            f"the batch dimensions of x0 {tuple(x0.shape)} and U {tuple(U.shape)} do not broadcast"
-        ) from None
+        U = jnp.zeros(x0.shape[:-1] + (T, 0), x0.dtype)
     dtype = jnp.result_type(x0, U)
     x0 = jnp.broadcast_to(x0.astype(dtype), lead + (model.nx,))
     U = jnp.broadcast_to(U.astype(dtype), lead + U.shape[-2:])

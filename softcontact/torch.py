@@ -245,31 +245,11 @@ def rollout(model, x0, U=None, *, T=None):
     ``U`` None (a model without controls) needs the number of steps ``T``.  ``X[..., 0]``
     is ``x0`` (its quaternions normalised).  Backward passes run the C adjoint across
     the machine's cores, one trajectory per thread."""
-    from ._validate import as_int
-    from .scene import Model
-
-    if not isinstance(model, Model):
-        raise TypeError(f"model must be a Model, got {type(model).__name__}")
     x0 = _tensor(x0, "x0")
+    U = None if U is None else _tensor(U, "U")
+    lead, T = ad.rollout_shapes(model, x0.shape, None if U is None else U.shape, T)
     if U is None:
-        if model.nu:
-            raise ValueError(f"U must have shape (..., T, {model.nu}), got None")
-        if T is None:
-            raise ValueError("T (the number of steps) is needed when U is None")
-        U = x0.new_zeros(x0.shape[:-1] + (as_int(T, "T", 0), 0))
-    U = _tensor(U, "U")
-    if x0.ndim < 1 or x0.shape[-1] != model.nx:
-        raise ValueError(f"x0 must have shape (..., {model.nx}), got {tuple(x0.shape)}")
-    if U.ndim < 2 or U.shape[-1] != model.nu:
-        raise ValueError(f"U must have shape (..., T, {model.nu}), got {tuple(U.shape)}")
-    if T is not None and as_int(T, "T", 0) != U.shape[-2]:
-        raise ValueError(f"T is {T} but U holds {U.shape[-2]} steps")
-    try:
-        lead = torch.broadcast_shapes(x0.shape[:-1], U.shape[:-2])
-    except RuntimeError:
-        raise ValueError(
-            f"the batch dimensions of x0 {tuple(x0.shape)} and U {tuple(U.shape)} do not broadcast"
-        ) from None
+        U = x0.new_zeros(x0.shape[:-1] + (T, 0))
     dtype = torch.promote_types(x0.dtype, U.dtype)
     B = math.prod(lead)
     xb = x0.to(dtype).expand(*lead, model.nx).reshape(B, model.nx)
