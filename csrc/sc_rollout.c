@@ -122,10 +122,11 @@ static int vjp_range(void *ctx, ptrdiff_t begin, ptrdiff_t end, int tid)
         const double *X = J->X + bi * (J->T + 1) * nx, *GX = J->GX + bi * (J->T + 1) * nx;
         const double *U = J->U ? J->U + bi * J->T * nu : NULL;
         double *gU = J->gU ? J->gU + bi * J->T * nu : NULL, *gx0 = J->gx0 + bi * nx;
-        int st = SC_OK;
+        /* the last state is no step's input: checked here (the others by sc_step) */
+        int st = sc__state_check(J->m, &J->s, X + J->T * nx, NULL, 0);
         memset(lam, 0, sizeof(double) * (size_t)n2);
         add_tangent_cotangent(J->m, &J->s, X + J->T * nx, GX + J->T * nx, lam);
-        for (t = J->T - 1; t >= 0; t--) {
+        for (t = J->T - 1; t >= 0 && st == SC_OK; t--) {
             sc_step_out so = {0};
             if (sc_interrupt_check(opt.interrupt)) {
                 return SC_EINTERRUPTED;

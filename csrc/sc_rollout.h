@@ -55,7 +55,9 @@ SC_API int sc_rollout(const sc_model *m, ptrdiff_t B, ptrdiff_t T, const double 
  * (one order-1 step per stage; nothing per stage is stored), P_t = d X_t / d (tangent)
  * (the quaternion of a 3D body: q (x) exp(dtheta / 2), so P = Q(q)[:, 1:] / 2) and E_0 =
  * d (tangent) / d x0 (2 Q(q)[:, 1:]' for a unit q): every derivative is in the states'
- * own (ambient) coordinates; 2D states are their tangent coordinates.
+ * own (ambient) coordinates; 2D states are their tangent coordinates.  A 3D x0 is read
+ * as a point on the unit sphere: gx0 has no component along its quaternion (GX_0 enters
+ * as (I - q q') GX_0), the gradient of the function of q / |q|.
  *
  * Given:
  *   m        const sc_model*   a model that passed sc_model_check
@@ -68,8 +70,9 @@ SC_API int sc_rollout(const sc_model *m, ptrdiff_t B, ptrdiff_t T, const double 
  * Returned:
  *   gx0      double*           B x nx
  *   gU       double*           B x T x nu (may be NULL when nu == 0)
- *   status   int*              B: SC_OK, or the status of a step that failed (its
- *                              trajectory's gx0 and gU are then NaN)
+ *   status   int*              B: SC_OK, or the status of a step that failed or of the
+ *                              last state's check (sc_step's: finite, unit quaternions,
+ *                              valid range); that trajectory's gx0 and gU are then NaN
  * Returned (function value): SC_OK, SC_EINVAL for bad arguments, or SC_EINTERRUPTED.
  * Notes:
  *   1) Results do not depend on nthreads (one trajectory per thread at a time).

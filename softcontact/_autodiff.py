@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from ._validate import UNIT_NORMALIZE_TOL, as_float_array, shape_str
+from ._validate import UNIT_NORMALIZE_TOL
 
 #: A quaternion given to the wrappers may differ from unit length by this much (it is
 #: normalised before use, and the derivatives are those of the normalised function), as
@@ -224,52 +224,6 @@ def step_derivatives(model, x, u, order):
     return y, Ja, Ha
 
 
-def as_batch(model, x, u, xname="x", uname="u"):
-    """``x`` (..., nx) and ``u`` (..., nu) (None when nu is 0) as float64 arrays broadcast
-    to one batch shape: ``(x (B, nx), u (B, nu), batch shape)``."""
-    xa = as_float_array(x, xname)
-    if xa.ndim < 1 or xa.shape[-1] != model.nx:
-        raise ValueError(f"{xname} must have shape (..., {model.nx}), got {shape_str(xa.shape)}")
-    if u is None:
-        if model.nu:
-            raise ValueError(f"{uname} must have shape (..., {model.nu}), got None")
-        ua = np.zeros(xa.shape[:-1] + (0,))
-    else:
-        ua = as_float_array(u, uname)
-        if ua.ndim < 1 or ua.shape[-1] != model.nu:
-            raise ValueError(
-                f"{uname} must have shape (..., {model.nu}), got {shape_str(ua.shape)}"
-            )
-    try:
-        lead = np.broadcast_shapes(xa.shape[:-1], ua.shape[:-1])
-    except ValueError:
-        raise ValueError(
-            f"{xname} {shape_str(xa.shape)} and {uname} {shape_str(ua.shape)} do not "
-            "broadcast to one batch"
-        ) from None
-    xb = np.broadcast_to(xa, lead + (model.nx,)).reshape(-1, model.nx)
-    ub = np.broadcast_to(ua, lead + (model.nu,)).reshape(-1, model.nu)
-    return xb, ub, lead
-
-
-def step_batch(model, x, u, order):
-    """:func:`step_derivatives` over a batch: ``(Y (B, nx), J (B, nx, nx + nu) or None,
-    H or None)`` for ``x`` (B, nx), ``u`` (B, nu)."""
-    B = x.shape[0]
-    nx, nu = model.nx, model.nu
-    Y = np.empty((B, nx))
-    J = np.empty((B, nx, nx + nu)) if order >= 1 else None
-    H = np.empty((B, nx, nx + nu, nx + nu)) if order >= 2 else None
-    for b in range(B):
-        r = step_derivatives(model, x[b], u[b] if nu else None, order)
-        Y[b] = r[0]
-        if order >= 1:
-            J[b] = r[1]
-        if order >= 2:
-            H[b] = r[2]
-    return Y, J, H
-
-
 def rollout_shapes(model, x0_shape, U_shape, T):
     """Check the shapes of a wrapper's rollout (``U_shape`` None: a model without
     controls, ``T`` steps): returns ``(lead, T)``, the broadcast batch shape and the
@@ -303,15 +257,29 @@ def rollout_shapes(model, x0_shape, U_shape, T):
 
 def rollout_forward(model, x0, U):
     """The states ``X`` (B, T + 1, nx) of the rollouts from ``x0`` (B, nx) (quaternions
-    within NORM_TOL of unit, normalised) under ``U`` (B, T, nu); DivergenceError for a
-    trajectory that fails."""
+    within NORM_TOL of unit, normalised) under ``U`` (B, T, nu): ValueError naming
+    ``x0`` or ``U`` for non-finite or out-of-range input, DivergenceError for a
+    trajectory that diverges."""
+    from . import _core
+
+    if not np.isfinite(x0).all():
+        raise ValueError("x0 must be finite (NaN or inf found)")
+    if not np.isfinite(U).all():
+        raise ValueError("U must be finite (NaN or inf found)")
     x0n = state_chart(model).normalized(x0, "x0")
     ro = model.rollout(x0n, U, num_threads=None)
     bad = np.flatnonzero(ro.status != 0)
     if bad.size:
         b = int(bad[0])
         t = int(ro.failed_step[b])
-        raise model._divergence(ro.states[b, t + 1], step=t, context=f"trajectory {b}")
+        if ro.status[b] in (_core.SC_EDIVERGED, _core.SC_ENONFINITE):  # finite inputs
+            raise model._divergence(ro.states[b, t + 1], step=t, context=f"trajectory {b}")
+        bound = model._control_out_of_range(U[b, t]) if model.nu else None
+        raise ValueError(
+            f"U: trajectory {b}, step {t}: {bound}"
+            if bound
+            else f"trajectory {b}: step {t} failed (status {int(ro.status[b])})"
+        )
     return ro.states
 
 
@@ -329,7 +297,8 @@ def rollout_vjp(model, x0, U, X, GX):
     )
     bad = np.flatnonzero(status != 0)
     if bad.size:  # the states are a completed rollout's, so this is not expected
-        raise ValueError(f"rollout_vjp: the step of trajectory {int(bad[0])} failed")
+        b = int(bad[0])
+        raise ValueError(f"rollout_vjp: trajectory {b} failed (status {int(status[b])})")
     chart = state_chart(model)
     for a, _ in chart._quats:
         # gx0 is orthogonal to the unit q of X[:, 0]: the normalisation's transpose is 1/|q|

@@ -17,7 +17,11 @@ and its derivatives are the core's analytic ones:
 Enable float64 (``jax.config.update("jax_enable_x64", True)``): the arithmetic is float64
 in C either way, and results come back in the inputs' dtype.  Conventions (batch
 dimensions, quaternions normalised within 1e-6) are those of :mod:`softcontact.torch`.
-A rollout that diverges raises :class:`~softcontact.DivergenceError` from the callback.
+Shapes and types are checked when the function is called (ValueError / TypeError naming
+the argument); values are checked in the callback, so a non-finite or out-of-range input,
+a quaternion beyond the tolerance or a diverging rollout reaches the caller as JAX's
+``JaxRuntimeError`` carrying softcontact's message (the ValueError or
+:class:`~softcontact.DivergenceError` that the NumPy API raises).
 
 Examples
 --------
@@ -77,8 +81,7 @@ def _smooth(fn: ad.Smooth):
     @value_and_jac.defjvp
     def _value_and_jac_jvp(primals, tangents):
         (z,), (dz,) = primals, tangents
-        y, J = value_and_jac(z)
-        H = _callback(fn.hess, shapes(z, 2)[2], z.dtype, z)
+        y, J, H = _callback(lambda a: fn._run(a, 2), shapes(z, 2), z.dtype, z)
         return (y, J), (
             jnp.einsum("...ai,...i->...a", J, dz),
             jnp.einsum("...aij,...j->...ai", H, dz),
@@ -193,6 +196,11 @@ def _rollout_fn(model):
         gx0, gU = ad.rollout_vjp(model, x0, U, X, GX)
         return np.concatenate([gx0, gU.reshape(gU.shape[0], -1)], -1)
 
+    def vjp_host_again(x0, U, X, GX):
+        # states rounded below float64 (e.g. float32 quaternions, 1e-8 off unit length):
+        # the adjoint runs on the float64 rollout of the same x0 and U
+        return vjp_host(x0, U, ad.rollout_forward(model, x0, U), GX)
+
     def second_host(x0, U, GX, cx0, cU):
         out = []
         for b in range(x0.shape[0]):
@@ -204,7 +212,8 @@ def _rollout_fn(model):
     def adjoint(x0, U, X, GX):
         T, nu = U.shape[-2], U.shape[-1]
         shape = x0.shape[:-1] + (nx + T * nu,)
-        g = _callback(_flat(vjp_host), shape, x0.dtype, x0, U, X, GX)
+        host = vjp_host if X.dtype == jnp.float64 else vjp_host_again
+        g = _callback(_flat(host), shape, x0.dtype, x0, U, X, GX)
         return g[..., :nx], g[..., nx:].reshape(U.shape)
 
     def adjoint_fwd(x0, U, X, GX):

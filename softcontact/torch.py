@@ -201,14 +201,14 @@ def contact(cloud_a, pose_a, vel_a, cloud_b, pose_b, vel_b, params=None):
 
 
 class _RolloutVJP(torch.autograd.Function):
-    """``(gx0, gU)`` of the rollout's adjoint (C); its backward from the steps' second
-    derivatives."""
+    """``(gx0, gU)`` of the rollout's adjoint (C) at the float64 states ``X`` (NumPy); its
+    backward from the steps' second derivatives."""
 
     @staticmethod
     def forward(ctx, model, x0, U, X, GX):
         ctx.model = model
         ctx.save_for_backward(x0, U, GX)
-        gx0, gU = ad.rollout_vjp(model, _np(x0), _np(U), _np(X), _np(GX))
+        gx0, gU = ad.rollout_vjp(model, _np(x0), _np(U), X, _np(GX))
         return _back(gx0, x0), _back(gU, U)
 
     @staticmethod
@@ -227,14 +227,15 @@ class _Rollout(torch.autograd.Function):
     @staticmethod
     def forward(ctx, model, x0, U):
         ctx.model = model
-        X = _back(ad.rollout_forward(model, _np(x0), _np(U)), x0)
-        ctx.save_for_backward(x0, U, X)
-        return X
+        # the float64 states wait for the adjoint: the output may be rounded to x0's dtype
+        ctx.X = ad.rollout_forward(model, _np(x0), _np(U))
+        ctx.save_for_backward(x0, U)
+        return _back(ctx.X, x0)
 
     @staticmethod
     def backward(ctx, gX):
-        x0, U, X = ctx.saved_tensors
-        gx0, gU = _RolloutVJP.apply(ctx.model, x0, U, X.detach(), gX)
+        x0, U = ctx.saved_tensors
+        gx0, gU = _RolloutVJP.apply(ctx.model, x0, U, ctx.X, gX)
         return None, gx0, gU
 
 

@@ -95,6 +95,27 @@ def test_jit_vmap_and_torch_agree():
     np.testing.assert_allclose(gj, gt.detach().numpy(), rtol=1e-12, atol=1e-15)
 
 
+def test_float32_rollout_gradients_and_errors_from_the_callbacks():
+    """With JAX's default float32 a 3D rollout differentiates (the adjoint reruns the
+    float64 states); values refused in the callback reach the caller as JaxRuntimeError
+    with softcontact's message."""
+    model, x0, U = cases.problem("box3d")
+    loss = lambda x, u: jnp.sum(sj.rollout(model, x, u)[-1, :3] ** 2)  # noqa: E731
+    g64 = np.asarray(jax.grad(loss, argnums=1)(jnp.asarray(x0), jnp.asarray(U)))
+    jax.config.update("jax_enable_x64", False)
+    try:
+        g32 = jax.grad(loss, argnums=1)(jnp.asarray(x0, jnp.float32), jnp.asarray(U, jnp.float32))
+        assert g32.dtype == jnp.float32
+        g32 = np.asarray(g32)
+        np.testing.assert_allclose(g32, g64, rtol=1e-4, atol=1e-5 * float(np.abs(g64).max()))
+    finally:
+        jax.config.update("jax_enable_x64", True)
+    bad = x0.copy()
+    bad[3:7] *= 1.001
+    with pytest.raises(jax.errors.JaxRuntimeError, match="x0: a quaternion is not unit"):
+        sj.rollout(model, jnp.asarray(bad), jnp.asarray(U)).block_until_ready()
+
+
 def test_forward_mode_through_a_rollout_is_refused_and_bad_input_named():
     model, x0, U = cases.problem("push-contact")
     x, u = jnp.asarray(x0), jnp.asarray(U)

@@ -167,6 +167,36 @@ def test_bad_input_names_the_argument():
         st.contact(ball, *map(torch.tensor, args[:2]), ball, *map(torch.tensor, args[2:]), 1)
 
 
+def test_float32_empty_and_bad_rollouts():
+    """float32 tensors differentiate through 3D rollouts (the adjoint runs on the float64
+    states, whose quaternions the float32 copy rounds off unit length); empty batches and
+    horizons; non-finite input named."""
+    model, x0, U = cases.problem("box3d")
+    grads = []
+    for dtype in (torch.float64, torch.float32):
+        x = torch.tensor(x0, dtype=dtype, requires_grad=True)
+        u = torch.tensor(U, dtype=dtype, requires_grad=True)
+        X = st.rollout(model, x, u)
+        assert X.dtype == dtype
+        (X[-1, :3] ** 2).sum().backward()
+        assert x.grad.dtype == u.grad.dtype == dtype
+        grads.append(u.grad.double())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-5, atol=1e-6 * grads[0].abs().max())
+    x = torch.tensor(x0, requires_grad=True)
+    X = st.rollout(model, x.expand(0, model.nx), torch.tensor(U).expand(0, *U.shape))
+    assert X.shape == (0, cases.T + 1, model.nx)
+    X = st.rollout(model, x, torch.zeros((0, model.nu), dtype=torch.float64))
+    X.sum().backward()
+    want = np.ones(model.nx)  # X[0] = x0 read through q / |q|: no gradient along q
+    want[3:7] -= x0[3:7] * x0[3:7].sum()
+    assert X.shape == (1, model.nx)
+    np.testing.assert_allclose(x.grad, want, rtol=0, atol=1e-15)
+    with pytest.raises(ValueError, match="x0 must be finite"):
+        st.rollout(model, x.detach() * np.nan, torch.tensor(U))
+    with pytest.raises(ValueError, match="U must be finite"):
+        st.rollout(model, x.detach(), torch.tensor(U) * np.nan)
+
+
 def test_a_diverging_rollout_raises():
     """A box dropped on a floor 1e9 N/m stiff, Euler steps of 50 ms: it blows up."""
     s = sc.Scene(dim=3)

@@ -2103,6 +2103,10 @@ static void test_rollout_vjp(void)
     CHECK(st == SC_OK && status[0] == SC_OK && status[1] == SC_ENONFINITE && isnan(gx0[VJP_NX]) &&
               isnan(gU[VJP_T * 6]) && !isnan(gx0[0]),
           "rollout vjp: a failing step's trajectory NaN, the others kept (%d)", status[1]);
+    X[VJP_T * VJP_NX + 3] *= 1.001; /* the last state of trajectory 0: no step's input */
+    st = sc_rollout_vjp(&m, 2, VJP_T, X, U, GX, NULL, work, gx0, gU, status);
+    CHECK(st == SC_OK && status[0] == SC_ENOTUNIT && isnan(gx0[0]) && isnan(gU[0]),
+          "rollout vjp: the last state checked too (%d)", status[0]);
     CHECK(sc_rollout_vjp(&m, -1, VJP_T, X, U, GX, NULL, work, gx0, gU, status) == SC_EINVAL &&
               sc_rollout_vjp(&m, 2, VJP_T, X, NULL, GX, NULL, work, gx0, gU, status) == SC_EINVAL &&
               sc_rollout_vjp(&m, 2, VJP_T, X, U, NULL, NULL, work, gx0, gU, status) == SC_EINVAL &&
