@@ -139,27 +139,35 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
-/* the calling thread's wait for its workers, polling `it` every it->period seconds (or
-   every 10 ms for a smaller period): a stop is seen by the workers at their next check */
+/* one step of a polled wait (`mu` held): waits on `cv` for up to it->period seconds (or
+   10 ms for a smaller period), then, if *pending (read under `mu`) is still positive,
+   polls `it` with `mu` released; a stop is seen by the workers at their next check */
+static void timed_wait_poll(pthread_cond_t *cv, pthread_mutex_t *mu, const int *pending,
+                            sc_interrupt *it)
+{
+    struct timespec ts;
+    const double p = it->period > 0.01 ? it->period : 0.01;
+    double t = now_seconds() + p;
+    ts.tv_sec = (time_t)t;
+    ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(cv, mu, &ts);
+    if (*pending > 0) {
+        pthread_mutex_unlock(mu);
+        sc_interrupt_check(it);
+        pthread_mutex_lock(mu);
+    }
+}
+
+/* the calling thread's wait for its workers, polling `it` (timed_wait_poll) */
 static void wait_polling(join_state *js, sc_interrupt *it)
 {
     pthread_mutex_lock(&js->mu);
     while (js->running > 0) {
-        struct timespec ts;
-        const double p = it->period > 0.01 ? it->period : 0.01;
-        double t = now_seconds() + p;
-        ts.tv_sec = (time_t)t;
-        ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&js->cv, &js->mu, &ts);
-        if (js->running > 0) {
-            pthread_mutex_unlock(&js->mu);
-            sc_interrupt_check(it);
-            pthread_mutex_lock(&js->mu);
-        }
+        timed_wait_poll(&js->cv, &js->mu, &js->running, it);
     }
     pthread_mutex_unlock(&js->mu);
 }
@@ -263,21 +271,7 @@ static void pool_wait(pool_state *P, sc_interrupt *it)
         if (it == NULL) {
             pthread_cond_wait(&P->done_cv, &P->mu);
         } else {
-            struct timespec ts;
-            const double p = it->period > 0.01 ? it->period : 0.01;
-            double t = now_seconds() + p;
-            ts.tv_sec = (time_t)t;
-            ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
-            pthread_cond_timedwait(&P->done_cv, &P->mu, &ts);
-            if (P->pending > 0) {
-                pthread_mutex_unlock(&P->mu);
-                sc_interrupt_check(it);
-                pthread_mutex_lock(&P->mu);
-            }
+            timed_wait_poll(&P->done_cv, &P->mu, &P->pending, it);
         }
     }
     P->chunks = NULL;

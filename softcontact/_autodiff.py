@@ -255,6 +255,58 @@ def rollout_shapes(model, x0_shape, U_shape, T):
     return lead, U_shape[-2]
 
 
+# The wrappers' argument checks of step, ssdf and contact.  ``as_array(a, name)`` is the
+# wrapper's conversion to its framework's arrays (TypeError naming ``name``) and
+# ``zeros(like, shape)`` makes an array of zeros like ``like``; each function checks and
+# converts in the wrappers' order and returns the arguments of their ``_apply``: the
+# Smooth function, its input parts, their names and their sizes.
+
+
+def step_setup(model, x, u, as_array, zeros):
+    """:func:`step`'s ``(fn, [x, u], names, sizes)``; ``u`` None (a model without
+    controls) is an empty array like ``x``."""
+    from .scene import Model
+
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be a Model, got {type(model).__name__}")
+    x = as_array(x, "x")
+    if u is None:
+        if model.nu:
+            raise ValueError(f"u must have shape (..., {model.nu}), got None")
+        u = zeros(x, x.shape[:-1] + (0,))
+    u = as_array(u, "u")
+    return step_function(model), [x, u], ["x", "u"], [model.nx, model.nu]
+
+
+def ssdf_setup(cloud, x, eps, as_array):
+    """:func:`ssdf`'s ``(fn, [x], names, sizes)``, ``eps`` checked as the NumPy API
+    checks it."""
+    from .cloud import PointCloud
+    from .ssdf import ssdf
+
+    if not isinstance(cloud, PointCloud):
+        raise TypeError(f"cloud must be a PointCloud, got {type(cloud).__name__}")
+    x = as_array(x, "x")
+    ssdf(cloud, np.zeros((0, cloud.dim)), eps)  # checks eps
+    return ssdf_function(cloud, eps), [x], ["x"], [cloud.dim]
+
+
+def contact_setup(cloud_a, pose_a, vel_a, cloud_b, pose_b, vel_b, params, as_array):
+    """:func:`contact`'s ``(fn, [pose_a, pose_b, vel_a, vel_b], names, [nq, nq, nv,
+    nv])``; ``params`` None: the default :class:`~softcontact.ContactParams`."""
+    from .contact import _DEFAULT_PARAMS, ContactParams, _check_clouds
+
+    dim = _check_clouds(cloud_a, cloud_b)
+    if params is None:
+        params = _DEFAULT_PARAMS
+    elif not isinstance(params, ContactParams):
+        raise TypeError(f"params must be a ContactParams, got {type(params).__name__}")
+    nq, nv = (3, 3) if dim == 2 else (7, 6)
+    names = ["pose_a", "pose_b", "vel_a", "vel_b"]
+    parts = [as_array(a, n) for a, n in zip((pose_a, pose_b, vel_a, vel_b), names, strict=True)]
+    return contact_function(cloud_a, cloud_b, params), parts, names, [nq, nq, nv, nv]
+
+
 def rollout_forward(model, x0, U):
     """The states ``X`` (B, T + 1, nx) of the rollouts from ``x0`` (B, nx) (quaternions
     within NORM_TOL of unit, normalised) under ``U`` (B, T, nu): ValueError naming

@@ -112,6 +112,11 @@ def _array(a, name):
     return a
 
 
+def _zeros(like, shape):
+    """Zeros of ``shape`` in ``like``'s dtype."""
+    return jnp.zeros(shape, like.dtype)
+
+
 def _apply(fn, parts, names, sizes):
     for p, n, k in zip(parts, names, sizes, strict=True):
         if p.ndim < 1 or p.shape[-1] != k:
@@ -131,47 +136,24 @@ def _apply(fn, parts, names, sizes):
 def step(model, x, u=None):
     """``x_next`` (..., nx) of :meth:`Model.step` from ``x`` (..., nx) and ``u`` (...,
     nu) (None for a model without controls); differentiable to second order."""
-    from .scene import Model
-
-    if not isinstance(model, Model):
-        raise TypeError(f"model must be a Model, got {type(model).__name__}")
-    x = _array(x, "x")
-    if u is None:
-        if model.nu:
-            raise ValueError(f"u must have shape (..., {model.nu}), got None")
-        u = jnp.zeros(x.shape[:-1] + (0,), x.dtype)
-    u = _array(u, "u")
-    return _apply(ad.step_function(model), [x, u], ["x", "u"], [model.nx, model.nu])
+    return _apply(*ad.step_setup(model, x, u, _array, _zeros))
 
 
 def ssdf(cloud, x, eps):
     """The soft signed distance ``phi`` (...) of :func:`softcontact.ssdf` at ``x`` (...,
     D); differentiable in ``x`` to second order (the cloud and ``eps`` are constants)."""
-    from .cloud import PointCloud
-    from .ssdf import ssdf as _ssdf
-
-    if not isinstance(cloud, PointCloud):
-        raise TypeError(f"cloud must be a PointCloud, got {type(cloud).__name__}")
-    x = _array(x, "x")
-    _ssdf(cloud, np.zeros((0, cloud.dim)), eps)  # checks eps
-    return _apply(ad.ssdf_function(cloud, eps), [x], ["x"], [cloud.dim])[..., 0]
+    return _apply(*ad.ssdf_setup(cloud, x, eps, _array))[..., 0]
 
 
 def contact(cloud_a, pose_a, vel_a, cloud_b, pose_b, vel_b, params=None):
     """The contact wrenches ``(wrench_a, wrench_b)`` (each (..., nv)) of
     :func:`softcontact.contact`; differentiable in the poses and velocities to second
     order (the clouds and :class:`~softcontact.ContactParams` are constants)."""
-    from .contact import _DEFAULT_PARAMS, ContactParams, _check_clouds
-
-    dim = _check_clouds(cloud_a, cloud_b)
-    if params is None:
-        params = _DEFAULT_PARAMS
-    elif not isinstance(params, ContactParams):
-        raise TypeError(f"params must be a ContactParams, got {type(params).__name__}")
-    nq, nv = (3, 3) if dim == 2 else (7, 6)
-    names = ["pose_a", "pose_b", "vel_a", "vel_b"]
-    parts = [_array(a, n) for a, n in zip((pose_a, pose_b, vel_a, vel_b), names, strict=True)]
-    w = _apply(ad.contact_function(cloud_a, cloud_b, params), parts, names, [nq, nq, nv, nv])
+    fn, parts, names, sizes = ad.contact_setup(
+        cloud_a, pose_a, vel_a, cloud_b, pose_b, vel_b, params, _array
+    )
+    w = _apply(fn, parts, names, sizes)
+    nv = sizes[-1]
     return w[..., :nv], w[..., nv:]
 
 
@@ -260,7 +242,7 @@ def rollout(model, x0, U=None, *, T=None):
     U = None if U is None else _array(U, "U")
     lead, T = ad.rollout_shapes(model, x0.shape, None if U is None else U.shape, T)
     if U is None:
-        U = jnp.zeros(x0.shape[:-1] + (T, 0), x0.dtype)
+        U = _zeros(x0, x0.shape[:-1] + (T, 0))
     dtype = jnp.result_type(x0, U)
     x0 = jnp.broadcast_to(x0.astype(dtype), lead + (model.nx,))
     U = jnp.broadcast_to(U.astype(dtype), lead + U.shape[-2:])
