@@ -14,7 +14,9 @@ on the same seeds, and prints one markdown table (``--out`` writes it to a page 
 - ``damping``: the env with momentum (pymunk space damping 0.5);
 - ``cog``: the env's block with its centre of gravity moved to (0, 30) px;
 
-then the wall time of the first variant's run on 1 and on 2 workers (``--scale``).
+then the wall time of the first variant's run on 1 and on 2 workers (``--scale``), and
+our own push-T task (:mod:`softcontact.tasks.push_t`, its model as the plant) under
+``mpc.realtime_settings()`` (``--own``, 50 seeds).
 Decision times are wall-clock seconds of the whole controller call (model state,
 planning, PD inversion), measured inside the workers while all of them run.
 Published references for the same env: LeRobot's diffusion policy reaches 63.8 %
@@ -65,10 +67,16 @@ def main(argv=None):
         "--variants", default=None, help="comma-separated names of VARIANTS to run (default all)"
     )
     ap.add_argument("--scale", type=int, default=0, help="episodes of the scale-out rows (0: none)")
+    ap.add_argument(
+        "--own",
+        type=int,
+        default=50,
+        help="seeds of our own push-T under mpc.realtime_settings() (default 50; 0: none)",
+    )
     ap.add_argument("--out", default=None, help="also write the page (docs/gym_pusht.md)")
     a = ap.parse_args(argv)
-    if a.episodes < 1 or a.scale < 0 or a.deadline <= 0:
-        ap.error("--episodes must be >= 1, --scale >= 0, --deadline > 0")
+    if a.episodes < 1 or a.scale < 0 or a.own < 0 or a.deadline <= 0:
+        ap.error("--episodes must be >= 1, --scale and --own >= 0, --deadline > 0")
     wanted = list(VARIANTS) if a.variants is None else a.variants.split(",")
     if not set(wanted) <= set(VARIANTS):
         ap.error(f"--variants: known are {', '.join(VARIANTS)}")
@@ -134,7 +142,34 @@ def main(argv=None):
             gp.evaluate(range(a.scale), n_workers=w, deadline=a.deadline, **variants[0][1])
             wall = time.perf_counter() - t0
             print(f"| {w} | {wall:.0f} | {a.scale / wall * 60:.1f} |", file=out)
+    if a.own:
+        _own_realtime(a.own, workers, out)
     out.close()
+
+
+def _own_realtime(n, workers, out):
+    """Our own push-T (its model as the plant) under ``mpc.realtime_settings()``."""
+    from softcontact.tasks.push_t import mpc
+
+    ev = mpc.evaluate(range(n), jobs=workers, **mpc.realtime_settings())
+    ok = [e.time for e in ev.episodes if e.success]
+    st = np.concatenate([e.solve_times for e in ev.episodes])
+    print(
+        f"\nOur own push-T (`push_t.make(seed)`, seeds 0..{n - 1}, the model itself as the "
+        f"plant) under `mpc.realtime_settings()`, {workers} episodes at a time:\n",
+        file=out,
+    )
+    print(
+        "| episodes | success | median time to success s | decision median ms | p95 ms | max ms |",
+        file=out,
+    )
+    print("|---|---|---|---|---|---|", file=out)
+    print(
+        f"| {n} | {ev.success_rate:.1%} | {np.median(ok) if ok else float('nan'):.2f} | "
+        f"{np.median(st) * 1e3:.1f} | {np.percentile(st, 95) * 1e3:.1f} | "
+        f"{st.max() * 1e3:.1f} |",
+        file=out,
+    )
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ def test_gym_benchmark_prints_its_table(tmp_path):
     out = tmp_path / "page.md"
     argv = ["--episodes", "1", "--first-seed", "2", "--workers", "1", "--variants", "ddp,noise"]
     r = subprocess.run(
-        [sys.executable, str(SCRIPT), *argv, "--scale", "1", "--out", str(out)],
+        [sys.executable, str(SCRIPT), *argv, "--scale", "1", "--own", "2", "--out", str(out)],
         capture_output=True,
         text=True,
         env=subprocess_env(),
@@ -40,6 +40,10 @@ def test_gym_benchmark_prints_its_table(tmp_path):
         assert 0 <= median <= p95 <= worst and wall > 0
     assert re.search(r"^\| 1 \| \d+ \| [\d.]+ \|$", page, re.M)
     assert re.search(r"^\| 2 \| \d+ \| [\d.]+ \|$", page, re.M)
+    own = re.search(r"^\| 2 \| (100\.0|50\.0|0\.0)% \|(.*)\|$", page, re.M)
+    assert own and "realtime_settings" in page
+    median, p95, worst = (float(c) for c in own.group(2).split("|")[1:])
+    assert 0 < median <= p95 <= worst
     with pytest.raises(subprocess.CalledProcessError):
         subprocess.run(
             [sys.executable, str(SCRIPT), "--variants", "bogus"],

@@ -358,7 +358,11 @@ def _residual_case(name, rng):
         u = np.array([0.01, 0.1, 0.3])
         if name.startswith("pose2d"):
             goal = x[:3] + ([0.01, -0.02, 2.5] if "far" in name else [0.003, 0.002, 0.05])
-            res = PoseResidual(model, "T", goal, 1e4, 2.0)
+            coast = 0.5 if "coast" in name else 0.0
+            if coast:
+                x = np.array(x)
+                x[6:9] = [0.02, -0.01, 1.5]  # the T moving: its coasted pose differs
+            res = PoseResidual(model, "T", goal, 1e4, 2.0, coast=coast)
             return model, res, x, u, (4e-2, 2e-2)
         res = ApproachResidual(model, "pusher", "T", T_CLOUD, 1e3, offset=0.015)
         return model, res, x, u, (1e-2, 5e-3)
@@ -387,6 +391,7 @@ def _residual_case(name, rng):
 RESIDUAL_CASES = [
     "pose2d-near",
     "pose2d-far",
+    "pose2d-far-coast",
     "approach2d-contact",
     "approach2d-apart",
     "pose3d-near",
@@ -453,6 +458,27 @@ def test_residual_derivatives_in_the_chart(name, rng):
         curved = np.abs(H).reshape(m, -1).max(axis=1) > 0  # the others are linear
         slopes = taylor_slopes(R[:, :, curved], steps)
         assert np.all(np.abs(slopes[2, -2:] - 3.0) < 0.2), slopes[2]
+
+
+def test_pose_residual_coast_values():
+    """With ``coast`` c the 2D residual measures the pose p + c v (and theta + c omega);
+    3D models refuse it."""
+    model = _push_model(True)
+    x = _problem("push-contact")[0].states(_push_U0())[6].copy()
+    x[6:9] = [0.02, -0.01, 1.5]
+    goal = np.array([0.01, 0.02, 0.3])
+    r = PoseResidual(model, "T", goal, 4.0, 9.0, coast=0.7).evaluate(model, x, None, 0)[0]
+    q = x[:3] + 0.7 * x[6:9]
+    np.testing.assert_allclose(
+        r, [2 * (q[0] - 0.01), 2 * (q[1] - 0.02), 6 * np.sin((q[2] - 0.3) / 2)], rtol=1e-14
+    )
+    r0 = PoseResidual(model, "T", goal, 4.0, 9.0).evaluate(model, x, None, 0)[0]
+    r00 = PoseResidual(model, "T", goal, 4.0, 9.0, coast=0.0).evaluate(model, x, None, 0)[0]
+    np.testing.assert_array_equal(r0, r00)
+    with pytest.raises(ValueError, match="coast"):
+        PoseResidual(model, "T", goal, coast=-1.0)
+    with pytest.raises(ValueError, match="coast is for 2D"):
+        PoseResidual(_box_model(), "box", BOX_GOAL, coast=0.5)
 
 
 def test_pose_residual_3d_values():

@@ -26,7 +26,10 @@ def ctl(task):
     return mpc.Controller(task, horizon=40, block=10, replan=20)
 
 
-def test_batch_objective_equals_trajectory_problem(task, ctl, rng):
+@pytest.mark.parametrize("coast", [0.0, 0.8])
+def test_batch_objective_equals_trajectory_problem(task, ctl, rng, coast):
+    if coast:  # the final pose term at the T's pose coasted on for 0.8 s
+        ctl = mpc.Controller(task, horizon=40, block=10, replan=20, coast=coast)
     x = np.array(task.x0)
     x[3:5] = [x[0], x[1] - 0.1]
     Z = rng.uniform(-0.3, 0.3, size=(3, ctl.horizon // ctl.block, 2))
@@ -80,6 +83,74 @@ def test_selected_push_lowers_the_objective(task, ctl):
     x_rest = np.array(task.x0)
     x_rest[3:5] = s
     assert J < ctl.problem(x_rest).fun(np.zeros((ctl.horizon, 3)))
+
+
+def test_objective_equals_trajectory_problem(task, ctl, rng):
+    x = np.array(task.x0)
+    x[3:5] = [x[0], x[1] - 0.1]
+    z = rng.uniform(-0.3, 0.3, size=(ctl.horizon // ctl.block, 2))
+    assert ctl.objective(x, z) == pytest.approx(
+        ctl.problem(x).fun(ctl.controls(z)), rel=1e-12, abs=0
+    )
+
+
+def _estimate_reference(ctl, task, x, s, d, dist):
+    """The quasi-static estimate of one push, written out: rotate about the support's
+    centre (here the T's area centroid, the pose's origin) at rate (r x d) / rho^2 per
+    unit of translation along d, until the contact point has advanced by ``dist``."""
+    poly = task.t_polygon(np.zeros(3))
+    # rho^2 of the T's area about its centroid, from a fine grid over its bounding box
+    g = np.linspace(-0.08, 0.08, 801)
+    P = np.stack(np.meshgrid(g, g), -1).reshape(-1, 2)
+    inside = shapely.contains_xy(poly, P[:, 0], P[:, 1])
+    rho2 = float(np.mean(np.sum(P[inside] ** 2, axis=1)))
+    r = s + d * (ctl.radius + ctl.standoff) - x[:2]
+    rxd = r[0] * d[1] - r[1] * d[0]
+    # contact advance = translation + rotation's share: a (1 + rxd^2 / rho^2) = dist
+    a = dist / (1 + rxd**2 / rho2)
+    q, th = x[:2] + a * d, x[2] + a * rxd / rho2
+    goal = task.goal
+    return 0.5 * ctl.wp * np.sum((q - goal[:2]) ** 2) + ctl.wa * (1 - math.cos(th - goal[2]))
+
+
+def test_push_estimates(task, ctl):
+    x = np.array(task.x0)
+    cands = ctl.pushes(x)
+    est = ctl.estimates(x, cands)
+    assert est.shape == (len(cands) * len(ctl.push_distances),)
+    k = 0
+    for s, d in cands:
+        for dist in ctl.push_distances:
+            ref = _estimate_reference(ctl, task, x, s, d, dist)
+            assert est[k] == pytest.approx(ref, rel=2e-3)
+            k += 1
+
+
+def test_select_top_rolls_out_the_best_estimated_pushes(task):
+    full = mpc.Controller(task, horizon=40, block=10, replan=20)
+    top = mpc.Controller(task, horizon=40, block=10, replan=20, select_top=9)
+    x = np.array(task.x0)
+    cands = full.pushes(x)
+    est = full.estimates(x, cands)
+    # every push's objective, one rollout each, in the estimates' order
+    K, nb = full.horizon // full.block, round(0.8 * full.horizon // full.block)
+    J = []
+    for s, d in cands:
+        for dist in full.push_distances:
+            z = np.zeros((K, 2))
+            z[:nb] = d * min(dist / (nb * full.block * task.dt), full.u_box)
+            xs = np.array(x)
+            xs[3:5] = s
+            J.append(full.objective(xs, z))
+    J = np.array(J)
+    assert [c[0] for c in full.ranked(x)] == pytest.approx(np.sort(J), rel=1e-12)
+    ranked_top = top.ranked(x, top=top.select_top)
+    assert len(ranked_top) == 9
+    best9 = np.argsort(est, kind="stable")[:9]
+    assert [c[0] for c in ranked_top] == pytest.approx(np.sort(J[best9]), rel=1e-12)
+    assert top.settings["select_top"] == 9 and full.settings["select_top"] is None
+    with pytest.raises(ValueError, match="select_top"):
+        mpc.Controller(task, select_top=0)
 
 
 def test_paths_around_the_t_stay_clear(task, ctl):
@@ -259,3 +330,41 @@ def test_controller_refuses_concurrent_act(task):
         ctl._busy.release()
     U, phase = ctl.act(task.x0)  # free again
     assert phase in ("move", "push") and U.shape[1] == 3 and np.all(np.isfinite(U))
+
+
+def test_unreachable_standoff_points_are_skipped_next_time(task, monkeypatch):
+    """With select_top, standoff points found unreachable are left out of the next
+    selection's ranking while the T stays put, so another tick ranks other pushes; a T
+    that moved forgets them."""
+    ctl = mpc.Controller(task, horizon=40, block=10, replan=20, select_top=3)
+    x = np.array(task.x0)
+    first = [c[1] for c in ctl.ranked(x, top=3)]
+    monkeypatch.setattr(
+        ctl,
+        "path_to",
+        lambda p, s, pose: None if any(np.array_equal(s, f) for f in first) else [s],
+    )
+    sel, path = ctl._choose(x, math.inf)
+    assert sel is None and path is None  # the three pushes' standoff points: unreachable
+    sel, path = ctl._choose(x, math.inf)  # the next tick ranks the next three
+    expect = ctl.ranked(x, top=3, skip=first)[0]
+    assert not any(np.array_equal(sel[1], f) for f in first)
+    assert sel[0] == expect[0] and path is not None
+    moved = np.array(x)
+    moved[0] += 0.01
+    ctl._choose(moved, math.inf)
+    assert np.array_equal(ctl._unreachable[0], moved[:3])
+    assert len(ctl._unreachable[1]) <= 3  # only this pose's
+
+
+def test_realtime_settings_build_a_controller():
+    """realtime_settings(): iLQR with a deadline, select_top and a coarser selection model
+    of the task's bodies; one tick plans within its settings."""
+    s = mpc.realtime_settings()
+    assert s["method"] == "ilqr" and s["deadline"] > 0 and s["select_top"] == 12
+    task = push_t.make(seed=FAST_SEED)
+    ctl = mpc.Controller(task, **s)
+    assert ctl.select_model is s["select_model"] and ctl.select_model is not task.model
+    U, phase = ctl.act(task.x0)
+    assert U.shape == (ctl.replan, 3) or phase == "move"
+    assert mpc.realtime_settings()["select_model"] is s["select_model"]  # built once

@@ -85,6 +85,12 @@ class PoseResidual(_Residual):
         ``wp`` (1/m^2) and ``wa`` (dimensionless), >= 0.
     stages, terminal : bool
         Whether the residual applies at every stage t < T and/or at the final state.
+    coast : float
+        2D only: measure the pose the body would reach coasting on at its current
+        velocity for ``coast`` seconds, ``(p + coast v, theta + coast omega)`` (s, >= 0;
+        default 0: the pose itself).  For a body whose velocity decays at a rate
+        ``lambda`` (viscous drag), ``coast = 1 / lambda`` gives the pose where it comes
+        to rest.
     """
 
     def __init__(
@@ -97,6 +103,7 @@ class PoseResidual(_Residual):
         *,
         stages=False,
         terminal=True,
+        coast=0.0,
     ):
         self._model_shape = _model_shape(model)
         self.slot = _body_slot(model, body)
@@ -105,6 +112,9 @@ class PoseResidual(_Residual):
         self.wa = as_positive_float(angle_weight, "angle_weight", allow_zero=True)
         self.stages, self.terminal = _when(stages, terminal)
         self.dim = model.dim
+        self.coast = as_positive_float(coast, "coast", allow_zero=True)
+        if self.coast and self.dim != 2:
+            raise ValueError(f"coast is for 2D models, got coast={coast!r} in 3D")
 
     def size(self, model) -> int:
         return 3 if self.dim == 2 else 6
@@ -118,17 +128,26 @@ class PoseResidual(_Residual):
         J = np.zeros((m, nz)) if order >= 1 else None
         H = np.zeros((m, nz, nz)) if order >= 2 else None
         sp, sa = np.sqrt(self.wp), np.sqrt(self.wa)
+        if D == 2:
+            # the (coasted) pose is linear in x: p + c v, its tangent columns (pose, velocity)
+            c, v0 = self.coast, model.nq + c0
+            cols = [c0] if not c else [c0, model.nv + c0]
+            wts = np.array([1.0] if not c else [1.0, c])
+            q = pose + c * x[v0 : v0 + 3] if c else pose
+            r[:2] = sp * (q[:2] - self.goal[:2])
+            h = 0.5 * (q[2] - self.goal[2])
+            r[2] = 2.0 * sa * np.sin(h)
+            for col, w in zip(cols, wts, strict=True):
+                if J is not None:
+                    J[[0, 1], [col, col + 1]] = sp * w
+                    J[2, col + 2] = sa * np.cos(h) * w
+                if H is not None:
+                    for col2, w2 in zip(cols, wts, strict=True):
+                        H[2, col + 2, col2 + 2] = -0.5 * sa * np.sin(h) * w * w2
+            return r, J, H
         r[:D] = sp * (pose[:D] - self.goal[:D])
         if J is not None:
             J[np.arange(D), c0 + np.arange(D)] = sp
-        if D == 2:
-            h = 0.5 * (pose[2] - self.goal[2])
-            r[2] = 2.0 * sa * np.sin(h)
-            if J is not None:
-                J[2, c0 + 2] = sa * np.cos(h)
-            if H is not None:
-                H[2, c0 + 2, c0 + 2] = -0.5 * sa * np.sin(h)
-            return r, J, H
         # 3D: e = q_goal^-1 (x) q (x) Exp(dth/2), vec(e) to second order in dth
         from ..spatial import quat_mul
 

@@ -103,6 +103,9 @@ explicitly.  The stiffest place is a force at the stem's bottom corner (lever ar
     outline (:mod:`softcontact.tasks.gym_pusht` fits one to the gym-pusht env).
 ``wall_inset`` = 0 m
     The walls' inner faces lie at ``wall_inset`` and ``0.512 - wall_inset``.
+``gyration`` = 0 m
+    The T's radius of gyration about its centroid: its inertia is ``mass gyration^2``;
+    0 takes it from the geometry (a uniform plate: 0.044 m).
 
 Seeded initial states (:meth:`PushT.initial_state`): T position uniform in
 ``[0.1, 0.4]^2`` (the T then clears the walls by >= 19 mm), angle uniform in
@@ -218,6 +221,7 @@ PARAMETERS: Mapping[str, float] = types.MappingProxyType(
         "support_x": 0.0,
         "support_y": 0.0,
         "wall_inset": 0.0,
+        "gyration": 0.0,
     }
 )
 #: The contacts' damping (N s/m) of ``make(integrator="euler")``: the most its explicit
@@ -234,6 +238,7 @@ _ZERO_OK = frozenset(
         "margin",
         "support_radius",
         "wall_inset",
+        "gyration",
     }
 )
 # parameters of either sign
@@ -487,6 +492,8 @@ def _check_params(overrides, integrator="implicit") -> dict[str, float]:
                 raise ValueError(f"{k} must be finite, got {p[k]!r}")
         else:
             p[k] = as_positive_float(v, k, allow_zero=k in _ZERO_OK)
+    if p["gyration"] > 0.2:
+        raise ValueError(f"gyration must be <= 0.2 m, got {p['gyration']!r}")
     if p["wall_inset"] >= 0.05:
         raise ValueError(f"wall_inset must be < 0.05 m, got {p['wall_inset']!r}")
     if max(p["support_radius"], abs(p["support_x"]), abs(p["support_y"])) > 0.2:
@@ -538,10 +545,11 @@ def make(seed=None, *, integrator="implicit", goal=None, **overrides) -> PushT:
     ValueError
         An ``integrator`` other than ``"implicit"`` or ``"euler"``, a negative seed, a
         parameter that is not finite or out of range (> 0; >= 0 for frictions, damping,
-        clearance, margin, ``support_radius`` and ``wall_inset``; any sign for
+        clearance, margin, ``support_radius``, ``wall_inset`` and ``gyration``; any sign for
         ``support_x`` and ``support_y``), a pusher that does not fit in the workspace,
         ``spacing`` > 0.03 m or ``pusher_spacing`` > ``pusher_radius``, ``wall_inset``
-        >= 0.05 m, a support beyond 0.2 m, or a ``goal`` that is not 3 finite numbers.
+        >= 0.05 m, a support or ``gyration`` beyond 0.2 m, or a ``goal`` that is not 3
+        finite numbers.
     """
     seed = _as_seed(seed)
     if not isinstance(integrator, str):
@@ -564,7 +572,8 @@ def make(seed=None, *, integrator="implicit", goal=None, **overrides) -> PushT:
     # and its pose is the sampled one (to rounding)
     c, s = math.cos(x0[2]), math.sin(x0[2])
     cloud_pose = [x0[0] - (c * com[0] - s * com[1]), x0[1] - (s * com[0] + c * com[1]), x0[2]]
-    scene.add_body(raw, mass=p["mass"], pose=cloud_pose, name="T")
+    inertia = p["mass"] * p["gyration"] ** 2 if p["gyration"] > 0 else None
+    scene.add_body(raw, mass=p["mass"], inertia=inertia, pose=cloud_pose, name="T")
     r = p["pusher_radius"]
     pusher_cloud = PointCloud.disk(r, p["pusher_spacing"])
     scene.add_body(pusher_cloud, kind="kinematic", pose=x0[3:6], name="pusher")

@@ -12,7 +12,9 @@ it returns the pusher's controls for the next ``replan`` steps:
    T are dropped.  All pushes are rolled out in one batched, threaded C rollout
    (:meth:`Model.rollout`) from the current state with only the pusher moved to the
    push's standoff point, and scored by the MPC objective below (on ``select_model``
-   when one is given, e.g. a coarser model of the same scene).  The best push the pusher
+   when one is given, e.g. a coarser model of the same scene).  With ``select_top``,
+   only the pushes of the ``select_top`` lowest quasi-static estimates of that objective
+   (:meth:`Controller.estimates`, no rollout) are rolled out.  The best push the pusher
    can reach (step 2) replaces the current plan if its objective is below ``switch``
    (0.8; 0.98 when stalled) times that of the current plan's warm start; at most 7
    standoff points are tried for a path before the current plan is kept.
@@ -49,8 +51,11 @@ it returns the pusher's controls for the next ``replan`` steps:
 The objective over the horizon of ``horizon`` steps from the current state is
 ``J = wp |p_T - g|^2 / 2 + wa (1 - cos(theta_T - theta_g))`` at the final state, plus
 ``stage / horizon`` times the same at every step before (progress), plus
-``effort |u|^2 / 2`` per step.  The controller plans on the task's own model (a
-perfect-model MPC: no noise, no model mismatch).
+``effort |u|^2 / 2`` per step.  With ``coast`` > 0 the final state's term is taken at the
+pose the T would reach coasting on at its final velocity for ``coast`` seconds, ``(p_T +
+coast v_T, theta_T + coast omega_T)``, which for a T that keeps its momentum scores where
+it will come to rest.  The controller plans on the task's own model (a perfect-model MPC:
+no noise, no model mismatch).
 
 :func:`run_episode` runs one seeded task to success (coverage >= 0.95) or the 30 s time
 limit; :func:`evaluate` runs many seeds (optionally in worker processes) and summarizes.
@@ -59,6 +64,7 @@ limit; :func:`evaluate` runs many seeds (optionally in worker processes) and sum
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import math
 import threading
@@ -75,7 +81,15 @@ from .. import push_t
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Controller", "Episode", "Evaluation", "run_episode", "evaluate", "DEFAULTS"]
+__all__ = [
+    "Controller",
+    "Episode",
+    "Evaluation",
+    "run_episode",
+    "evaluate",
+    "DEFAULTS",
+    "realtime_settings",
+]
 
 #: Default settings of :class:`Controller`.
 DEFAULTS: dict[str, Any] = {
@@ -100,14 +114,28 @@ DEFAULTS: dict[str, Any] = {
     "sigma": 0.1,  # method "sampling": knot perturbation std, m/s
     "seed": 0,  # method "sampling": seed of the perturbations (reset by reset())
     "select_model": None,  # Model of the push selection's rollouts (default: the task's)
+    "select_top": None,  # pushes rolled out per selection, best estimated first (None: all)
+    "coast": 0.0,  # s: the final pose term scores the T's pose coasted on for this long
 }
 _METHODS = ("lbfgs", "ilqr", "ddp", "sampling")
+# realtime_settings(): iLQR over 0.3 s horizons of the default 5 ms steps, 40 ms per tick,
+# the 12 best-estimated pushes scored on a 6 mm model
+_REALTIME = {
+    "method": "ilqr",
+    "block": 1,
+    "horizon": 60,
+    "deadline": 0.04,
+    "select_top": 12,
+    "num_threads": 1,
+}
+_REALTIME_SELECT = {"spacing": 0.006, "pusher_spacing": 0.006, "eps": 3.6e-5}
 _STALL = 0.97  # a solve that keeps J above this fraction of the previous one: stalled
 _STALL_SWITCH = 0.98
 _REACHED = 0.003  # m: a push whose standoff point is this close needs no move
 _PATH_TRIES = 6  # more standoff points than this tried for a path: keep the current plan
 _SKIP = 0.75  # a push selected after this fraction of the deadline runs unrefined
 _MIN_REFINE = 0.3  # a kept plan's refinement gets at least this fraction of the deadline
+_SAME_POSE = 1e-3  # m and rad: a T moved less than this keeps its unreachable standoffs
 
 
 class Controller:
@@ -122,7 +150,11 @@ class Controller:
     (threads of the candidates' batched rollout), ``method`` (``"lbfgs"``, ``"ilqr"``,
     ``"ddp"`` or ``"sampling"``), ``deadline`` (s per tick, or None), ``samples``,
     ``knots``, ``sigma`` (m/s) and ``seed`` (``"sampling"``), ``select_model`` (a
-    :class:`~softcontact.Model` of the same bodies that scores the candidate pushes).
+    :class:`~softcontact.Model` of the same bodies that scores the candidate pushes),
+    ``select_top`` (pushes rolled out per selection, or None for all), ``coast`` (s: the
+    objective's final pose term scores the T's pose coasted on at its final velocity for
+    this long, ``(p + coast v, theta + coast omega)``; for a T whose velocity decays at
+    a rate ``lambda``, ``1 / lambda`` scores where it comes to rest).
 
     Attributes
     ----------
@@ -206,13 +238,18 @@ class Controller:
                 f"(e.g. push_t.make with coarser spacings), got {sm!r}"
             )
         self.select_model = task.model if sm is None else sm
+        self.coast = as_positive_float(s["coast"], "coast", allow_zero=True)
+        self.select_top = (
+            None if s["select_top"] is None else as_int(s["select_top"], "select_top", 1)
+        )
         self.settings = {k: getattr(self, _ATTR.get(k, k)) for k in DEFAULTS}
         self.settings["select_model"] = sm
         self.u_box = task.u_max / math.sqrt(2.0)
+        self._support = _support_ellipse(task)
         self.radius = task.pusher_radius
         m = self.model
         self.cost = [
-            PoseResidual(m, task.t_name, task.goal, self.wp, self.wa),
+            PoseResidual(m, task.t_name, task.goal, self.wp, self.wa, coast=self.coast),
             PoseResidual(
                 m,
                 task.t_name,
@@ -235,6 +272,7 @@ class Controller:
         self.solve_times: list[float] = []
         self.n_solves = self.n_selections = self.n_moves = 0
         self._rng = np.random.default_rng(self.seed)
+        self._unreachable: tuple = (None, [])  # (T pose, standoff points found unreachable)
         self._busy = threading.Lock()
 
     # -- objective ---------------------------------------------------------------------
@@ -256,22 +294,32 @@ class Controller:
         """The objective of rollouts ``X`` (B, horizon + 1, 12) under ``U`` (B, horizon, 3),
         vectorized (equals :meth:`problem`'s ``fun`` to rounding)."""
         g = self.task.goal
-        dp2 = np.sum((X[..., :2] - g[:2]) ** 2, axis=-1)
-        ang = 1.0 - np.cos(X[..., 2] - g[2])
-        per = 0.5 * self.wp * dp2 + self.wa * ang
+
+        def per(q):
+            dp2 = np.sum((q[..., :2] - g[:2]) ** 2, axis=-1)
+            return 0.5 * self.wp * dp2 + self.wa * (1.0 - np.cos(q[..., 2] - g[2]))
+
+        final = X[:, -1, :3] + self.coast * X[:, -1, 6:9] if self.coast else X[:, -1, :3]
         return (
-            per[:, -1]
-            + (self.stage / self.horizon) * per[:, :-1].sum(axis=1)
+            per(final)
+            + (self.stage / self.horizon) * per(X[:, :-1, :3]).sum(axis=1)
             + 0.5 * self.effort * np.sum(U * U, axis=(1, 2))
         )
+
+    def objective(self, x, z) -> float:
+        """The objective of block velocities ``z`` (K, 2) from state ``x``: one rollout
+        of the task's model scored by :meth:`batch_objective` (inf if it diverges)."""
+        U = self.controls(z)[None]
+        ro = self.model.rollout(np.asarray(x, dtype=float)[None], U, order=0, num_threads=1)
+        return float(self.batch_objective(ro.states, U)[0]) if ro.status[0] == 0 else math.inf
 
     def _solve(self, x, z0, t_end=None):
         """Refine the plan ``z0`` from ``x``; ``t_end``: the ``time.perf_counter()`` by
         which to return (None: ``iterations`` iterations whatever they take)."""
-        prob = self.problem(x)
-        K = self.horizon // self.block
         if self.method == "sampling":
             return self._sample(x, z0, t_end)
+        prob = self.problem(x)
+        K = self.horizon // self.block
         if self.method != "lbfgs":
             left = None if t_end is None else t_end - time.perf_counter()
             lim = np.zeros((self.horizon, 3))
@@ -374,13 +422,18 @@ class Controller:
     def select(self, x):
         """The best push from ``x``: ``(objective, standoff point, plan (K, 2))``, or None
         when no push is feasible."""
-        ranked = self.ranked(x)
+        ranked = self.ranked(x, top=self.select_top)
         return ranked[0] if ranked else None
 
-    def ranked(self, x):
+    def ranked(self, x, top=None, skip=()):
         """Every feasible push from ``x`` as ``(objective, standoff point, plan (K, 2))``,
-        best first (the pushes whose rollout diverged left out)."""
+        best first (the pushes whose rollout diverged left out); with ``top``, only that
+        many pushes, those of the best :meth:`estimates`, are rolled out and ranked.
+        ``skip``: standoff points (2,) whose pushes (those within 1 mm) are left out."""
         cands = self.pushes(x)
+        if len(skip):
+            S = np.asarray(skip, dtype=float).reshape(-1, 2)
+            cands = [c for c in cands if np.min(np.hypot(*(S - c[0]).T)) > 1e-3]
         self.n_selections += 1
         if not cands:
             return []
@@ -398,14 +451,46 @@ class Controller:
                 X0.append(xs)
                 Z.append(z)
                 S.append(s)
-        Za = np.array(Z)
+        keep = np.arange(len(Z))
+        if top is not None and top < len(Z):
+            est = self.estimates(x, cands)
+            keep = np.sort(np.argsort(est, kind="stable")[:top])
+        Za = np.array(Z)[keep]
+        S = [S[k] for k in keep]
         U = self.controls(Za)
-        ro = self.select_model.rollout(np.array(X0), U, order=0, num_threads=self.num_threads)
+        ro = self.select_model.rollout(np.array(X0)[keep], U, order=0, num_threads=self.num_threads)
         J = self.batch_objective(ro.states, U)
         J[ro.status != 0] = np.inf
         return [
             (float(J[k]), S[k], Za[k]) for k in np.argsort(J, kind="stable") if np.isfinite(J[k])
         ]
+
+    def estimates(self, x, cands) -> np.ndarray:
+        """A quasi-static estimate of the objective after each push of ``cands`` (as
+        :meth:`pushes` returns them) and each of ``push_distances``, in :meth:`ranked`'s
+        order (standoff points outer, distances inner).
+
+        The T is taken to move as a slow push on a table support moves it: a force along
+        the push direction ``d`` at contact point ``r`` (from the support's centre) turns
+        and translates it as ``(d, (r x d) / rho^2)``, with ``rho`` the support's radius
+        of gyration, until the contact point has advanced by the push's length.  Only
+        the final pose's terms of the objective are scored.  Cheap (no rollout); it
+        orders the pushes for ``select_top``."""
+        centre, rho2 = self._support
+        pose = np.asarray(x[:3], dtype=float)
+        c, s = math.cos(pose[2]), math.sin(pose[2])
+        ctr = pose[:2] + np.array([c * centre[0] - s * centre[1], s * centre[0] + c * centre[1]])
+        st = np.array([p for p, _ in cands])
+        d = np.array([n for _, n in cands])
+        r = st + d * (self.radius + self.standoff) - ctr
+        rxd = r[:, 0] * d[:, 1] - r[:, 1] * d[:, 0]
+        dist = np.asarray(self.push_distances)
+        adv = dist[None, :] / (1.0 + rxd[:, None] ** 2 / rho2)  # (points, distances)
+        q = pose[:2] + d[:, None, :] * adv[..., None]
+        th = pose[2] + (rxd / rho2)[:, None] * adv
+        g = self.task.goal
+        J = 0.5 * self.wp * np.sum((q - g[:2]) ** 2, axis=-1) + self.wa * (1.0 - np.cos(th - g[2]))
+        return J.reshape(-1)
 
     def _bounds(self):
         """The box of the pusher's centre in standoff points and moves: 5 mm off the
@@ -558,6 +643,37 @@ class Controller:
         finally:
             self._busy.release()
 
+    def _choose(self, x, bound):
+        """The best push from ``x`` whose objective is below ``bound`` and whose standoff
+        point the pusher can reach, and its path (None: it is reached already), or
+        ``(None, None)``.  Pushes are taken best first; at most ``_PATH_TRIES`` + 1
+        standoff points are tried for a path.  Standoff points found unreachable are
+        remembered while the T stays where it is (within ``_SAME_POSE``) and left out of
+        the next selections' rankings: with ``select_top``, a T whose best-estimated
+        pushes cannot be reached gets other pushes ranked on the next tick."""
+        pose = np.asarray(x[:3], dtype=float)
+        known = self._unreachable
+        if known[0] is None or np.max(np.abs(known[0] - pose)) > _SAME_POSE:
+            known = (pose, [])
+        skip = list(known[1])
+        tried: dict[tuple, Any] = {}  # standoff point: its path (None: unreachable)
+        sel = path = None
+        for cand in self.ranked(x, top=self.select_top, skip=skip):
+            if cand[0] >= bound or len(tried) > _PATH_TRIES:
+                break
+            if float(np.hypot(*(cand[1] - x[3:5]))) <= _REACHED:
+                sel = cand
+                break
+            key = tuple(cand[1])
+            if key not in tried:
+                tried[key] = self.path_to(x[3:5], cand[1], x[:3])
+            if tried[key] is not None:
+                sel, path = cand, tried[key]
+                break
+        skip += [np.array(k) for k, v in tried.items() if v is None]
+        self._unreachable = (pose, skip)
+        return sel, path
+
     def _act(self, x):
         x = self.model._as_state(x, "x")
         if self.path:
@@ -570,23 +686,9 @@ class Controller:
         stalled = len(self.history) >= 2 and self.history[-1] > _STALL * self.history[-2]
         fresh = False  # a new push selected this tick
         if self.plan is None or self.ticks % self.select_every == 0 or stalled:
-            current = self.problem(x).fun(self.controls(z0)) if z0 is not None else math.inf
+            current = self.objective(x, z0) if z0 is not None else math.inf
             factor = _STALL_SWITCH if stalled else self.switch
-            sel, path = None, None
-            tried: dict[tuple, Any] = {}  # standoff point: its path (None: unreachable)
-            for cand in self.ranked(x):  # the best push the pusher can reach
-                if cand[0] >= factor * current or len(tried) > _PATH_TRIES:
-                    break
-                if float(np.hypot(*(cand[1] - x[3:5]))) <= _REACHED:
-                    sel = cand
-                    break
-                key = tuple(cand[1])
-                if key not in tried:
-                    tried[key] = self.path_to(x[3:5], cand[1], x[:3])
-                path = tried[key]
-                if path is not None:
-                    sel = cand
-                    break
+            sel, path = self._choose(x, factor * current)
             if sel is not None:
                 _, s, z0 = sel
                 fresh = True
@@ -616,13 +718,44 @@ class Controller:
         if fresh and self.deadline is not None and now - t0 > _SKIP * self.deadline:
             # the selection used the tick's budget: execute its new push unrefined
             self.plan = np.asarray(z0, dtype=float)
-            J = float(self.problem(x).fun(self.controls(self.plan)))
+            J = self.objective(x, self.plan)
         else:  # a kept plan is always refined, within the budget's rest or a floor
             self.plan, J = self._solve(x, z0, t_end)
         self.history.append(J)
         self.ticks += 1
         self.solve_times.append(time.perf_counter() - t0)
         return self.controls(self.plan)[: self.replan], "push"
+
+
+def _support_ellipse(task):
+    """The centre of the T's table support in its body frame (m) and its squared radius
+    of gyration about that centre (m^2): the ring of ``support_radius`` about
+    ``(support_x, support_y)`` when one is set, otherwise the T's area."""
+    p = task.params
+    if p.get("support_radius", 0.0) > 0 or p.get("support_x", 0.0) or p.get("support_y", 0.0):
+        return (p["support_x"], p["support_y"]), max(p["support_radius"] ** 2, 1e-6)
+    V = np.asarray(task.vertices, dtype=float)  # counter-clockwise, centroid at the origin
+    x, y = V[:, 0], V[:, 1]
+    x1, y1 = np.roll(x, -1), np.roll(y, -1)
+    cr = x * y1 - x1 * y
+    area = cr.sum() / 2.0
+    polar = (((x * x + x * x1 + x1 * x1) + (y * y + y * y1 + y1 * y1)) * cr).sum() / 12.0
+    return (0.0, 0.0), float(polar / area)
+
+
+@functools.lru_cache(maxsize=1)
+def _realtime_select_model():
+    return push_t.make(**_REALTIME_SELECT).model
+
+
+def realtime_settings() -> dict[str, Any]:
+    """:class:`Controller` settings for hard real time on the default push-T task: iLQR
+    (Gauss-Newton, C passes) over 0.3 s horizons, a 40 ms deadline per tick, and push
+    selection that rolls out only the 12 pushes of the best quasi-static estimates on a
+    model sampled every 6 mm (``eps`` = spacing^2).  On one core of the machine of
+    docs/gym_pusht.md every decision of 50 seeded episodes stays well within 100 ms
+    (that page's last table, regenerated by benchmarks/gym_env.py)."""
+    return {**_REALTIME, "select_model": _realtime_select_model()}
 
 
 _ATTR = {"position_weight": "wp", "angle_weight": "wa", "iterations": "iterations"}
