@@ -271,3 +271,113 @@ def test_planner_methods_and_their_errors():
         gp.run_episode(0, noise=1.0, task=task)
     with pytest.raises(TypeError, match="seeds"):
         gp.evaluate(5, scheduler="inprocess")
+
+
+def _coast_run(damping):
+    """The env's agent pushes the T (angle 0, stem up) on the stem's end for 3 steps,
+    then backs away and holds: (the estimator fed every observation, the env's block
+    velocity at the end as the model's centroid velocity (3,))."""
+    env = gp.make_env(damping)
+    env.reset(seed=0)
+    env.reset(options={"reset_to_state": [256.0, 430.0, 256.0, 300.0, 0.0]})
+    est = gp.MomentumEstimator(gp.make_task())
+    targets = [(256.0, 415.0), (256.0, 402.0), (256.0, 389.0)] + [(256.0, 480.0)] * 12
+    try:
+        for t in targets:
+            obs = np.asarray(env.get_obs(), dtype=float)
+            est.update(gp.model_pose(obs[2:5]), obs[:2] * gp.PX)
+            a = gp.pd_action(t, np.asarray(env.agent.position), np.asarray(env.agent.velocity))
+            env.step(a)
+        obs = np.asarray(env.get_obs(), dtype=float)
+        est.update(gp.model_pose(obs[2:5]), obs[:2] * gp.PX)
+        b = env.block
+        w = float(b.angular_velocity)
+        # the centroid's velocity: the CoG's plus omega x (centroid - CoG)
+        cog = np.asarray(b.local_to_world(b.center_of_gravity))
+        cen = np.asarray(b.local_to_world((0.0, gp.CENTROID_OFFSET / gp.PX)))
+        r = cen - cog
+        v = (np.asarray(b.velocity) + w * np.array([-r[1], r[0]])) * gp.PX
+        return est, np.array([v[0], v[1], w])
+    finally:
+        env.close()
+
+
+def test_momentum_is_identified_from_the_episode():
+    """In the env with damping 0.5 the block keeps 0.5^0.1 = 0.933 of its velocity per
+    step; the estimator finds it from free steps and the velocity follows; the env as
+    shipped (damping 0) keeps none: decay 0, velocity 0."""
+    est, v = _coast_run(0.5)
+    assert est.pairs >= 8
+    assert est.decay == pytest.approx(0.5**0.1, abs=0.01)
+    assert np.hypot(*v[:2]) > 0.02  # the block coasts
+    np.testing.assert_allclose(est.velocity, v, rtol=0.05, atol=2e-3)
+    est0, v0 = _coast_run(None)  # the block stops with the agent: no free pair
+    assert est0.decay == 0.0
+    np.testing.assert_array_equal(est0.velocity, 0.0)
+    np.testing.assert_allclose(v0, 0.0, atol=1e-9)
+    est.reset()
+    assert est.pairs == 0 and est.decay == 0.0
+
+
+@pytest.mark.parametrize("ratio", [0.8, 0.0, -0.5])
+def test_momentum_estimator_least_squares(ratio):
+    """Synthetic observations, the pusher far off: each step's displacement is ``ratio``
+    times the one before (turning included); the estimate is the ratio clipped to
+    [0, 0.99], the velocity its coasting law's; a step near the pusher or a wall is not
+    free; a step below min_motion starts no pair."""
+    task = gp.make_task()
+    est = gp.MomentumEstimator(task, min_pairs=1)
+    pose = np.array([0.25, 0.25, 0.3])
+    d = np.array([0.012, -0.006, 0.05])
+    far = np.array([0.05, 0.45])
+    est.update(pose, far)
+    for _ in range(3):
+        pose = pose + d
+        est.update(pose, far)
+        d = d * ratio
+    assert est.pairs == (1 if ratio == 0 else 2)  # a step that stays put starts none
+    assert est.decay == pytest.approx(max(ratio, 0.0), abs=1e-12)
+    if ratio > gp.MOMENTUM_THRESHOLD:
+        last = d / ratio
+        lam = -np.log(ratio) / 0.1
+        np.testing.assert_allclose(est.velocity, last * lam * ratio / (1 - ratio), rtol=1e-12)
+    else:
+        np.testing.assert_array_equal(est.velocity, 0.0)
+    # the pusher next to the T: not free
+    near = gp.MomentumEstimator(task)
+    near.update(pose, pose[:2] + [0.0, 0.11])
+    near.update(pose + [0.01, 0, 0], pose[:2] + [0.0, 0.11])
+    near.update(pose + [0.018, 0, 0], pose[:2] + [0.0, 0.0])  # the pusher inside it
+    assert near.pairs == 0
+    # against a wall: not free
+    wall = gp.MomentumEstimator(task)
+    at = np.array([0.06, 0.25, 0.0])  # the bar's end 1 mm from the left wall's face
+    for k in range(3):
+        wall.update(at + [0.0, 0.01 * k, 0.0], far)
+    assert wall.pairs == 0
+    # displacements below min_motion start no pair
+    small = gp.MomentumEstimator(task)
+    for k in range(4):
+        small.update(pose + [0.0005 * k, 0, 0], far)
+    assert small.pairs == 0
+
+
+def test_momentum_parameters_give_the_decay():
+    """The model built from momentum_parameters(d) lets a released T keep d of its
+    velocity per 0.1 s, in translation and in rotation, and the controller plans on it
+    (coasting its objective's final pose by 1 / lambda) once momentum is identified."""
+    d = 0.5**0.1
+    task = gp.make_task(**gp.momentum_parameters(d))
+    x = np.array(task.x0)
+    x[3:5] = [0.05, 0.05]  # the pusher out of the way
+    x[6:9] = [0.05, -0.03, 0.4]
+    X = task.model.rollout(x, np.zeros((20, 3))).states
+    for j in (6, 7, 8):
+        assert X[10, j] / X[0, j] == pytest.approx(d, rel=0.02)
+        assert X[20, j] / X[10, j] == pytest.approx(d, rel=0.02)
+    with pytest.raises(ValueError, match="decay"):
+        gp.momentum_parameters(1.0)
+    ctl = gp.Controller()
+    planner = ctl._planner(d)
+    assert planner is not ctl._planner(0.0) and planner is ctl._planner(d + 1e-4)
+    assert planner.coast == pytest.approx(0.1 / -np.log(d), rel=0.11)
