@@ -156,7 +156,9 @@ def _own_realtime(n, workers, out):
     st = np.concatenate([e.solve_times for e in ev.episodes])
     print(
         f"\nOur own push-T (`push_t.make(seed)`, seeds 0..{n - 1}, the model itself as the "
-        f"plant) under `mpc.realtime_settings()`, {workers} episodes at a time:\n",
+        f"plant) under `mpc.realtime_settings()`, {workers} episodes at a time; decision "
+        "times of the ticks that plan (a tick that continues a repositioning move is not "
+        "timed; it takes < 1 ms):\n",
         file=out,
     )
     print(

@@ -336,6 +336,12 @@ def test_momentum_estimator_least_squares(ratio):
         est.update(pose, far)
         d = d * ratio
     assert est.pairs == (1 if ratio == 0 else 2)  # a step that stays put starts none
+    with pytest.raises(ValueError, match="pose"):
+        est.update(np.zeros(2), far)
+    with pytest.raises(ValueError, match="finite"):
+        est.update(np.array([0.2, np.nan, 0.0]), far)
+    with pytest.raises(TypeError, match="task"):
+        gp.MomentumEstimator("T")
     assert est.decay == pytest.approx(max(ratio, 0.0), abs=1e-12)
     if ratio > gp.MOMENTUM_THRESHOLD:
         last = d / ratio
@@ -351,7 +357,7 @@ def test_momentum_estimator_least_squares(ratio):
     assert near.pairs == 0
     # against a wall: not free
     wall = gp.MomentumEstimator(task)
-    at = np.array([0.06, 0.25, 0.0])  # the bar's end 1 mm from the left wall's face
+    at = np.array([0.06, 0.25, 0.0])  # the bar's end past the left wall's face (at 7 mm)
     for k in range(3):
         wall.update(at + [0.0, 0.01 * k, 0.0], far)
     assert wall.pairs == 0

@@ -94,23 +94,32 @@ def test_objective_equals_trajectory_problem(task, ctl, rng):
     )
 
 
-def _estimate_reference(ctl, task, x, s, d, dist):
+def _estimate_reference(ctl, task, x, s, d, dist, centre=(0.0, 0.0), rho2=None):
     """The quasi-static estimate of one push, written out: rotate about the support's
-    centre (here the T's area centroid, the pose's origin) at rate (r x d) / rho^2 per
-    unit of translation along d, until the contact point has advanced by ``dist``."""
-    poly = task.t_polygon(np.zeros(3))
-    # rho^2 of the T's area about its centroid, from a fine grid over its bounding box
-    g = np.linspace(-0.08, 0.08, 801)
-    P = np.stack(np.meshgrid(g, g), -1).reshape(-1, 2)
-    inside = shapely.contains_xy(poly, P[:, 0], P[:, 1])
-    rho2 = float(np.mean(np.sum(P[inside] ** 2, axis=1)))
-    r = s + d * (ctl.radius + ctl.standoff) - x[:2]
+    centre (``centre`` in the T's frame; default its area centroid) at rate
+    (r x d) / rho^2 per unit of translation along d, until the contact point has
+    advanced by the pusher's travel (capped by the speed box) less the standoff."""
+    if rho2 is None:
+        poly = task.t_polygon(np.zeros(3))
+        # rho^2 of the T's area about its centroid, from a fine grid over its bounding box
+        g = np.linspace(-0.08, 0.08, 801)
+        P = np.stack(np.meshgrid(g, g), -1).reshape(-1, 2)
+        inside = shapely.contains_xy(poly, P[:, 0], P[:, 1])
+        rho2 = float(np.mean(np.sum(P[inside] ** 2, axis=1)))
+    R = np.array([[math.cos(x[2]), -math.sin(x[2])], [math.sin(x[2]), math.cos(x[2])]])
+    ctr = x[:2] + R @ np.asarray(centre)
+    r = s + d * (ctl.radius + ctl.standoff) - ctr
     rxd = r[0] * d[1] - r[1] * d[0]
-    # contact advance = translation + rotation's share: a (1 + rxd^2 / rho^2) = dist
-    a = dist / (1 + rxd**2 / rho2)
-    q, th = x[:2] + a * d, x[2] + a * rxd / rho2
+    K = ctl.horizon // ctl.block
+    span = round(0.8 * K) * ctl.block * task.dt
+    travel = min(dist / span, ctl.u_box) * span
+    # contact advance = translation + rotation's share: a (1 + rxd^2 / rho^2) = advance
+    a = max(travel - ctl.standoff, 0.0) / (1 + rxd**2 / rho2)
+    th = a * rxd / rho2
+    Rt = np.array([[math.cos(th), -math.sin(th)], [math.sin(th), math.cos(th)]])
+    q = ctr + a * d + Rt @ (x[:2] - ctr)
     goal = task.goal
-    return 0.5 * ctl.wp * np.sum((q - goal[:2]) ** 2) + ctl.wa * (1 - math.cos(th - goal[2]))
+    return 0.5 * ctl.wp * np.sum((q - goal[:2]) ** 2) + ctl.wa * (1 - math.cos(x[2] + th - goal[2]))
 
 
 def test_push_estimates(task, ctl):
@@ -124,6 +133,18 @@ def test_push_estimates(task, ctl):
             ref = _estimate_reference(ctl, task, x, s, d, dist)
             assert est[k] == pytest.approx(ref, rel=2e-3)
             k += 1
+    # a ring support off the centroid (the T also swings about it), pushes the speed
+    # box caps
+    ring = push_t.make(seed=3, support_radius=0.05, support_x=0.01, support_y=-0.02)
+    fast = mpc.Controller(ring, horizon=40, block=10, replan=20, push_distances=(0.05, 0.4))
+    est = fast.estimates(x, cands)
+    k = 0
+    for s, d in cands:
+        for dist in fast.push_distances:
+            ref = _estimate_reference(fast, ring, x, s, d, dist, (0.01, -0.02), 0.05**2)
+            assert est[k] == pytest.approx(ref, rel=1e-12)
+            k += 1
+    assert fast.estimates(x, []).shape == (0,)
 
 
 def test_select_top_rolls_out_the_best_estimated_pushes(task):
@@ -133,7 +154,8 @@ def test_select_top_rolls_out_the_best_estimated_pushes(task):
     cands = full.pushes(x)
     est = full.estimates(x, cands)
     # every push's objective, one rollout each, in the estimates' order
-    K, nb = full.horizon // full.block, round(0.8 * full.horizon // full.block)
+    K = full.horizon // full.block
+    nb = round(0.8 * K)
     J = []
     for s, d in cands:
         for dist in full.push_distances:
@@ -350,11 +372,21 @@ def test_unreachable_standoff_points_are_skipped_next_time(task, monkeypatch):
     expect = ctl.ranked(x, top=3, skip=first)[0]
     assert not any(np.array_equal(sel[1], f) for f in first)
     assert sel[0] == expect[0] and path is not None
-    moved = np.array(x)
-    moved[0] += 0.01
-    ctl._choose(moved, math.inf)
-    assert np.array_equal(ctl._unreachable[0], moved[:3])
-    assert len(ctl._unreachable[1]) <= 3  # only this pose's
+    # the memory is of where the T and the pusher were: a T that moved (or a pusher)
+    # forgets it, and a small drift does not move its reference
+    drift = np.array(x)
+    drift[0] += 4e-4
+    ctl._choose(drift, math.inf)
+    np.testing.assert_array_equal(ctl._unreachable[0], x[:5])
+    for j in (0, 3):
+        moved = np.array(x)
+        moved[j] += 0.01
+        ctl._choose(moved, math.inf)
+        np.testing.assert_array_equal(ctl._unreachable[0], moved[:5])
+    with pytest.raises(ValueError, match="top"):
+        ctl.ranked(x, top=0)
+    with pytest.raises(ValueError, match="skip"):
+        ctl.ranked(x, skip=[1.0, 2.0, 3.0])
 
 
 def test_realtime_settings_build_a_controller():

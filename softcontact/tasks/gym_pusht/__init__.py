@@ -221,12 +221,13 @@ SETTINGS: dict[str, Any] = {
 }
 #: :data:`PARAMETERS` overrides of the coarser model that scores candidate pushes: 8 mm
 #: sample spacing (71 samples on the T, 12 on the pusher) and a matching smoothing length
-#: (``eps`` = spacing^2).  Scoring all of a state's candidate pushes (~14 contact points
-#: x 3 push lengths) on it takes 31 ms (median of 30 seeded starts; 46 ms at most) on one
-#: core here, and it picks the same best push as a 6 mm model from each of those starts.
+#: (``eps`` = spacing^2).  With 3 push lengths, scoring all of a state's candidate pushes
+#: (~14 contact points x 3) on it took 31 ms (median of 30 seeded starts; 46 ms at most) on
+#: one core here, and it picked the same best push as a 6 mm model from each of those starts.
 #: :data:`SETTINGS` rolls out only the 12 pushes of the best quasi-static estimates
-#: (``select_top``): over the 1,226 selections of seeds 20-39, the best of all pushes was
-#: among those 12 in every one (among the best 6 in 99 %).
+#: (``select_top``): over the 261 selections of seeds 20-27 (a fixed iteration budget),
+#: the best of all pushes was among those 12 in every one (the best estimated in at least
+#: half of them, among the best 3 in 98 %).
 COARSE = {"spacing": 0.008, "pusher_spacing": 0.008, "eps": 6.4e-5}
 #: Refinement of each :class:`Controller` kind: the planner's ``method``.
 CONTROLLERS = {"ddp": "ilqr", "sampling": "sampling"}
@@ -308,6 +309,8 @@ def momentum_parameters(decay) -> dict[str, float]:
     rate = -math.log(d) / (SUBSTEPS * SUBSTEP_DT)
     offset = _ENV_COG[1] * PX - CENTROID_OFFSET  # centre of gravity from the centroid
     return {
+        "support_x": 0.0,
+        "support_y": -offset,  # the env's centre of gravity (the stem points to -y)
         "support_slip_velocity": _VISCOUS_SLIP,
         "support_friction": rate * _VISCOUS_SLIP / _G,
         "support_radius": _GYRATION,
@@ -324,17 +327,16 @@ class MomentumEstimator:
     """Online identification of the block's momentum from an episode's own transitions.
 
     Each :meth:`update` takes the observed block pose (model frame) and pusher position
-    after an env step.  A step during which the pusher stayed clear of the block (its
-    path at least its radius + ``margin`` from the block at both ends of the step) is
-    *free* if the block also stayed ``margin`` clear of the walls: it then only
-    coasts, so its displacement over the step is the
-    previous step's times the decay of its velocity.  The decay is the least-squares
-    ratio of each free step's displacement to the one before it (``(dx, dy, dtheta
-    rho)``, ``rho`` the block's radius of gyration), over the pairs whose earlier
-    displacement exceeds ``min_motion``; it is reported (:attr:`decay`) once
-    ``min_pairs`` such pairs are seen, 0 before (the env's default: no momentum).
-    Observation noise biases it down (successive displacements share an observation),
-    never up.
+    after an env step.  A step is *free* if the pusher stayed clear of the block (its path
+    at least its radius + ``margin`` from the block at both ends of the step) and the
+    block stayed ``margin`` clear of the walls: the block then only coasts, so over two
+    successive free steps its displacement over the second is its displacement over the
+    first times the decay of its velocity.  The decay is the least-squares ratio of those
+    displacements (``(dx, dy, dtheta rho)``, ``rho`` the block's radius of gyration), over
+    the pairs whose first displacement exceeds ``min_motion``; it is reported
+    (:attr:`decay`) once ``min_pairs`` such pairs are seen, 0 before (the env's default:
+    no momentum).  Observation noise biases it down (successive displacements share an
+    observation), never up.
 
     :attr:`velocity` is the block's velocity (vx, vy, omega) at the last observation
     implied by the decay and the last displacement: the displacement over a step of a
@@ -343,6 +345,8 @@ class MomentumEstimator:
     """
 
     def __init__(self, task, *, margin=0.004, min_motion=0.003, min_pairs=2) -> None:
+        if not isinstance(task, push_t.PushT):
+            raise TypeError(f"task must be a push_t.PushT, got {type(task).__name__}")
         self.task = task
         self.radius = float(task.pusher_radius)
         self.margin = as_positive_float(margin, "margin", allow_zero=True)
@@ -354,6 +358,7 @@ class MomentumEstimator:
         """Forget the episode."""
         self._last: tuple | None = None  # (pose, pusher)
         self._delta: np.ndarray | None = None  # the last step's displacement
+        self._delta_free = False  # whether that step was free
         self._num = self._den = 0.0
         self.pairs = 0
 
@@ -363,19 +368,26 @@ class MomentumEstimator:
     def update(self, pose, pusher) -> None:
         """Record the block's ``pose`` (3,) (model frame) and the pusher's position (2,)
         observed after an env step."""
-        pose = np.asarray(pose, dtype=float)
-        pusher = np.asarray(pusher, dtype=float)
+        pose = np.array(pose, dtype=float)
+        pusher = np.array(pusher, dtype=float)
+        if pose.shape != (3,) or pusher.shape != (2,):
+            raise ValueError(
+                f"pose must have shape (3,) and pusher (2,), got {pose.shape} and {pusher.shape}"
+            )
+        if not (np.all(np.isfinite(pose)) and np.all(np.isfinite(pusher))):
+            raise ValueError("pose and pusher must be finite")
         if self._last is not None:
             p0, a0 = self._last
             d = pose - p0
             d[2] = (d[2] + math.pi) % (2 * math.pi) - math.pi
-            if self._delta is not None and self._free(p0, pose, a0, pusher):
+            free = self._free(p0, pose, a0, pusher)
+            if free and self._delta_free:
                 w0 = self._weighted(self._delta)
                 if float(np.linalg.norm(w0)) > self.min_motion:
                     self._num += float(self._weighted(d) @ w0)
                     self._den += float(w0 @ w0)
                     self.pairs += 1
-            self._delta = d
+            self._delta, self._delta_free = d, free
         self._last = (pose, pusher)
 
     def _free(self, p0, p1, a0, a1) -> bool:
@@ -436,6 +448,11 @@ class Controller:
     ----------
     solve_times : list of float
         Wall time of each decision (:meth:`act`), s.
+    planner : push_t.mpc.Controller
+        The planner of the current decision: on ``task``'s model, or once momentum is
+        identified on its model with :func:`momentum_parameters`.
+    momentum : MomentumEstimator
+        The episode's online identification of the block's momentum.
     """
 
     def __init__(self, task=None, controller="ddp", deadline=DEADLINE, **settings) -> None:
@@ -469,7 +486,7 @@ class Controller:
         key = 0.0
         if decay >= MOMENTUM_THRESHOLD:  # the rate -ln(decay) / 0.1 s on a grid of 10 %
             rate = math.exp(round(math.log(-math.log(decay)) / _RATE_STEP) * _RATE_STEP)
-            key = round(math.exp(-rate), 4)
+            key = max(round(math.exp(-rate), 4), MOMENTUM_THRESHOLD)
         if key not in self._planners:
             task = self.task
             if key:

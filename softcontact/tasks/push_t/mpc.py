@@ -17,7 +17,9 @@ it returns the pusher's controls for the next ``replan`` steps:
    (:meth:`Controller.estimates`, no rollout) are rolled out.  The best push the pusher
    can reach (step 2) replaces the current plan if its objective is below ``switch``
    (0.8; 0.98 when stalled) times that of the current plan's warm start; at most 7
-   standoff points are tried for a path before the current plan is kept.
+   standoff points are tried for a path before the current plan is kept.  Standoff
+   points found unreachable are left out of later selections while the T and the pusher
+   stay within 1 mm (and 1 mrad) of where they were.
 2. **Repositioning**.  If the chosen push starts more than 3 mm from the pusher, the
    pusher first travels to the standoff point at ``move_speed`` along a path that keeps
    it clear of the T: straight if the segment clears the T by the pusher's radius,
@@ -135,7 +137,7 @@ _REACHED = 0.003  # m: a push whose standoff point is this close needs no move
 _PATH_TRIES = 6  # more standoff points than this tried for a path: keep the current plan
 _SKIP = 0.75  # a push selected after this fraction of the deadline runs unrefined
 _MIN_REFINE = 0.3  # a kept plan's refinement gets at least this fraction of the deadline
-_SAME_POSE = 1e-3  # m and rad: a T moved less than this keeps its unreachable standoffs
+_SAME_POSE = 1e-3  # m and rad: a T and pusher moved less keep their unreachable standoffs
 
 
 class Controller:
@@ -272,7 +274,8 @@ class Controller:
         self.solve_times: list[float] = []
         self.n_solves = self.n_selections = self.n_moves = 0
         self._rng = np.random.default_rng(self.seed)
-        self._unreachable: tuple = (None, [])  # (T pose, standoff points found unreachable)
+        # (T pose and pusher position, standoff points found unreachable from there)
+        self._unreachable: tuple = (None, [])
         self._busy = threading.Lock()
 
     # -- objective ---------------------------------------------------------------------
@@ -420,8 +423,9 @@ class Controller:
         return out
 
     def select(self, x):
-        """The best push from ``x``: ``(objective, standoff point, plan (K, 2))``, or None
-        when no push is feasible."""
+        """The best push from ``x`` (of those :meth:`ranked` rolls out: all, or the
+        ``select_top`` best estimated): ``(objective, standoff point, plan (K, 2))``, or
+        None when no push is feasible."""
         ranked = self.ranked(x, top=self.select_top)
         return ranked[0] if ranked else None
 
@@ -430,9 +434,13 @@ class Controller:
         best first (the pushes whose rollout diverged left out); with ``top``, only that
         many pushes, those of the best :meth:`estimates`, are rolled out and ranked.
         ``skip``: standoff points (2,) whose pushes (those within 1 mm) are left out."""
+        if top is not None:
+            top = as_int(top, "top", 1)
+        S = np.asarray(skip, dtype=float)
+        if S.size and (S.ndim != 2 or S.shape[1] != 2):
+            raise ValueError(f"skip must be standoff points of shape (n, 2), got {S.shape}")
         cands = self.pushes(x)
-        if len(skip):
-            S = np.asarray(skip, dtype=float).reshape(-1, 2)
+        if S.size:
             cands = [c for c in cands if np.min(np.hypot(*(S - c[0]).T)) > 1e-3]
         self.n_selections += 1
         if not cands:
@@ -452,7 +460,7 @@ class Controller:
                 Z.append(z)
                 S.append(s)
         keep = np.arange(len(Z))
-        if top is not None and top < len(Z):
+        if top is not None and top < len(Z):  # the pushes of the top lowest estimates
             est = self.estimates(x, cands)
             keep = np.sort(np.argsort(est, kind="stable")[:top])
         Za = np.array(Z)[keep]
@@ -473,9 +481,12 @@ class Controller:
         The T is taken to move as a slow push on a table support moves it: a force along
         the push direction ``d`` at contact point ``r`` (from the support's centre) turns
         and translates it as ``(d, (r x d) / rho^2)``, with ``rho`` the support's radius
-        of gyration, until the contact point has advanced by the push's length.  Only
-        the final pose's terms of the objective are scored.  Cheap (no rollout); it
-        orders the pushes for ``select_top``."""
+        of gyration, until the contact point has advanced by the pusher's travel (the
+        push's length at the speed :meth:`ranked` caps) less the standoff gap.  Only the
+        final pose's terms of the objective are scored.  Cheap (no rollout); it orders
+        the pushes for ``select_top``."""
+        if not len(cands):
+            return np.zeros(0)
         centre, rho2 = self._support
         pose = np.asarray(x[:3], dtype=float)
         c, s = math.cos(pose[2]), math.sin(pose[2])
@@ -484,10 +495,21 @@ class Controller:
         d = np.array([n for _, n in cands])
         r = st + d * (self.radius + self.standoff) - ctr
         rxd = r[:, 0] * d[:, 1] - r[:, 1] * d[:, 0]
-        dist = np.asarray(self.push_distances)
-        adv = dist[None, :] / (1.0 + rxd[:, None] ** 2 / rho2)  # (points, distances)
-        q = pose[:2] + d[:, None, :] * adv[..., None]
-        th = pose[2] + (rxd / rho2)[:, None] * adv
+        # the contact point's advance: the pusher's travel (as ranked() moves it) less the
+        # standoff gap it first closes
+        K = self.horizon // self.block
+        nb = max(1, int(round(0.8 * K)))
+        span = nb * self.block * self.task.dt
+        travel = np.minimum(np.asarray(self.push_distances) / span, self.u_box) * span
+        push = np.maximum(travel - self.standoff, 0.0)
+        adv = push[None, :] / (1.0 + rxd[:, None] ** 2 / rho2)  # (points, distances)
+        th_d = (rxd / rho2)[:, None] * adv
+        # the pose's origin turns about the support's centre while that centre translates
+        o = pose[:2] - ctr
+        cd, sd = np.cos(th_d), np.sin(th_d)
+        q = ctr + d[:, None, :] * adv[..., None]
+        q = q + np.stack([cd * o[0] - sd * o[1], sd * o[0] + cd * o[1]], axis=-1)
+        th = pose[2] + th_d
         g = self.task.goal
         J = 0.5 * self.wp * np.sum((q - g[:2]) ** 2, axis=-1) + self.wa * (1.0 - np.cos(th - g[2]))
         return J.reshape(-1)
@@ -648,13 +670,14 @@ class Controller:
         point the pusher can reach, and its path (None: it is reached already), or
         ``(None, None)``.  Pushes are taken best first; at most ``_PATH_TRIES`` + 1
         standoff points are tried for a path.  Standoff points found unreachable are
-        remembered while the T stays where it is (within ``_SAME_POSE``) and left out of
-        the next selections' rankings: with ``select_top``, a T whose best-estimated
-        pushes cannot be reached gets other pushes ranked on the next tick."""
-        pose = np.asarray(x[:3], dtype=float)
+        remembered while the T and the pusher stay within ``_SAME_POSE`` of where they
+        were when the first of them was found, and left out of the next selections'
+        rankings: with ``select_top``, a T whose best-estimated pushes cannot be reached
+        gets other pushes ranked on the next tick."""
+        here = np.array(x[:5], dtype=float)  # the T's pose and the pusher's position
         known = self._unreachable
-        if known[0] is None or np.max(np.abs(known[0] - pose)) > _SAME_POSE:
-            known = (pose, [])
+        if known[0] is None or np.max(np.abs(known[0] - here)) > _SAME_POSE:
+            known = (here, [])
         skip = list(known[1])
         tried: dict[tuple, Any] = {}  # standoff point: its path (None: unreachable)
         sel = path = None
@@ -671,7 +694,7 @@ class Controller:
                 sel, path = cand, tried[key]
                 break
         skip += [np.array(k) for k, v in tried.items() if v is None]
-        self._unreachable = (pose, skip)
+        self._unreachable = (known[0], skip)
         return sel, path
 
     def _act(self, x):
