@@ -98,7 +98,7 @@ def _estimate_reference(ctl, task, x, s, d, dist, centre=(0.0, 0.0), rho2=None):
     """The quasi-static estimate of one push, written out: rotate about the support's
     centre (``centre`` in the T's frame; default its area centroid) at rate
     (r x d) / rho^2 per unit of translation along d, until the contact point has
-    advanced by the pusher's travel (capped by the speed box) less the standoff."""
+    advanced by the pusher's travel (capped by the speed box)."""
     if rho2 is None:
         poly = task.t_polygon(np.zeros(3))
         # rho^2 of the T's area about its centroid, from a fine grid over its bounding box
@@ -114,7 +114,7 @@ def _estimate_reference(ctl, task, x, s, d, dist, centre=(0.0, 0.0), rho2=None):
     span = round(0.8 * K) * ctl.block * task.dt
     travel = min(dist / span, ctl.u_box) * span
     # contact advance = translation + rotation's share: a (1 + rxd^2 / rho^2) = advance
-    a = max(travel - ctl.standoff, 0.0) / (1 + rxd**2 / rho2)
+    a = travel / (1 + rxd**2 / rho2)
     th = a * rxd / rho2
     Rt = np.array([[math.cos(th), -math.sin(th)], [math.sin(th), math.cos(th)]])
     q = ctr + a * d + Rt @ (x[:2] - ctr)

@@ -226,8 +226,7 @@ SETTINGS: dict[str, Any] = {
 #: one core here, and it picked the same best push as a 6 mm model from each of those starts.
 #: :data:`SETTINGS` rolls out only the 12 pushes of the best quasi-static estimates
 #: (``select_top``): over the 261 selections of seeds 20-27 (a fixed iteration budget),
-#: the best of all pushes was among those 12 in every one (the best estimated in at least
-#: half of them, among the best 3 in 98 %).
+#: the best of all pushes was among those 12 in 257 (among the best 3 in 95 %).
 COARSE = {"spacing": 0.008, "pusher_spacing": 0.008, "eps": 6.4e-5}
 #: Refinement of each :class:`Controller` kind: the planner's ``method``.
 CONTROLLERS = {"ddp": "ilqr", "sampling": "sampling"}
