@@ -446,14 +446,13 @@ class Controller:
         if not cands:
             return []
         K = self.horizon // self.block
-        nb = max(1, int(round(0.8 * K)))
+        nb, speeds = self._push_speeds()
         X0, Z, S = [], [], []
         for s, d in cands:
             xs = np.array(x, dtype=float)
             xs[3:5] = s
             xs[9:12] = 0.0
-            for dist in self.push_distances:
-                v = min(dist / (nb * self.block * self.task.dt), self.u_box)
+            for v in speeds:
                 z = np.zeros((K, 2))
                 z[:nb] = d * v
                 X0.append(xs)
@@ -501,10 +500,8 @@ class Controller:
         # part of it, and on the gym env (40 seeds) taking it off lowered success at 0.98
         # coverage from 35-38 % to 10-18 % and with a moved centre of gravity from 97.5
         # to 92.5 %, though it ranked the selection model's best push higher
-        K = self.horizon // self.block
-        nb = max(1, int(round(0.8 * K)))
-        span = nb * self.block * self.task.dt
-        push = np.minimum(np.asarray(self.push_distances) / span, self.u_box) * span
+        nb, speeds = self._push_speeds()
+        push = speeds * (nb * self.block * self.task.dt)
         adv = push[None, :] / (1.0 + rxd[:, None] ** 2 / rho2)  # (points, distances)
         th_d = (rxd / rho2)[:, None] * adv
         # the pose's origin turns about the support's centre while that centre translates
@@ -516,6 +513,14 @@ class Controller:
         g = self.task.goal
         J = 0.5 * self.wp * np.sum((q - g[:2]) ** 2, axis=-1) + self.wa * (1.0 - np.cos(th - g[2]))
         return J.reshape(-1)
+
+    def _push_speeds(self):
+        """``(nb, speeds)``: a candidate push moves the pusher for its first ``nb`` blocks
+        (80 % of the horizon) at the speed (m/s) that covers each of ``push_distances``
+        in that time, capped by the speed box."""
+        nb = max(1, int(round(0.8 * (self.horizon // self.block))))
+        span = nb * self.block * self.task.dt
+        return nb, np.minimum(np.asarray(self.push_distances) / span, self.u_box)
 
     def _bounds(self):
         """The box of the pusher's centre in standoff points and moves: 5 mm off the
