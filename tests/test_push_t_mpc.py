@@ -354,18 +354,25 @@ def test_controller_refuses_concurrent_act(task):
     assert phase in ("move", "push") and U.shape[1] == 3 and np.all(np.isfinite(U))
 
 
-def test_unreachable_standoff_points_are_skipped_next_time(task, monkeypatch):
-    """With select_top, standoff points found unreachable are left out of the next
-    selection's ranking while the T stays put, so another tick ranks other pushes; a T
-    that moved forgets them."""
-    ctl = mpc.Controller(task, horizon=40, block=10, replan=20, select_top=3)
-    x = np.array(task.x0)
+def _block_best_three(ctl, x, monkeypatch):
+    """Make the standoff points of the 3 best-estimated pushes from ``x`` unreachable
+    (every other point reachable in one straight move); returns those points."""
     first = [c[1] for c in ctl.ranked(x, top=3)]
     monkeypatch.setattr(
         ctl,
         "path_to",
         lambda p, s, pose: None if any(np.array_equal(s, f) for f in first) else [s],
     )
+    return first
+
+
+def test_unreachable_standoff_points_are_skipped_next_time(task, monkeypatch):
+    """With select_top, standoff points found unreachable are left out of the next
+    selection's ranking while the T stays put, so another tick ranks other pushes; a T
+    that moved forgets them."""
+    ctl = mpc.Controller(task, horizon=40, block=10, replan=20, select_top=3)
+    x = np.array(task.x0)
+    first = _block_best_three(ctl, x, monkeypatch)
     sel, path = ctl._choose(x, math.inf)
     assert sel is None and path is None  # the three pushes' standoff points: unreachable
     sel, path = ctl._choose(x, math.inf)  # the next tick ranks the next three
@@ -387,6 +394,25 @@ def test_unreachable_standoff_points_are_skipped_next_time(task, monkeypatch):
         ctl.ranked(x, top=0)
     with pytest.raises(ValueError, match="skip"):
         ctl.ranked(x, skip=[1.0, 2.0, 3.0])
+
+
+def test_nothing_reachable_stands_still_and_selects_again_unbounded(task, monkeypatch):
+    """A tick with no plan that finds no reachable push stands still without keeping a
+    still plan, so the next tick selects again with no incumbent to beat: the first
+    reachable push, however its objective compares with standing still."""
+    ctl = mpc.Controller(task, horizon=40, block=10, replan=20, select_top=3)
+    x = np.array(task.x0)
+    first = _block_best_three(ctl, x, monkeypatch)
+    U, phase = ctl.act(x)
+    assert phase == "push" and U.shape == (ctl.replan, 3)
+    np.testing.assert_array_equal(U, 0.0)
+    assert ctl.plan is None and not ctl.path
+    # standing still would score better than any push here: it must not bound the choice
+    monkeypatch.setattr(ctl, "objective", lambda x, z: 0.0)
+    U, phase = ctl.act(x)
+    assert phase == "move" and ctl.path and ctl.plan is not None
+    expect = ctl.ranked(x, top=3, skip=first)[0]
+    np.testing.assert_array_equal(ctl.path[-1], expect[1])
 
 
 def test_realtime_settings_build_a_controller():

@@ -291,8 +291,9 @@ def _plan(rng, task, speed_range, angle_range, gap_range, steps):
     raise RuntimeError("no push found within the workspace")  # pragma: no cover
 
 
-def _log_push(env, task, pose, start, direction, speed, steps) -> Push:
-    """Run one planned push in ``env`` and log it (see :class:`Push`)."""
+def _log_push(env, task, pose, start, direction, speed, steps, hold=0) -> Push:
+    """Run one planned push in ``env`` and log it (see :class:`Push`): ``steps`` env
+    steps along the path, then ``hold`` steps with the agent's target at the path's end."""
     block = env_pose(pose)
     # the env sets the block's position at angle 0, then its angle about the centre of
     # gravity: ask for the origin that lands the block at ``block``
@@ -308,15 +309,16 @@ def _log_push(env, task, pose, start, direction, speed, steps) -> Push:
     x0 = np.zeros(12)
     x0[:3] = t_pose()
     x0[3:5] = np.array(env.agent.position) * PX
-    U = np.zeros((steps * SUBSTEPS, 3))
-    observed = np.empty((steps, 3))
-    agent = np.empty((steps + 1, 2))
-    agent_v = np.empty((steps + 1, 2))
+    total = steps + hold
+    U = np.zeros((total * SUBSTEPS, 3))
+    observed = np.empty((total, 3))
+    agent = np.empty((total + 1, 2))
+    agent_v = np.empty((total + 1, 2))
     agent[0] = env.agent.position
     agent_v[0] = env.agent.velocity
     p0 = np.array(env.agent.position)
-    for k in range(steps):
-        target = p0 + direction * speed * (k + 1) * SUBSTEPS * SUBSTEP_DT
+    for k in range(total):
+        target = p0 + direction * speed * (min(k, steps - 1) + 1) * SUBSTEPS * SUBSTEP_DT
         p, v = np.array(env.agent.position), np.array(env.agent.velocity)
         action = pd_action(target, p, v)
         for i in range(SUBSTEPS):  # the env's PD law and kinematic update, substep by substep
@@ -349,6 +351,7 @@ def scripted_pushes(
     speed=(0.05, 0.3),
     max_angle=30.0,
     gap=(0.003, 0.015),
+    hold=0,
     damping=None,
     block_cog=None,
 ) -> list[Push]:
@@ -359,8 +362,11 @@ def scripted_pushes(
     drives the agent, from rest ``gap`` short of touching it there, along a line at
     ``max_angle`` or less to the face's inward normal, at a constant speed, for
     ``steps`` env steps; every action is the :func:`~softcontact.tasks.gym_pusht.pd_action`
-    that puts the agent on the line at the end of the step.  The agent's centre stays
-    within [0.045, 0.467] m on both axes.
+    that puts the agent on the line at the end of the step.  Then, for ``hold`` more env
+    steps, the agent is held at the line's end, against the block, as a controller's
+    pusher rests between pushes: in the env the block stays put, and a model whose
+    support lets it creep away from a resting pusher shows the creep as error.  The
+    agent's centre stays within [0.045, 0.467] m on both axes.
 
     Parameters
     ----------
@@ -378,6 +384,8 @@ def scripted_pushes(
     gap : (float, float)
         Range of the agent's start's distance (m) from the face, along the face's normal,
         within [0, 0.05] (it travels ``gap / cos(angle)`` before touching).
+    hold : int
+        Env steps (>= 0) with the agent held at the path's end after the push.
     damping, block_cog
         As :func:`~softcontact.tasks.gym_pusht.make_env`.
 
@@ -388,14 +396,16 @@ def scripted_pushes(
     Raises
     ------
     TypeError
-        A non-integer ``n``, ``seed`` or ``steps``, or non-real ``speed``, ``max_angle``
+        A non-integer ``n``, ``seed``, ``steps`` or ``hold``, or non-real ``speed``, ``max_angle``
         or ``gap``.
     ValueError
-        ``n`` or ``steps`` < 1, a negative ``seed``, or a range not within its bounds.
+        ``n`` or ``steps`` < 1, a negative ``seed`` or ``hold``, or a range not within its
+        bounds.
     """
     n = as_int(n, "n", lo=1)
     seed = as_int(seed, "seed", lo=0)
     steps = as_int(steps, "steps", lo=1)
+    hold = as_int(hold, "hold", lo=0)
     speed_range = _as_pair(speed, "speed", 1e-3, 0.5)
     max_angle = as_positive_float(max_angle, "max_angle", allow_zero=True)
     if max_angle > 60:
@@ -410,7 +420,7 @@ def scripted_pushes(
             pose, start, direction, speed = _plan(
                 rng, task, speed_range, math.radians(max_angle), gap_range, steps
             )
-            out.append(_log_push(env, task, pose, start, direction, speed, steps))
+            out.append(_log_push(env, task, pose, start, direction, speed, steps, hold))
     finally:
         env.close()
     return out

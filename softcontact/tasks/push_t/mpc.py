@@ -740,8 +740,14 @@ class Controller:
                     self.n_moves += 1
                     self.solve_times.append(time.perf_counter() - t0)
                     return self._move(x), "move"
-        if z0 is None:  # nothing feasible to select and no plan: stand still this tick
-            z0 = np.zeros((self.horizon // self.block, 2))
+        if z0 is None:
+            # nothing reachable to select and no plan: stand still this tick and select
+            # again, unbounded, next tick (the standoff points found unreachable skipped).
+            # A still plan kept as the incumbent would bound the later selections by the
+            # objective of standing still, which no push beats that must first turn or
+            # move the T away from the goal (a T against a wall, pushed from its far side)
+            self.solve_times.append(time.perf_counter() - t0)
+            return np.zeros((self.replan, 3)), "push"
         t_end = None
         if self.deadline is not None:
             now = time.perf_counter()
