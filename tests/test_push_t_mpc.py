@@ -415,6 +415,30 @@ def test_nothing_reachable_stands_still_and_selects_again_unbounded(task, monkey
     np.testing.assert_array_equal(ctl.path[-1], expect[1])
 
 
+def test_a_plan_under_which_nothing_moves_is_abandoned(task, monkeypatch):
+    """After _IDLE ticks with the T and the pusher where they were, the selection has no
+    incumbent to beat (its bound is infinite); the count starts again after it and on
+    any motion."""
+    ctl = mpc.Controller(task, horizon=40, block=10, replan=20, iterations=1)
+    bounds = []
+    monkeypatch.setattr(ctl, "_choose", lambda x, bound: (bounds.append(bound), (None, None))[1])
+    x = np.array(task.x0)
+    ctl.plan = np.zeros((4, 2))  # standing still: the state given to act() never changes
+    for _ in range(mpc._IDLE):
+        ctl.act(x)
+    assert all(math.isfinite(b) for b in bounds)  # selections at ticks 0, 5 and when stalled
+    ctl.act(x)
+    assert bounds[-1] == math.inf
+    n = len(bounds)
+    ctl.act(x)
+    assert all(math.isfinite(b) for b in bounds[n:])
+    moved = np.array(x)
+    for _ in range(2 * mpc._IDLE):  # a T that keeps moving is never idle
+        moved[0] += 2e-3
+        ctl.act(moved)
+    assert all(math.isfinite(b) for b in bounds[n:])
+
+
 def test_realtime_settings_build_a_controller():
     """realtime_settings(): iLQR with a deadline, select_top and a coarser selection model
     of the task's bodies; one tick plans within its settings."""

@@ -19,7 +19,10 @@ it returns the pusher's controls for the next ``replan`` steps:
    (0.8; 0.98 when stalled) times that of the current plan's warm start; at most 7
    standoff points are tried for a path before the current plan is kept.  Standoff
    points found unreachable are left out of later selections while the T and the pusher
-   stay within 1 mm (and 1 mrad) of where they were.
+   stay within 1 mm (and 1 mrad) of where they were.  A selection has no current plan to
+   beat after a tick that found no reachable push and had no plan (it stood still), and
+   after 5 ticks in which neither the T nor the pusher moved 1 mm (1 mrad): a plan under
+   which nothing moves is a local minimum of the objective that waiting does not leave.
 2. **Repositioning**.  If the chosen push starts more than 3 mm from the pusher, the
    pusher first travels to the standoff point at ``move_speed`` along a path that keeps
    it clear of the T: straight if the segment clears the T by the pusher's radius,
@@ -138,6 +141,7 @@ _PATH_TRIES = 6  # more standoff points than this tried for a path: keep the cur
 _SKIP = 0.75  # a push selected after this fraction of the deadline runs unrefined
 _MIN_REFINE = 0.3  # a kept plan's refinement gets at least this fraction of the deadline
 _SAME_POSE = 1e-3  # m and rad: a T and pusher moved less keep their unreachable standoffs
+_IDLE = 5  # ticks with the T and the pusher within _SAME_POSE: select with no incumbent
 
 
 class Controller:
@@ -276,6 +280,8 @@ class Controller:
         self._rng = np.random.default_rng(self.seed)
         # (T pose and pusher position, standoff points found unreachable from there)
         self._unreachable: tuple = (None, [])
+        # (T pose and pusher position, ticks since which neither has moved)
+        self._still: tuple = (None, 0)
         self._busy = threading.Lock()
 
     # -- objective ---------------------------------------------------------------------
@@ -715,9 +721,21 @@ class Controller:
         if self.plan is not None:
             z0 = np.vstack([self.plan[shift:], np.repeat(self.plan[-1:], shift, axis=0)])
         stalled = len(self.history) >= 2 and self.history[-1] > _STALL * self.history[-2]
+        # a plan under which nothing moves for _IDLE ticks is a local minimum of the
+        # objective (every push looks worse over one horizon than standing still, e.g. a
+        # T that must first be pushed away from the goal to be turned): the next
+        # selection takes the best reachable push with no incumbent to beat
+        here = np.array(x[:5], dtype=float)
+        ref, still = self._still
+        if ref is not None and np.max(np.abs(ref - here)) <= _SAME_POSE:
+            still += 1
+        else:
+            ref, still = here, 0
+        idle = still >= _IDLE
+        self._still = (None, 0) if idle else (ref, still)
         fresh = False  # a new push selected this tick
-        if self.plan is None or self.ticks % self.select_every == 0 or stalled:
-            current = self.objective(x, z0) if z0 is not None else math.inf
+        if self.plan is None or self.ticks % self.select_every == 0 or stalled or idle:
+            current = self.objective(x, z0) if z0 is not None and not idle else math.inf
             factor = _STALL_SWITCH if stalled else self.switch
             sel, path = self._choose(x, factor * current)
             if sel is not None:
