@@ -73,11 +73,11 @@ the agent covers only ~30 % of the way per step from rest).
 **Control** (:class:`Controller`).  Every env step (0.1 s) the controller maps the
 observation to a state of the planning model above (the T's pose, the agent's position
 and velocity; the T's velocity from the identified momentum below, at rest in the env as
-shipped), runs one
-tick of :class:`softcontact.tasks.push_t.mpc.Controller` on the model -- push selection
-by batched rollouts of the 12 candidate pushes with the best quasi-static estimates, then
-refinement by Gauss-Newton iLQR with exact step derivatives (``"ddp"``) or by predictive
-sampling (``"sampling"``) within a per-decision deadline (25 ms by default) -- and
+shipped), runs one tick of :class:`softcontact.tasks.push_t.mpc.Controller` on the
+model -- push selection by batched rollouts of the 12 candidate pushes with the best
+quasi-static estimates, then refinement by Gauss-Newton iLQR with exact step
+derivatives (``"ddp"``) or by predictive sampling (``"sampling"``) within a per-decision
+deadline (25 ms by default) -- and
 returns the action that puts the pusher where the plan has it 0.1 s later.  iLQR's
 backward pass and closed-loop rollouts run in C, so that a 30-step iteration takes ~6 ms
 and the deadline is met; a round of 128 sampled rollouts takes longer than 25 ms, so the

@@ -396,8 +396,8 @@ def scripted_pushes(
     Raises
     ------
     TypeError
-        A non-integer ``n``, ``seed``, ``steps`` or ``hold``, or non-real ``speed``, ``max_angle``
-        or ``gap``.
+        A non-integer ``n``, ``seed``, ``steps`` or ``hold``, or non-real ``speed``,
+        ``max_angle`` or ``gap``.
     ValueError
         ``n`` or ``steps`` < 1, a negative ``seed`` or ``hold``, or a range not within its
         bounds.

@@ -144,6 +144,13 @@ _SAME_POSE = 1e-3  # m and rad: a T and pusher moved less keep their unreachable
 _IDLE = 5  # ticks with the T and the pusher within _SAME_POSE: select with no incumbent
 
 
+def _still_at(ref, here) -> bool:
+    """Whether the T's pose and the pusher's position ``here`` (5,) are within
+    ``_SAME_POSE`` of ``ref`` (None: no reference): the test of the unreachable-standoff
+    memory and of the idle count."""
+    return ref is not None and float(np.max(np.abs(ref - here))) <= _SAME_POSE
+
+
 class Controller:
     """Receding-horizon controller of a :mod:`~softcontact.tasks.push_t` task.
 
@@ -690,7 +697,7 @@ class Controller:
         gets other pushes ranked on the next tick."""
         here = np.array(x[:5], dtype=float)  # the T's pose and the pusher's position
         known = self._unreachable
-        if known[0] is None or np.max(np.abs(known[0] - here)) > _SAME_POSE:
+        if not _still_at(known[0], here):
             known = (here, [])
         skip = list(known[1])
         tried: dict[tuple, Any] = {}  # standoff point: its path (None: unreachable)
@@ -725,9 +732,9 @@ class Controller:
         # objective (every push looks worse over one horizon than standing still, e.g. a
         # T that must first be pushed away from the goal to be turned): the next
         # selection takes the best reachable push with no incumbent to beat
-        here = np.array(x[:5], dtype=float)
+        here = np.array(x[:5], dtype=float)  # the T's pose and the pusher's position
         ref, still = self._still
-        if ref is not None and np.max(np.abs(ref - here)) <= _SAME_POSE:
+        if _still_at(ref, here):
             still += 1
         else:
             ref, still = here, 0
