@@ -439,6 +439,58 @@ def test_a_plan_under_which_nothing_moves_is_abandoned(task, monkeypatch):
     assert all(math.isfinite(b) for b in bounds[n:])
 
 
+@pytest.mark.parametrize("block", [1, 5])
+def test_a_move_that_ends_within_a_tick_starts_the_push(task, monkeypatch, block):
+    """The tick in which a repositioning move ends fills its remaining whole blocks with
+    the selected push's first blocks; the next tick refines the push warm started from
+    the blocks not yet executed, with no selection in between; a move that fills its
+    tick exactly leaves the whole push to the next tick."""
+    ctl = mpc.Controller(task, horizon=40, block=block, replan=20, move_speed=0.1)
+    x = np.array(task.x0)
+    plan = np.arange(2 * ctl.horizon // block, dtype=float).reshape(-1, 2) * 1e-3
+    chosen, seen = [], []
+
+    def choose(x, bound):  # one push; once at its standoff point, nothing beats it
+        chosen.append(bound)
+        if np.hypot(*(target - x[3:5])) <= mpc._REACHED:
+            return None, None
+        return (0.0, target, plan), [target]
+
+    def solve(x, z0, t_end=None):
+        seen.append(np.array(z0))
+        return z0, 0.0
+
+    monkeypatch.setattr(ctl, "_choose", choose)
+    monkeypatch.setattr(ctl, "_solve", solve)
+    # 26.3 mm at 0.5 mm per 5 ms step: ticks of 20, 20 and 13 steps
+    target = x[3:5] + np.array([0.0, 0.0263])
+    for _ in range(2):
+        U, phase = ctl.act(x)
+        assert phase == "move" and U.shape == (20, 3) and ctl.path
+        np.testing.assert_allclose(U[:, 1], 0.1)
+        x[3:5] += U[:, :2].sum(axis=0) * task.dt
+    U, phase = ctl.act(x)
+    done = (20 - 13) // block  # whole blocks of the push in the arrival tick
+    assert phase == "move" and not ctl.path and U.shape == (13 + done * block, 3)
+    np.testing.assert_allclose(U[:12, 1], 0.1)
+    np.testing.assert_allclose(U[13:], ctl.controls(plan)[: done * block])
+    x[3:5] += U[:, :2].sum(axis=0) * task.dt
+    U, phase = ctl.act(x)  # refines the push from its next block; no selection
+    assert phase == "push" and len(chosen) == 1 and len(seen) == 1
+    np.testing.assert_array_equal(seen[0][: len(plan) - done], plan[done:])
+    # 9.8 mm: the move fills its tick (19 steps and a short one); the push starts whole
+    ctl.reset()
+    chosen.clear()
+    seen.clear()
+    target = x[3:5] + np.array([0.0, 0.0098])
+    U, phase = ctl.act(x)
+    assert phase == "move" and U.shape == (20, 3) and not ctl.path
+    x[3:5] += U[:, :2].sum(axis=0) * task.dt
+    U, phase = ctl.act(x)  # selects again, keeps the push and refines it from its start
+    assert phase == "push" and len(chosen) == 2 and len(seen) == 1
+    np.testing.assert_array_equal(seen[0], plan)
+
+
 def test_realtime_settings_build_a_controller():
     """realtime_settings(): iLQR with a deadline, select_top and a coarser selection model
     of the task's bodies; one tick plans within its settings."""

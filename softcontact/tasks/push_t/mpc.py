@@ -31,7 +31,10 @@ it returns the pusher's controls for the next ``replan`` steps:
    radius + 4 mm.  A pusher that overlaps the T (or sits in the pocket between bar and
    stem) first backs off in a straight line that does not approach the T.  This move is
    planned geometrically, not optimized; it does not touch the T.  The objective does
-   not see the time it takes.
+   not see the time it takes.  The tick in which the move ends fills its remaining
+   whole blocks with the push's first blocks, so that the push starts on arrival; the
+   next tick refines the push from its first block not yet executed (and selects
+   nothing unless the solve stalls).
 3. **Refinement** (every tick that is not a move), by ``method``:
 
    - ``"lbfgs"`` (default): ``scipy.optimize.minimize`` with L-BFGS-B, the exact
@@ -289,6 +292,8 @@ class Controller:
         self._unreachable: tuple = (None, [])
         # (T pose and pusher position, ticks since which neither has moved)
         self._still: tuple = (None, 0)
+        # blocks of the current plan executed at the end of a move (None: a tick's worth)
+        self._executed: int | None = None
         self._busy = threading.Lock()
 
     # -- objective ---------------------------------------------------------------------
@@ -667,6 +672,21 @@ class Controller:
                 q = q + d / L * step
         return np.array(U)
 
+    def _moving(self, x):
+        """The tick's controls while a move is under way: the move's steps, and when it
+        ends within the tick the selected push's first steps after it, so that the
+        push starts on arrival (the next tick warm starts from the rest of the push)."""
+        U = self._move(x)
+        if self.path or self.plan is None or len(U) == self.replan:
+            self._executed = 0 if not self.path else None
+            return U
+        k = (self.replan - len(U)) // self.block  # whole blocks of the push this tick
+        self._executed = k
+        if not k:
+            return U
+        self.ticks += 1  # a tick of the push: the next one refines it, selects nothing
+        return np.vstack([U, self.controls(self.plan)[: k * self.block]])
+
     # -- the control loop ------------------------------------------------------------------
 
     def act(self, x):
@@ -721,9 +741,10 @@ class Controller:
     def _act(self, x):
         x = self.model._as_state(x, "x")
         if self.path:
-            return self._move(x), "move"
+            return self._moving(x), "move"
         t0 = time.perf_counter()
-        shift = self.replan // self.block
+        shift = self.replan // self.block if self._executed is None else self._executed
+        self._executed = None
         z0 = None
         if self.plan is not None:
             z0 = np.vstack([self.plan[shift:], np.repeat(self.plan[-1:], shift, axis=0)])
@@ -763,8 +784,9 @@ class Controller:
                     self.path = path
                     self.plan = z0
                     self.n_moves += 1
+                    U = self._moving(x)
                     self.solve_times.append(time.perf_counter() - t0)
-                    return self._move(x), "move"
+                    return U, "move"
         if z0 is None:
             # nothing reachable to select and no plan: stand still this tick and select
             # again, unbounded, next tick (the standoff points found unreachable skipped).
