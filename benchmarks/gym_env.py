@@ -14,7 +14,8 @@ on the same seeds, and prints one markdown table (``--out`` writes it to a page 
 - ``damping``: the env with momentum (pymunk space damping 0.5);
 - ``cog``: the env's block with its centre of gravity moved to (0, 30) px;
 
-then the wall time of the first variant's run on 1 and on 2 workers (``--scale``), and
+then the first variant on seeds 0..N-1 (``--scale N``) on 1 and on 2 workers: the wall
+time, the success and the failed seeds of each run, and
 our own push-T task (:mod:`softcontact.tasks.push_t`, its model as the plant) under
 ``mpc.realtime_settings()`` (``--own``, 50 seeds).
 Decision times are wall-clock seconds of the whole controller call (model state,
@@ -134,14 +135,31 @@ def main(argv=None):
     for n in notes:
         print(n, file=out)
     if a.scale:
-        print(f"\nScale out: {variants[0][0]} on {a.scale} seeds.\n", file=out)
-        print("| workers | wall s | episodes per minute |", file=out)
-        print("|---|---|---|", file=out)
+        print(
+            f"\nScale out: {variants[0][0]} on seeds 0..{a.scale - 1}, the same run on a "
+            "LocalCluster of 1 and of 2 workers (wall time includes starting the cluster).\n",
+            file=out,
+        )
+        print(
+            "| workers | wall s | episodes per minute | success | median steps to success "
+            "| decision median ms | p95 ms | max ms | failed seeds |",
+            file=out,
+        )
+        print("|---|---|---|---|---|---|---|---|---|", file=out)
         for w in (1, 2):
             t0 = time.perf_counter()
-            gp.evaluate(range(a.scale), n_workers=w, deadline=a.deadline, **variants[0][1])
+            ev = gp.evaluate(range(a.scale), n_workers=w, deadline=a.deadline, **variants[0][1])
             wall = time.perf_counter() - t0
-            print(f"| {w} | {wall:.0f} | {a.scale / wall * 60:.1f} |", file=out)
+            s = ev.summary()
+            fails = [e.seed for e in ev.episodes if not e.success]
+            print(
+                f"| {w} | {wall:.0f} | {a.scale / wall * 60:.1f} | "
+                f"{sum(e.success for e in ev.episodes)} / {a.scale} | "
+                f"{s['median_steps_to_success'] or 'n/a'} | {_ms(s['solve_time_median'])} | "
+                f"{_ms(s['solve_time_p95'])} | {_ms(s['solve_time_max'])} | "
+                f"{fails if fails else 'none'} |",
+                file=out,
+            )
     if a.own:
         _own_realtime(a.own, workers, out)
     out.close()

@@ -1,6 +1,6 @@
 """benchmarks/gym_env.py runs end to end in a subprocess on a one-worker LocalCluster and
 prints its table: a row per variant asked for, each cell a number in range, and the
-scale-out rows."""
+scale-out rows with their success and failed seeds."""
 
 import re
 import subprocess
@@ -38,8 +38,18 @@ def test_gym_benchmark_prints_its_table(tmp_path):
         assert 0.0 < float(cells[2]) <= 1.0
         median, p95, worst, wall = (float(c) for c in cells[4:])  # ms, ms, ms, s
         assert 0 <= median <= p95 <= worst and wall > 0
-    assert re.search(r"^\| 1 \| \d+ \| [\d.]+ \|$", page, re.M)
-    assert re.search(r"^\| 2 \| \d+ \| [\d.]+ \|$", page, re.M)
+    # scale out: workers, wall, episodes per minute, successes of 1, median steps,
+    # decision times and the failed seeds, on 1 and on 2 workers
+    for w in (1, 2):
+        m = re.search(
+            rf"^\| {w} \| \d+ \| [\d.]+ \| ([01]) / 1 \| ([\d.]+|n/a) \| ([\d.]+) \| ([\d.]+) "
+            r"\| ([\d.]+) \| (none|\[0\]) \|$",
+            page,
+            re.M,
+        )
+        assert m, page
+        assert (m.group(1) == "1") == (m.group(6) == "none") == (m.group(2) != "n/a")
+        assert 0 < float(m.group(3)) <= float(m.group(4)) <= float(m.group(5))
     own = re.search(r"^\| 2 \| (100\.0|50\.0|0\.0)% \|(.*)\|$", page, re.M)
     assert own and "realtime_settings" in page
     median, p95, worst = (float(c) for c in own.group(2).split("|")[1:])
