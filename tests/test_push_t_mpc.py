@@ -396,6 +396,34 @@ def test_unreachable_standoff_points_are_skipped_next_time(task, monkeypatch):
         ctl.ranked(x, skip=[1.0, 2.0, 3.0])
 
 
+def test_path_search_stops_at_the_deadline(task, monkeypatch):
+    """A selection tries at most _PATH_TRIES + 1 standoff points for a path, and after
+    the first none once its deadline has passed; the points tried are remembered as
+    unreachable, the others are not."""
+    import time
+
+    ctl = mpc.Controller(task, horizon=40, block=10, replan=20)
+    x = np.array(task.x0)
+    calls = []
+    monkeypatch.setattr(ctl, "path_to", lambda p, s, pose: calls.append(tuple(s)))
+    assert ctl._choose(x, math.inf) == (None, None)
+    assert len(calls) == mpc._PATH_TRIES + 1 == len(set(calls))
+    ctl.reset()
+    calls.clear()
+    assert ctl._choose(x, math.inf, time.perf_counter() - 1.0) == (None, None)
+    assert len(calls) == 1
+    assert [tuple(k) for k in ctl._unreachable[1]] == calls
+    # a tick of a controller with a deadline passes its end to the selection
+    seen = []
+    ctl = mpc.Controller(task, horizon=40, block=10, replan=20, deadline=0.01)
+    monkeypatch.setattr(
+        ctl, "_choose", lambda x, bound, t_end=None: (seen.append(t_end), (None, None))[1]
+    )
+    t0 = time.perf_counter()
+    ctl.act(x)
+    assert t0 < seen[0] <= time.perf_counter() + 0.01
+
+
 def test_nothing_reachable_stands_still_and_selects_again_unbounded(task, monkeypatch):
     """A tick with no plan that finds no reachable push stands still without keeping a
     still plan, so the next tick selects again with no incumbent to beat: the first
@@ -421,7 +449,9 @@ def test_a_plan_under_which_nothing_moves_is_abandoned(task, monkeypatch):
     any motion."""
     ctl = mpc.Controller(task, horizon=40, block=10, replan=20, iterations=1)
     bounds = []
-    monkeypatch.setattr(ctl, "_choose", lambda x, bound: (bounds.append(bound), (None, None))[1])
+    monkeypatch.setattr(
+        ctl, "_choose", lambda x, bound, t_end=None: (bounds.append(bound), (None, None))[1]
+    )
     x = np.array(task.x0)
     ctl.plan = np.zeros((4, 2))  # standing still: the state given to act() never changes
     for _ in range(mpc._IDLE):
@@ -450,7 +480,7 @@ def test_a_move_that_ends_within_a_tick_starts_the_push(task, monkeypatch, block
     plan = np.arange(2 * ctl.horizon // block, dtype=float).reshape(-1, 2) * 1e-3
     chosen, seen = [], []
 
-    def choose(x, bound):  # one push; once at its standoff point, nothing beats it
+    def choose(x, bound, t_end=None):  # one push; at its standoff point nothing beats it
         chosen.append(bound)
         if np.hypot(*(target - x[3:5])) <= mpc._REACHED:
             return None, None

@@ -17,7 +17,8 @@ it returns the pusher's controls for the next ``replan`` steps:
    (:meth:`Controller.estimates`, no rollout) are rolled out.  The best push the pusher
    can reach (step 2) replaces the current plan if its objective is below ``switch``
    (0.8; 0.98 when stalled) times that of the current plan's warm start; at most 7
-   standoff points are tried for a path before the current plan is kept.  Standoff
+   standoff points are tried for a path, and with a ``deadline`` none after the first
+   once the tick's deadline has passed, before the current plan is kept.  Standoff
    points found unreachable are left out of later selections while the T and the pusher
    stay within 1 mm (and 1 mrad) of where they were.  A selection has no current plan to
    beat after a tick that found no reachable push and had no plan (it stood still), and
@@ -706,15 +707,16 @@ class Controller:
         finally:
             self._busy.release()
 
-    def _choose(self, x, bound):
+    def _choose(self, x, bound, t_end=None):
         """The best push from ``x`` whose objective is below ``bound`` and whose standoff
         point the pusher can reach, and its path (None: it is reached already), or
         ``(None, None)``.  Pushes are taken best first; at most ``_PATH_TRIES`` + 1
-        standoff points are tried for a path.  Standoff points found unreachable are
-        remembered while the T and the pusher stay within ``_SAME_POSE`` of where they
-        were when the first of them was found, and left out of the next selections'
-        rankings: with ``select_top``, a T whose best-estimated pushes cannot be reached
-        gets other pushes ranked on the next tick."""
+        standoff points are tried for a path, and no further one once
+        ``time.perf_counter()`` has passed ``t_end`` (the tick's deadline).  Standoff
+        points found unreachable are remembered while the T and the pusher stay within
+        ``_SAME_POSE`` of where they were when the first of them was found, and left out
+        of the next selections' rankings: with ``select_top``, a T whose best-estimated
+        pushes cannot be reached gets other pushes ranked on the next tick."""
         here = np.array(x[:5], dtype=float)  # the T's pose and the pusher's position
         known = self._unreachable
         if not _still_at(known[0], here):
@@ -730,6 +732,8 @@ class Controller:
                 break
             key = tuple(cand[1])
             if key not in tried:
+                if tried and t_end is not None and time.perf_counter() > t_end:
+                    break  # out of time: as if no other standoff point were reachable
                 tried[key] = self.path_to(x[3:5], cand[1], x[:3])
             if tried[key] is not None:
                 sel, path = cand, tried[key]
@@ -765,7 +769,8 @@ class Controller:
         if self.plan is None or self.ticks % self.select_every == 0 or stalled or idle:
             current = self.objective(x, z0) if z0 is not None and not idle else math.inf
             factor = _STALL_SWITCH if stalled else self.switch
-            sel, path = self._choose(x, factor * current)
+            t_sel = None if self.deadline is None else t0 + self.deadline
+            sel, path = self._choose(x, factor * current, t_sel)
             if sel is not None:
                 _, s, z0 = sel
                 fresh = True
