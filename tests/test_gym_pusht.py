@@ -157,6 +157,24 @@ def test_dask_local_cluster_gives_the_in_process_results():
         assert a.final_coverage == pytest.approx(b.final_coverage, rel=1e-12, abs=1e-15)
 
 
+def test_a_worker_episode_freezes_what_is_alive_before_it():
+    """The Dask task of an episode (gym_pusht._episode_task) collects and freezes the
+    garbage collector's generations first, and returns run_episode's episode."""
+    import gc
+
+    gc.unfreeze()
+    try:
+        ep = gp._episode_task(3, {"deadline": None, "steps": 2})
+        assert gc.get_freeze_count() > 0
+        ref = gp.run_episode(3, deadline=None, steps=2)
+        assert (
+            (ep.seed, ep.steps, ep.success) == (ref.seed, ref.steps, ref.success) == (3, 2, False)
+        )
+        assert ep.max_coverage == ref.max_coverage and ep.final_coverage == ref.final_coverage
+    finally:
+        gc.unfreeze()
+
+
 def test_command_writes_the_json_fields(tmp_path, capsys):
     from softcontact.__main__ import main
 

@@ -109,6 +109,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import gc
 import logging
 import math
 import os
@@ -725,6 +726,13 @@ class Evaluation:
 
 
 def _episode_task(seed, kwargs):
+    """One episode on a Dask worker.  It starts with a full garbage collection and
+    ``gc.freeze()``: what is alive then (modules, models, the worker's own state) is left
+    out of later collections, whose pauses, landing inside decisions, otherwise took the
+    slowest of 34,000 decisions to ~110-120 ms (1,000 seeds on 1 or 2 workers; 45 ms with
+    the freeze).  The worker process is ours, so its collector is ours to tune."""
+    gc.collect()
+    gc.freeze()
     return run_episode(seed, **kwargs)
 
 
