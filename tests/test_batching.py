@@ -404,6 +404,12 @@ def _child(conn):
     conn.close()
 
 
+# JAX, when a test before imported it, warns at every fork that a child of its threads
+# may deadlock; the children here never touch JAX
+_JAX_FORK = pytest.mark.filterwarnings("ignore:os.fork\\(\\) was called:RuntimeWarning")
+
+
+@_JAX_FORK
 def test_a_fork_child_runs_a_parallel_rollout():
     model, x, u = ts._setup("act2")
     X0 = np.stack([x] * 4)
@@ -431,6 +437,7 @@ def test_results_do_not_depend_on_the_thread_count(rng, threads):
     _same(s, model.step(X0, Uc[:, 0], order=2, num_threads=1), sc.StepResult._fields)
 
 
+@_JAX_FORK
 def test_fork_while_another_thread_runs_on_the_pool():
     """A fork child of a process whose pool is busy (another thread's rollout) runs its own
     parallel rollouts: it leaves the copied pool alone and starts a fresh one."""
