@@ -782,8 +782,9 @@ def evaluate(
         cluster = None
         if scheduler is None:
             n = (os.cpu_count() or 1) if n_workers is None else as_int(n_workers, "n_workers", 1)
+            # the dashboard on a free port: its default (8787) may be another cluster's
             cluster = distributed.LocalCluster(
-                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None
+                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0"
             )
         try:
             with distributed.Client(cluster if cluster is not None else scheduler) as client:
