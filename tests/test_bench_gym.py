@@ -62,3 +62,22 @@ def test_gym_benchmark_prints_its_table(tmp_path):
             env=subprocess_env(),
             cwd=tmp_path,
         )
+
+
+def test_failed_seeds_are_listed_without_losing_any():
+    """The failed seeds are listed, or the seeds that succeeded when those are fewer."""
+    import importlib.util
+    from types import SimpleNamespace
+
+    spec = importlib.util.spec_from_file_location("gym_env_bench", SCRIPT)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+
+    def eps(ok):
+        return [SimpleNamespace(seed=s, success=s in ok) for s in range(500)]
+
+    assert bench._failed(eps(set(range(500)))) == "none"
+    assert bench._failed(eps(set(range(500)) - {7, 300})) == "[7, 300]"
+    assert bench._failed(eps(set(range(250, 500)))) == str(list(range(250)))
+    assert bench._failed(eps({12, 345})) == "all 498 but the 2 that succeeded: [12, 345]"
+    assert bench._failed(eps(set())) == "all 500 but the 0 that succeeded: none"
