@@ -405,3 +405,45 @@ def test_momentum_parameters_give_the_decay():
     planner = ctl._planner(d)
     assert planner is not ctl._planner(0.0) and planner is ctl._planner(d + 1e-4)
     assert planner.coast == pytest.approx(0.1 / -np.log(d), rel=0.11)
+
+
+def test_the_controller_approaches_on_the_identified_model_and_places_on_its_task(task):
+    """Far from the goal the identified model plans with the approach's horizon and
+    pushes; from the first observation within ``near`` the task's planner takes over for
+    the rest of the episode; ``near=None`` plans on the task throughout."""
+    ctl = gp.Controller(task, deadline=None)
+    approach = ctl.planner
+    assert not ctl.placing and approach.task is ctl.approach_task
+    assert dict(ctl.approach_task.params) == dict(gp.make_task().params)
+    assert approach.horizon == gp.APPROACH["horizon"] == 40
+    assert max(approach.push_distances) == 0.16
+    place = ctl._planner(0.0, placing=True)
+    assert place.task is task and place.horizon == gp.SETTINGS["horizon"]
+    goal = gp.env_pose(np.array(gp.GOAL))
+
+    def obs(block):
+        return np.array([60.0, 60.0, *block])  # the agent far from the block
+
+    ctl.act(obs(goal + [30.0, 0.0, 0.0]), [0.0, 0.0])  # 30 mm off: approach
+    assert ctl.planner is approach and not ctl.placing
+    near_m, near_rad = gp.NEAR
+    ctl.act(obs(goal + [0.0, 0.0, near_rad * 1.2]), [0.0, 0.0])  # turned too far
+    assert ctl.planner is approach
+    ctl.act(obs(goal + [near_m * 700, 0.0, near_rad * 0.5]), [0.0, 0.0])  # 0.7 near: within
+    assert ctl.placing and ctl.planner is place and place.n_selections >= 1
+    ctl.act(obs(goal + [30.0, 0.0, 0.0]), [0.0, 0.0])  # farther again: still placing
+    assert ctl.planner is place
+    ctl.reset()
+    assert ctl.planner is approach and not ctl.placing
+    one = gp.Controller(task, deadline=None, near=None)
+    assert one.placing and one.approach_task is None and one.planner.task is task
+    one.act(obs(goal + [30.0, 0.0, 0.0]), [0.0, 0.0])
+    assert one.planner.task is task
+    with pytest.raises(ValueError, match="near"):
+        gp.Controller(task, near=0.01)
+    with pytest.raises(ValueError, match="near"):
+        gp.Controller(task, near=(0.01, -1.0))
+    with pytest.raises(TypeError, match="approach_task"):
+        gp.Controller(task, approach_task="identified")
+    with pytest.raises(TypeError, match="task"):
+        gp.Controller(dict(task.params))

@@ -42,27 +42,34 @@ each at 0.05-0.3 m/s) the model's RMS errors with the ring at the radius of gyra
 (0.1 s) 1.12 mm / 1.93 deg and 1.34 mm / 0.54 deg; 1 s open loop 6.42 mm / 6.75 deg and
 3.80 mm / 1.42 deg.  The one-step position error grows a little; every other error falls.
 
-**The planner's model** (:data:`PLANNING`).  Below its slip velocity the support's
-friction is viscous, so a model T creeps away from a pusher that rests against it,
-however lightly, while the env's block does not move at all.  With the identified slip
-velocity (0.05 m/s) the planner exploits that creep near the goal: it holds the
+**The planner's models** (:data:`PLANNING`, :data:`NEAR`).  Below its slip velocity the
+support's friction is viscous, so a model T creeps away from a pusher that rests against
+it, however lightly, while the env's block does not move at all.  With the identified
+slip velocity (0.05 m/s) the planner exploits that creep near the goal: it holds the
 pusher still beside the T, predicting the T will creep into place, and the env's block
-stays where it is (coverage stalls at 0.92-0.98).  With :data:`SETTINGS` and a fixed
-iteration budget (``deadline=None``), 4 of seeds 0-19 reach 0.98 coverage on the
-identified model and 20 of 20 on the planning model; 31 of seeds 0-39 reach the env's
-0.95 on the identified model (median 32 env steps, of those that do) and 40 of 40 on the
-planning model (median 40: its pushes are predicted less well).  :class:`Controller`
-therefore plans on ``make_task(**PLANNING)``, the slip velocity lowered to 0.005 m/s.
-Measured on the held steps of 10 held-out pushes that end with the agent held against
-the block (``sysid.scripted_pushes(10, seed=1, hold=5)``; 24 steps with the agent within
-2 mm of the block, whose pose does not change in the env): the predicted creep per env
-step is 0.67 mm / 0.30 deg on average (1.18 mm / 0.57 deg at most) with the identified
-model and 0.11 mm / 0.05 deg (0.20 mm / 0.11 deg) with the planning model.  The price is
-in the pushes themselves: on the same held-out pushes without holds, the planning model's
-errors are one step 2.60 mm / 1.02 deg and 1 s open loop 5.83 mm / 3.45 deg (identified:
-1.34 mm / 0.54 deg and 3.80 mm / 1.42 deg); feedback at 10 Hz absorbs those, not a
-creep that never happens.  A least-squares fit of the slip velocity to pushes with holds
-still prefers 0.05 m/s: the pushes' errors outweigh the holds'.
+stays where it is (coverage stalls at 0.91-0.98).  The planning model
+(``make_task(**PLANNING)``) lowers the slip velocity to 0.005 m/s.  Measured on the held
+steps of 10 held-out pushes that end with the agent held against the block
+(``sysid.scripted_pushes(10, seed=1, hold=5)``; 24 steps with the agent within 2 mm of
+the block, whose pose does not change in the env): the predicted creep per env step is
+0.67 mm / 0.30 deg on average (1.18 mm / 0.57 deg at most) with the identified model and
+0.11 mm / 0.05 deg (0.20 mm / 0.11 deg) with the planning model.  The price is in the
+pushes themselves: on the same held-out pushes without holds, the planning model's errors
+are one step 2.60 mm / 1.02 deg and 1 s open loop 5.83 mm / 3.45 deg (identified:
+1.34 mm / 0.54 deg and 3.80 mm / 1.42 deg).  A least-squares fit of the slip velocity to
+pushes with holds still prefers 0.05 m/s: the pushes' errors outweigh the holds'.
+
+:class:`Controller` therefore uses each model where it is right: it *approaches* the goal
+on the identified model, with 0.4 s horizons and pushes up to 16 cm (:data:`APPROACH`),
+and from the first time the T is within 8 mm and 5 degrees of the goal (:data:`NEAR`)
+*places* it on the planning model for the rest of the episode.  With :data:`SETTINGS`
+and a fixed iteration budget (``deadline=None``), seeds 0-39 reaching the env's 0.95:
+39 of 40 on the identified model alone (median 31 env steps, of those that do), 40 of 40
+on the planning model alone (median 38.5) and 40 of 40 with approach and placement
+(median 29.5); seeds 0-19 reaching 0.98: 6, 20 (median 48.5) and 20 of 20 (median 46).
+With the 25 ms deadline, seeds 0-159 and 160-319 (one process per episode, 2 at a
+time): mean steps to success 34.7 and 31.6 with the planning model alone, 32.4 and 30.9
+with approach and placement (160 of 160 each).
 
 **Actions** (:func:`pd_action`).  The env runs 10 substeps of 10 ms per action, each
 ``v += (k_p (a - p) - k_v v) dt`` then ``p += v dt`` (k_p = 100, k_v = 20).  The agent's
@@ -71,17 +78,16 @@ it, so the pusher lands exactly where the plan puts it after 0.1 s (without the 
 the agent covers only ~30 % of the way per step from rest).
 
 **Control** (:class:`Controller`).  Every env step (0.1 s) the controller maps the
-observation to a state of the planning model above (the T's pose, the agent's position
-and velocity; the T's velocity from the identified momentum below, at rest in the env as
-shipped), runs one tick of :class:`softcontact.tasks.push_t.mpc.Controller` on the
-model -- push selection by batched rollouts of the 12 candidate pushes with the best
-quasi-static estimates, then refinement by Gauss-Newton iLQR with exact step
+observation to a model state (the T's pose, the agent's position and velocity; the T's
+velocity from the identified momentum below, at rest in the env as shipped), runs one
+tick of :class:`softcontact.tasks.push_t.mpc.Controller` on the approach's or the
+placement's model -- push selection by batched rollouts of the 12 candidate pushes with
+the best quasi-static estimates, then refinement by Gauss-Newton iLQR with exact step
 derivatives (``"ddp"``) or by predictive sampling (``"sampling"``) within a per-decision
-deadline (25 ms by default) -- and
-returns the action that puts the pusher where the plan has it 0.1 s later.  iLQR's
-backward pass and closed-loop rollouts run in C, so that a 30-step iteration takes ~6 ms
-and the deadline is met; a round of 128 sampled rollouts takes longer than 25 ms, so the
-sampling baseline's decisions overrun it.
+deadline (25 ms by default) -- and returns the action that puts the pusher where the
+plan has it 0.1 s later.  iLQR's backward pass and closed-loop rollouts run in C, so
+that a 30-step iteration takes ~6 ms and the deadline is met; a round of 128 sampled
+rollouts takes longer than 25 ms, so the sampling baseline's decisions overrun it.
 
 **Momentum, identified online** (:class:`MomentumEstimator`).  The same controller runs
 every env variant.  From the episode's own observations it estimates which fraction of
@@ -95,7 +101,11 @@ the T will come to rest (the planner's ``coast``), and the pusher holding still 
 repositioning while the T coasts.  The identification is accurate (tests: 0.933 found to
 0.01, the velocity to 5 %); the model is not: pymunk's rigid, inelastic impacts against
 the soft contact leave 1 s open-loop errors of ~14-18 mm and ~8-13 deg after pushes, and
-the env with momentum is not solved yet (the benchmark page's damping row).
+the env with momentum is not solved yet (the benchmark page's damping row).  The plans,
+not the identification, fail: with the decay given from the first step (0.933, a fixed
+iteration budget), 0 of seeds 0-19 succeed (mean max coverage 0.46); their pushes move
+the pusher at up to 0.7 m/s, and the block leaves them at 0.3-0.4 m/s to glide ~1.4 s
+times that speed.
 
 **Episodes** (:func:`run_episode`, :func:`evaluate`): seeded resets (``reset(seed=...)``),
 300 env steps, success when the env's coverage exceeds the threshold (0.95 as in the
@@ -134,6 +144,8 @@ __all__ = [
     "PARAMETERS",
     "PLANNING",
     "SETTINGS",
+    "NEAR",
+    "APPROACH",
     "DEADLINE",
     "COARSE",
     "CONTROLLERS",
@@ -250,6 +262,15 @@ SETTINGS: dict[str, Any] = {
     "num_threads": 1,
     "move_speed": 1.0,
     "select_top": 12,
+}
+#: The T's position (m) and angle (rad) errors within which :class:`Controller` places it
+#: on the planning model (:data:`PLANNING`) after approaching on the identified one.
+NEAR = (0.008, math.radians(5.0))
+#: :data:`SETTINGS` overrides of :class:`Controller`'s approach: 0.4 s horizons and
+#: pushes up to 16 cm.
+APPROACH: dict[str, Any] = {
+    "horizon": 40,
+    "push_distances": (*SETTINGS["push_distances"], 0.16),
 }
 #: :data:`PARAMETERS` overrides of the coarser model that scores candidate pushes: 8 mm
 #: sample spacing (71 samples on the T, 12 on the pusher) and a matching smoothing length
@@ -462,82 +483,144 @@ def _coarse_model(params):
 class Controller:
     """Plans with softcontact at the env's 10 Hz (see the module docstring).
 
+    Without momentum, a T farther from the goal than ``near`` is *approached* on
+    ``approach_task`` (the identified model, whose pushes it predicts best) with the
+    longer horizons and pushes of :data:`APPROACH`, and from the first time it is within
+    ``near`` *placed* on ``task`` (the planning model, on which a pusher resting against
+    the T does not move it) for the rest of the episode.
+
     Parameters
     ----------
     task : push_t.PushT, optional
-        The model (default ``make_task(**PLANNING)``, :data:`PLANNING`).
+        The model that places the T (default ``make_task(**PLANNING)``,
+        :data:`PLANNING`); with momentum identified, the model of
+        :func:`momentum_parameters` is built on its parameters.
     controller : {"ddp", "sampling"}
         Refinement by Gauss-Newton iLQR on the exact step derivatives, or predictive
         sampling (128 rollouts, 6 knots, on the coarse model of the push selection).
     deadline : float or None
         Wall-clock seconds per decision the planner aims for (push selection included);
         None: a fixed number of iterations, so that runs are repeatable bit for bit.
+    approach_task : push_t.PushT, optional
+        The model that approaches the goal (default ``make_task()``: :data:`PARAMETERS`).
+    near : (float, float) or None
+        Position (m) and angle (rad) errors to the goal within which placement starts
+        (:data:`NEAR`: 8 mm and 5 degrees); None: ``task`` plans throughout.
     **settings
-        :class:`~softcontact.tasks.push_t.mpc.Controller` settings over :data:`SETTINGS`.
+        :class:`~softcontact.tasks.push_t.mpc.Controller` settings over :data:`SETTINGS`
+        (and :data:`APPROACH` in the approach), in both phases.
 
     Attributes
     ----------
     solve_times : list of float
         Wall time of each decision (:meth:`act`), s.
     planner : push_t.mpc.Controller
-        The planner of the current decision: on ``task``'s model, or once momentum is
-        identified on its model with :func:`momentum_parameters`.
+        The planner of the current decision: the approach's, the placement's, or once
+        momentum is identified the one on :func:`momentum_parameters`' model.
+    placing : bool
+        Whether the placement has started (the T came within ``near``).
     momentum : MomentumEstimator
         The episode's online identification of the block's momentum.
     """
 
-    def __init__(self, task=None, controller="ddp", deadline=DEADLINE, **settings) -> None:
+    def __init__(
+        self,
+        task=None,
+        controller="ddp",
+        deadline=DEADLINE,
+        *,
+        approach_task=None,
+        near=NEAR,
+        **settings,
+    ) -> None:
         if not isinstance(controller, str) or controller not in CONTROLLERS:
             raise ValueError(
                 f"controller must be one of {', '.join(CONTROLLERS)}; got {controller!r}"
             )
+        for name, t in (("task", task), ("approach_task", approach_task)):
+            if t is not None and not isinstance(t, push_t.PushT):
+                raise TypeError(f"{name} must be a push_t.PushT, got {type(t).__name__}")
         self.task = make_task(**PLANNING) if task is None else task
+        if near is None:
+            self.near = None
+        else:
+            try:
+                pair = tuple(near) if not isinstance(near, str) else ()
+            except TypeError:
+                pair = ()
+            if len(pair) != 2:
+                raise ValueError(f"near must be a pair (m, rad) or None, got {near!r}")
+            self.near = tuple(as_positive_float(v, "near") for v in pair)
+        self.approach_task = (
+            None if self.near is None else (make_task() if approach_task is None else approach_task)
+        )
         self.kind = controller
-        self._opts = {
-            **SETTINGS,
-            "method": CONTROLLERS[controller],
-            "deadline": deadline,
-            **settings,
-        }
-        self._planners: dict[float, mpc.Controller] = {}
+        common = {"method": CONTROLLERS[controller], "deadline": deadline}
+        self._opts = {**SETTINGS, **common, **settings}
+        self._approach_opts = {**SETTINGS, **APPROACH, **common, **settings}
+        self._planners: dict[Any, mpc.Controller] = {}
+        self.placing = self.near is None
         self.planner = self._planner(0.0)
-        if not math.isclose(self.planner.replan * self.task.dt, SUBSTEPS * SUBSTEP_DT):
-            raise ValueError(
-                f"a tick (replan x dt = {self.planner.replan} x {self.task.dt:g} s) must be "
-                f"one env step ({SUBSTEPS * SUBSTEP_DT:g} s)"
-            )
+        for p in (self.planner, self._planner(0.0, placing=True)):
+            if not math.isclose(p.replan * p.task.dt, SUBSTEPS * SUBSTEP_DT):
+                raise ValueError(
+                    f"a tick (replan x dt = {p.replan} x {p.task.dt:g} s) must be one env "
+                    f"step ({SUBSTEPS * SUBSTEP_DT:g} s)"
+                )
         self.momentum = MomentumEstimator(self.task)
         self.solve_times: list[float] = []
 
-    def _planner(self, decay) -> mpc.Controller:
-        """The planner for an identified ``decay``: on the task's model below
-        :data:`MOMENTUM_THRESHOLD`, else on its model with :func:`momentum_parameters` of
-        the decay whose rate ``-ln(decay)`` is rounded to a grid of steps of 10 % (built
-        once per value)."""
-        key = 0.0
-        if decay >= MOMENTUM_THRESHOLD:  # the rate -ln(decay) / 0.1 s on a grid of 10 %
-            rate = math.exp(round(math.log(-math.log(decay)) / _RATE_STEP) * _RATE_STEP)
-            key = max(round(math.exp(-rate), 4), MOMENTUM_THRESHOLD)
-        if key not in self._planners:
-            task = self.task
+    @staticmethod
+    def _key(decay) -> float:
+        """The model key of an identified ``decay``: 0 below :data:`MOMENTUM_THRESHOLD`,
+        else the decay whose rate ``-ln(decay)`` is rounded to a grid of steps of 10 %."""
+        if decay < MOMENTUM_THRESHOLD:
+            return 0.0
+        rate = math.exp(round(math.log(-math.log(decay)) / _RATE_STEP) * _RATE_STEP)
+        return max(round(math.exp(-rate), 4), MOMENTUM_THRESHOLD)
+
+    def _planner(self, decay, placing=None) -> mpc.Controller:
+        """The planner for an identified ``decay`` (built once per model): below
+        :data:`MOMENTUM_THRESHOLD` the approach's or the placement's (``placing``,
+        default :attr:`placing`), else one on the task's model with
+        :func:`momentum_parameters` of the decay's :meth:`_key`."""
+        key = self._key(decay)
+        placing = self.placing if placing is None else placing
+        name: Any = key if key else ("place" if placing or self.near is None else "approach")
+        if name not in self._planners:
+            task = self.approach_task if name == "approach" else self.task
+            assert task is not None  # an approach exists with near set
+            opts = dict(self._approach_opts if name == "approach" else self._opts)
             if key:
                 over = {**dict(task.params), **momentum_parameters(key)}
                 task = push_t.make(goal=task.goal, **over)
-            opts = dict(self._opts)
-            if key:
                 opts.setdefault("coast", _coast(key))
                 opts.setdefault("effort", _MOMENTUM_EFFORT)
             if "select_model" not in opts:
                 opts["select_model"] = _coarse_model(tuple(sorted(task.params.items())))
-            self._planners[key] = mpc.Controller(task, **opts)
+            self._planners[name] = mpc.Controller(task, **opts)
             if key:
                 logger.info("block momentum identified: decay %.2f per env step", key)
-        return self._planners[key]
+        return self._planners[name]
+
+    def _still_planners(self) -> list:
+        """The planners of a block without momentum built so far."""
+        return [p for k, p in self._planners.items() if k in ("approach", "place")]
+
+    def _within(self, pose) -> bool:
+        """Whether the T at ``pose`` (model frame) is within :attr:`near` of the goal."""
+        if self.near is None:
+            return True
+        e = np.asarray(pose, dtype=float) - self.task.goal
+        angle = abs((e[2] + math.pi) % (2 * math.pi) - math.pi)
+        return bool(math.hypot(e[0], e[1]) < self.near[0] and angle < self.near[1])
 
     def reset(self) -> None:
-        """Forget the plan and the identified momentum (before a new episode)."""
+        """Forget the plan, the phase and the identified momentum (before a new
+        episode)."""
         for p in self._planners.values():
             p.reset()
+        self.placing = self.near is None
         self.planner = self._planner(0.0)
         self.momentum.reset()
         self.solve_times = []
@@ -560,7 +643,9 @@ class Controller:
         x = self.state(observation, agent_velocity)
         m = self.momentum
         m.update(x[:3], x[3:5])
-        if m.pairs <= _SETTLED or self.planner is self._planners[0.0]:
+        if not self.placing and self._within(x[:3]):
+            self.placing = True  # for the rest of the episode
+        if m.pairs <= _SETTLED or self.planner in self._still_planners():
             planner = self._planner(m.decay)
             if planner is not self.planner:
                 planner.reset()
