@@ -447,3 +447,31 @@ def test_the_controller_approaches_on_the_identified_model_and_places_on_its_tas
         gp.Controller(task, approach_task="identified")
     with pytest.raises(TypeError, match="task"):
         gp.Controller(dict(task.params))
+
+
+def test_a_t_that_does_not_move_in_the_approach_is_placed(task):
+    """The approach ends when the T has stayed within 5 mm / 5 deg of one pose (noise
+    included) for 10 env steps after it: a plan counting on a creep the env's block never
+    makes."""
+    ctl = gp.Controller(task, deadline=None)
+    rng = np.random.default_rng(3)
+    pose = np.array([0.1, 0.12, 0.4])  # far from the goal
+    for _ in range(gp._STUCK_STEPS):  # the first sets the reference
+        jitter = np.append(rng.normal(0, 0.001, 2), rng.normal(0, 0.01))
+        assert not ctl._stuck(pose + jitter)
+    assert ctl._stuck(pose)  # 10 steps after the first
+    # a T that moves restarts the count from its new pose
+    ctl.reset()
+    for k in range(3 * gp._STUCK_STEPS):
+        assert not ctl._stuck(pose + [0.006 * k, 0.0, 0.0])
+    for k in range(3 * gp._STUCK_STEPS):
+        assert not ctl._stuck(pose + [0.0, 0.0, 0.1 * k])
+    # through act: the observed T still for 10 steps ends the approach, for good
+    ctl.reset()
+    obs = np.array([60.0, 60.0, *gp.env_pose(pose)])
+    for _ in range(gp._STUCK_STEPS + 1):
+        assert not ctl.placing
+        ctl.act(obs, [0.0, 0.0])
+    assert ctl.placing and ctl.planner is ctl._planner(0.0, placing=True)
+    ctl.act(obs + [0.0, 0.0, 50.0, 0.0, 0.0], [0.0, 0.0])
+    assert ctl.placing
