@@ -311,6 +311,25 @@ _SETTLED = 8
 _G = 9.81
 
 
+def _pair(v, name, what, *, allow_zero=False) -> tuple[float, float]:
+    """The two floats of the pair ``v`` (each > 0, or >= 0 with ``allow_zero``);
+    ValueError naming ``name`` and saying it must be ``what`` otherwise."""
+    try:
+        pair = tuple(v) if not isinstance(v, str) else ()
+    except TypeError:
+        pair = ()
+    if len(pair) != 2:
+        raise ValueError(f"{name} must be {what}, got {v!r}")
+    a, b = (as_positive_float(x, name, allow_zero=allow_zero) for x in pair)
+    return a, b
+
+
+def _pose_gap(pose, ref) -> tuple[float, float]:
+    """The distance (m) and the angle (rad, in [0, pi]) between two model poses."""
+    e = np.asarray(pose, dtype=float) - np.asarray(ref, dtype=float)
+    return math.hypot(e[0], e[1]), abs((e[2] + math.pi) % (2 * math.pi) - math.pi)
+
+
 def _pd_coefficients() -> tuple[float, float, float]:
     """``(A, B, C)`` with the agent's position after one env step ``A p + B v + C a``."""
 
@@ -549,16 +568,7 @@ class Controller:
             if t is not None and not isinstance(t, push_t.PushT):
                 raise TypeError(f"{name} must be a push_t.PushT, got {type(t).__name__}")
         self.task = make_task(**PLANNING) if task is None else task
-        if near is None:
-            self.near = None
-        else:
-            try:
-                pair = tuple(near) if not isinstance(near, str) else ()
-            except TypeError:
-                pair = ()
-            if len(pair) != 2:
-                raise ValueError(f"near must be a pair (m, rad) or None, got {near!r}")
-            self.near = tuple(as_positive_float(v, "near") for v in pair)
+        self.near = None if near is None else _pair(near, "near", "a pair (m, rad) or None")
         self.approach_task = (
             None if self.near is None else (make_task() if approach_task is None else approach_task)
         )
@@ -620,9 +630,8 @@ class Controller:
         """Whether the T at ``pose`` (model frame) is within :attr:`near` of the goal."""
         if self.near is None:
             return True
-        e = np.asarray(pose, dtype=float) - self.task.goal
-        angle = abs((e[2] + math.pi) % (2 * math.pi) - math.pi)
-        return bool(math.hypot(e[0], e[1]) < self.near[0] and angle < self.near[1])
+        gap, angle = _pose_gap(pose, self.task.goal)
+        return gap < self.near[0] and angle < self.near[1]
 
     def _stuck(self, pose) -> bool:
         """Whether the T, observed at ``pose``, has stayed within :data:`_STUCK_MOTION`
@@ -630,9 +639,8 @@ class Controller:
         ref, n = self._rest
         pose = np.asarray(pose, dtype=float)
         if ref is not None:
-            e = pose - ref
-            angle = abs((e[2] + math.pi) % (2 * math.pi) - math.pi)
-            if math.hypot(e[0], e[1]) < _STUCK_MOTION[0] and angle < _STUCK_MOTION[1]:
+            gap, angle = _pose_gap(pose, ref)
+            if gap < _STUCK_MOTION[0] and angle < _STUCK_MOTION[1]:
                 self._rest = (ref, n + 1)
                 return n + 1 >= _STUCK_STEPS
         self._rest = (pose, 0)
@@ -765,13 +773,7 @@ def run_episode(
     threshold = as_positive_float(threshold, "threshold")
     if threshold >= 1:
         raise ValueError(f"threshold must be in (0, 1), got {threshold!r}")
-    try:
-        pair = tuple(noise) if not isinstance(noise, str) else ()
-    except TypeError:
-        pair = ()
-    if len(pair) != 2:
-        raise ValueError(f"noise must be a pair (px, degrees), got {noise!r}")
-    sp, sa = (as_positive_float(v, "noise", allow_zero=True) for v in pair)
+    sp, sa = _pair(noise, "noise", "a pair (px, degrees)", allow_zero=True)
     ctrl = Controller(task, controller, deadline, **{"seed": seed, **settings})
     rng = np.random.default_rng([seed, 1])
     env = make_env(damping, block_cog)
