@@ -527,7 +527,8 @@ class Controller:
         sampling (128 rollouts, 6 knots, on the coarse model of the push selection).
     deadline : float or None
         Wall-clock seconds per decision the planner aims for (push selection included);
-        None: a fixed number of iterations, so that runs are repeatable bit for bit.
+        None: a fixed number of iterations, so that runs do not depend on the machine's
+        speed.
     approach_task : push_t.PushT, optional
         The model that approaches the goal (default ``make_task()``: :data:`PARAMETERS`).
     near : (float, float) or None
