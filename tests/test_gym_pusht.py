@@ -108,17 +108,58 @@ def test_controller_state_and_action(task):
         gp.Controller(task, "cem")
 
 
-def test_episode_succeeds_on_the_env(task):
-    """Seed 1 with a fixed iteration budget: success, the env's coverage above 0.95."""
+def _env_coverage_close(a, b):
+    """Whether two coverages of the env's block at the same pose agree: the env builds
+    the block's and the goal's MultiPolygons from ``block.shapes``, a set whose order
+    follows memory addresses, and GEOS's intersection area can differ in its last bits
+    with the order of the two polygons: by 1.75 eps at most over 6,000 random poses
+    about the goal, in 119 of 300 poses near it."""
+    return abs(a - b) <= 4 * np.finfo(float).eps
+
+
+def test_env_coverage_depends_on_the_order_of_the_blocks_shapes():
+    """The cause named in _env_coverage_close, measured on the env's own functions."""
+    from gym_pusht.envs.pusht import pymunk_to_shapely
+
+    env = gp.make_env()
+    env.reset(seed=1)
+    shapes = list(env.block.shapes)
+    goal = env.get_goal_pose_body(env.goal_pose)
+    differ = 0
+    for k in range(40):
+        env.block.position = (256 + 0.37 * math.sin(k), 256 + 0.21 * math.cos(3 * k))
+        env.block.angle = math.pi / 4 + 0.01 * math.sin(7 * k)
+        values = []
+        for order in (shapes, shapes[::-1]):
+            g, b = pymunk_to_shapely(goal, order), pymunk_to_shapely(env.block, order)
+            values.append(g.intersection(b).area / g.area)
+        assert _env_coverage_close(*values)
+        differ += values[0] != values[1]
+    env.close()
+    assert differ > 0
+
+
+def test_episode_succeeds_on_the_env(task, monkeypatch):
+    """Seed 1 with a fixed iteration budget: success, the env's coverage above 0.95; a
+    repeat in the same process takes the same actions, bit for bit."""
+    actions: list = []
+    act = gp.Controller.act
+
+    def recording(self, observation, agent_velocity):
+        a = act(self, observation, agent_velocity)
+        actions.append(np.array(a))
+        return a
+
+    monkeypatch.setattr(gp.Controller, "act", recording)
     ep = gp.run_episode(1, deadline=None, task=task)
     assert ep.success and ep.final_coverage > 0.95 and ep.max_coverage >= ep.final_coverage
-    assert ep.steps < 150 and len(ep.solve_times) == ep.steps
-    # a repeat in one process: the same steps, the same coverage to the last bits (a
-    # difference in the 16th digit of the coverage has been seen after the whole suite)
+    assert ep.steps < 150 and len(ep.solve_times) == ep.steps == len(actions)
+    first, actions[:] = np.array(actions), []
     again = gp.run_episode(1, deadline=None, task=task)
     assert again.steps == ep.steps
-    assert again.final_coverage == pytest.approx(ep.final_coverage, rel=0, abs=1e-14)
-    assert again.max_coverage == pytest.approx(ep.max_coverage, rel=0, abs=1e-14)
+    assert np.array_equal(np.array(actions), first)
+    assert _env_coverage_close(again.final_coverage, ep.final_coverage)
+    assert _env_coverage_close(again.max_coverage, ep.max_coverage)
     assert pickle.loads(pickle.dumps(ep)) == ep
 
 
@@ -145,16 +186,16 @@ def test_episode_argument_errors(task):
 
 def test_dask_local_cluster_gives_the_in_process_results():
     """Two worker processes, deterministic episodes (no deadline): the same actions hence
-    the same episodes as in this process (the env's coverage, a shapely area, may differ
-    in its last bit between processes)."""
+    the same episodes as in this process (the env's coverage to its last bits, see
+    _env_coverage_close)."""
     opts = {"deadline": None, "steps": 12}
     here = gp.evaluate([3, 4, 5], scheduler="inprocess", **opts)
     there = gp.evaluate([3, 4, 5], n_workers=2, **opts)
     assert [e.seed for e in there.episodes] == [3, 4, 5]
     for a, b in zip(here.episodes, there.episodes, strict=True):
         assert (a.seed, a.success, a.steps) == (b.seed, b.success, b.steps)
-        assert a.max_coverage == pytest.approx(b.max_coverage, rel=1e-12, abs=1e-15)
-        assert a.final_coverage == pytest.approx(b.final_coverage, rel=1e-12, abs=1e-15)
+        assert _env_coverage_close(a.max_coverage, b.max_coverage)
+        assert _env_coverage_close(a.final_coverage, b.final_coverage)
 
 
 def test_a_worker_episode_freezes_what_is_alive_before_it():
@@ -170,7 +211,8 @@ def test_a_worker_episode_freezes_what_is_alive_before_it():
         assert (
             (ep.seed, ep.steps, ep.success) == (ref.seed, ref.steps, ref.success) == (3, 2, False)
         )
-        assert ep.max_coverage == ref.max_coverage and ep.final_coverage == ref.final_coverage
+        assert _env_coverage_close(ep.max_coverage, ref.max_coverage)
+        assert _env_coverage_close(ep.final_coverage, ref.final_coverage)
     finally:
         gc.unfreeze()
 

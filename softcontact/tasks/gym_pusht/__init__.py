@@ -527,8 +527,9 @@ class Controller:
         sampling (128 rollouts, 6 knots, on the coarse model of the push selection).
     deadline : float or None
         Wall-clock seconds per decision the planner aims for (push selection included);
-        None: a fixed number of iterations, so that runs do not depend on the machine's
-        speed.
+        None: a fixed number of iterations, so that a repeated episode takes the same
+        actions, bit for bit (its env coverage may differ in the last bits: the env
+        orders the block's two polygons by memory address).
     approach_task : push_t.PushT, optional
         The model that approaches the goal (default ``make_task()``: :data:`PARAMETERS`).
     near : (float, float) or None
