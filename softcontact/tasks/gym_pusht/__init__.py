@@ -93,21 +93,31 @@ rollouts takes longer than 25 ms, so the sampling baseline's decisions overrun i
 
 **Momentum, identified online** (:class:`MomentumEstimator`).  The same controller runs
 every env variant.  From the episode's own observations it estimates which fraction of
-its velocity the block keeps over an env step while nothing touches it (least squares
-over successive displacements of free steps).  Below :data:`MOMENTUM_THRESHOLD` (the env
-as shipped: 0) it plans as above.  Above it (the env with ``damping`` 0.5 keeps 0.933) it
-plans on the model of :func:`momentum_parameters` -- a viscous table that lets the T coast
-at that decay, the env's inertia -- with the T's velocity estimated from its last
-displacement, gentler pushes (effort weight 0.02), the objective's final pose taken where
-the T will come to rest (the planner's ``coast``), and the pusher holding still instead of
-repositioning while the T coasts.  The identification is accurate (tests: 0.933 found to
-0.01, the velocity to 5 %); the model is not: pymunk's rigid, inelastic impacts against
-the soft contact leave 1 s open-loop errors of ~14-18 mm and ~8-13 deg after pushes, and
-the env with momentum is not solved yet (the benchmark page's damping row).  The plans,
-not the identification, fail: with the decay given from the first step (0.933, a fixed
-iteration budget), 0 of seeds 0-19 succeed (mean max coverage 0.46); their pushes move
-the pusher at up to 0.7 m/s, and the block leaves them at 0.3-0.4 m/s to glide ~1.4 s
-times that speed.
+its velocity the block keeps over an env step while nothing touches it: the median ratio
+of successive displacements of the block's centre of gravity over pairs of *free* steps
+(the pusher and the walls clear of the block).  Below :data:`MOMENTUM_THRESHOLD` (the env
+as shipped: 0) it plans as above.  A block that moves more than 10 mm over a step in
+which the pusher stayed clear of it has momentum before any ratio is known: the pusher
+then holds still, clear of it, for up to 3 steps, so that the block coasts and the next
+free step identifies the decay (pushes planned for a block that stops would hurl it at
+up to 1-2 m/s into the walls).  Observation noise of 1 px and 1 deg moves a resting
+block ~2.4 mm per step: over seeds 0-499 of that variant no decay was ever identified
+above the threshold and the pusher never held.
+
+**Tapping a coasting block** (``Controller.tapper``).  Above the threshold (the env with
+``damping`` 0.5 keeps 0.933 of its velocity per step) the controller does not plan pushes
+on a model: pymunk's rigid, inelastic impacts against the soft contact leave 1 s
+open-loop errors of ~14-18 mm and ~8-13 deg after pushes.  It steers where the block
+will come to rest instead, with taps: a frictionless inelastic tap changes the rest pose
+linearly in its impulse, along one direction per point of the outline (the env's mass,
+moment of inertia and centre of gravity), and the best impulse of each point has a
+closed form (``docs/method.md``, "Tapping a coasting block").  Each env step the
+controller takes the best tap the pusher can reach (0.15 m/s at most), brings the pusher
+to rest 2 mm before its point (the PD's exact two-step inverse; farther off, moves of at
+most 2 cm per step along the path planner's waypoints: faster moves knock the coasting
+T), strikes, backs off and plans the next tap on the new rest pose, until the rest pose
+is within 1.5 mm and 1 deg of the goal.  A decision takes ~1-10 ms; the benchmark
+page's damping row has the success over seeds 0-499.
 
 **Episodes** (:func:`run_episode`, :func:`evaluate`): seeded resets (``reset(seed=...)``),
 300 env steps, success when the env's coverage exceeds the threshold (0.95 as in the
@@ -152,7 +162,6 @@ __all__ = [
     "COARSE",
     "CONTROLLERS",
     "MOMENTUM_THRESHOLD",
-    "momentum_parameters",
     "MomentumEstimator",
     "K_P",
     "K_V",
@@ -294,21 +303,28 @@ CONTROLLERS = {"ddp": "ilqr", "sampling": "sampling"}
 #: without momentum (its default, damping 0, zeroes the velocity every substep): the
 #: controller then plans on :data:`PARAMETERS`' model, the block at rest.
 MOMENTUM_THRESHOLD = 0.3
-#: Identified decay rates are rounded to this step of their logarithm: one model per value.
-_RATE_STEP = 0.1
-#: The support's slip velocity of a model with momentum (m/s): far above the block's
-#: speeds, so that the support acts as a viscous damper of rate support_friction g / v_s.
-_VISCOUS_SLIP = 5.0
-#: Block speed (m/s, its turning's included at the radius of gyration) above which a
-#: repositioning move is planned again each env step.
-_MOVING = 0.01
-#: The planner's control effort weight with momentum: pushes gentle enough to place a
-#: coasting block.
-_MOMENTUM_EFFORT = 0.02
-#: Pairs of free steps after which the identified momentum's model is kept.
-_SETTLED = 8
-#: Gravity of the model's support (m/s^2).
-_G = 9.81
+#: Tapping a coasting block (``_Tapper``): the fastest and the slowest tap (m/s, the
+#: pusher's speed along the contact normal; a slower one, or one the block would strike
+#: itself coming at the pusher, waits for the next decision), the weight of the rest pose's
+#: angle against its position (m per rad), the gap (m) before the contact point at which
+#: the pusher comes to rest before a tap, the spacing (m) of the tap points along the T's
+#: outline, the longest repositioning move per env step (m: a faster pusher knocks into
+#: the coasting T), and the rest pose's errors (m, rad) within which the block is left to
+#: coast in.
+_TAP_SPEED = 0.15
+_TAP_MIN_SPEED = 0.002
+_TAP_ANGLE_WEIGHT = 0.05
+_TAP_GAP = 0.002
+_TAP_SPACING = 0.005
+_TAP_MOVE = 0.02
+_TAP_DONE = (0.0015, math.radians(1.0))
+#: A block that moves more than this (m, its turning at the radius of gyration included)
+#: over an env step in which the pusher stayed clear of it keeps momentum (the env as
+#: shipped stops it within 10 ms; observation noise of 1 px and 1 deg moves it ~2.4 mm):
+#: :class:`Controller` then holds the pusher clear of it for ``_SUSPECT_STEPS`` env
+#: steps, or until the momentum is identified.
+_SUSPECT_MOTION = 0.01
+_SUSPECT_STEPS = 3
 
 
 def _pair(v, name, what, *, allow_zero=False) -> tuple[float, float]:
@@ -330,19 +346,19 @@ def _pose_gap(pose, ref) -> tuple[float, float]:
     return math.hypot(e[0], e[1]), abs((e[2] + math.pi) % (2 * math.pi) - math.pi)
 
 
-def _pd_coefficients() -> tuple[float, float, float]:
-    """``(A, B, C)`` with the agent's position after one env step ``A p + B v + C a``."""
-
-    def run(p, v, a):
-        for _ in range(SUBSTEPS):
-            v = v + (K_P * (a - p) - K_V * v) * SUBSTEP_DT
-            p = p + v * SUBSTEP_DT
-        return p
-
-    return run(1.0, 0.0, 0.0), run(0.0, 1.0, 0.0), run(0.0, 0.0, 1.0)
+def _pd_step(p, v, a) -> tuple[float, float]:
+    """The env agent's position and velocity (one axis) after one env step from position
+    ``p`` and velocity ``v`` under the action ``a``: its 10 PD substeps."""
+    for _ in range(SUBSTEPS):
+        v = v + (K_P * (a - p) - K_V * v) * SUBSTEP_DT
+        p = p + v * SUBSTEP_DT
+    return p, v
 
 
-_PD = _pd_coefficients()
+#: The env step's linear map: rows the agent's position and velocity after it, columns the
+#: position, velocity and action before it (one axis; the axes are independent).
+_PD_STEP = np.array([_pd_step(1.0, 0.0, 0.0), _pd_step(0.0, 1.0, 0.0), _pd_step(0.0, 0.0, 1.0)]).T
+_PD = tuple(float(c) for c in _PD_STEP[0])
 
 
 def pd_action(target, position, velocity) -> np.ndarray:
@@ -352,6 +368,25 @@ def pd_action(target, position, velocity) -> np.ndarray:
     A, B, C = _PD
     t, p, v = (np.asarray(a, dtype=float) for a in (target, position, velocity))
     return (t - A * p - B * v) / C
+
+
+def _velocity_action(velocity_target, position, velocity) -> np.ndarray:
+    """The action (any length unit) after which the agent, at ``position`` moving at
+    ``velocity``, moves at ``velocity_target`` (the same unit per s)."""
+    A, B, C = _PD_STEP[1]
+    t, p, v = (np.asarray(a, dtype=float) for a in (velocity_target, position, velocity))
+    return (t - A * p - B * v) / C
+
+
+def _rest_action(target, position, velocity) -> np.ndarray:
+    """The first of the two actions after which the agent, at ``position`` moving at
+    ``velocity``, is at rest at ``target`` (each (2,), any length unit)."""
+    S, c = _PD_STEP[:, :2], _PD_STEP[:, 2]
+    # [p2, v2] = S S [p0, v0] + S c a1 + c a2, per axis
+    M = np.column_stack([S @ c, c])
+    free = S @ S @ np.vstack([np.asarray(position, float), np.asarray(velocity, float)])
+    rhs = np.vstack([np.asarray(target, float), np.zeros(2)]) - free
+    return np.linalg.solve(M, rhs)[0]
 
 
 def make_env(damping=None, block_cog=None):
@@ -368,37 +403,26 @@ def make_task(**overrides) -> push_t.PushT:
     return push_t.make(goal=GOAL, **{**PARAMETERS, **overrides})
 
 
-def momentum_parameters(decay) -> dict[str, float]:
-    """:func:`make_task` overrides for an env in which the block keeps the fraction
-    ``decay`` (in (0, 1)) of its velocity over each env step (0.1 s) while nothing
-    touches it: pymunk's space ``damping`` d gives ``decay = d^0.1`` (0.933 for d = 0.5),
-    and the planner's ``coast`` (:class:`~softcontact.tasks.push_t.mpc.Controller`): the
-    final pose is scored where the block will come to rest, ``1 / lambda`` s on.
-
-    The support becomes a viscous damper of rate ``lambda = -ln(decay) / 0.1 s``
-    (``support_friction = lambda v_s / g`` with a slip velocity ``v_s`` of 5 m/s, far
-    above the block's speeds) on a ring of radius the env's radius of gyration about
-    its centre of gravity, so that turning decays at the same rate as sliding, as in
-    pymunk; the block's inertia is the env's (3000 px^2 about the centre of gravity,
-    radius of gyration 54.9 mm about the centroid)."""
-    d = as_positive_float(decay, "decay")
-    if d >= 1.0:
-        raise ValueError(f"decay must be in (0, 1), got {decay!r}")
-    rate = -math.log(d) / (SUBSTEPS * SUBSTEP_DT)
-    offset = _ENV_COG[1] * PX - CENTROID_OFFSET  # centre of gravity from the centroid
-    return {
-        "support_x": 0.0,
-        "support_y": -offset,  # the env's centre of gravity (the stem points to -y)
-        "support_slip_velocity": _VISCOUS_SLIP,
-        "support_friction": rate * _VISCOUS_SLIP / _G,
-        "support_radius": _GYRATION,
-        "gyration": math.sqrt(_GYRATION**2 + offset**2),
-    }
+def _to_cog(pose, velocity, cog) -> tuple[np.ndarray, np.ndarray]:
+    """The pose (x, y, theta) and velocity (vx, vy, omega) of the centre of gravity of a T
+    at model pose ``pose`` moving at ``velocity`` (its centroid's), the centre of gravity at
+    ``cog`` (2,) in the T's body frame."""
+    c, s = math.cos(pose[2]), math.sin(pose[2])
+    r = np.array([c * cog[0] - s * cog[1], s * cog[0] + c * cog[1]])  # centroid -> CoG
+    w = velocity[2]
+    return (
+        np.array([pose[0] + r[0], pose[1] + r[1], pose[2]]),
+        np.array([velocity[0] - w * r[1], velocity[1] + w * r[0], w]),
+    )
 
 
-def _coast(decay) -> float:
-    """``1 / lambda`` (s) of a block keeping ``decay`` of its velocity per env step."""
-    return SUBSTEPS * SUBSTEP_DT / -math.log(decay)
+def _from_cog(pose, cog) -> np.ndarray:
+    """The model pose of a T whose centre of gravity, at ``cog`` (2,) in its body frame, has
+    the pose ``pose`` (x, y, theta)."""
+    c, s = math.cos(pose[2]), math.sin(pose[2])
+    return np.array(
+        [pose[0] - (c * cog[0] - s * cog[1]), pose[1] - (s * cog[0] + c * cog[1]), pose[2]]
+    )
 
 
 class MomentumEstimator:
@@ -410,8 +434,11 @@ class MomentumEstimator:
     block stayed ``margin`` clear of the walls: the block then only coasts, so over two
     successive free steps its displacement over the second is its displacement over the
     first times the decay of its velocity.  The decay is the least-squares ratio of those
-    displacements (``(dx, dy, dtheta rho)``, ``rho`` the block's radius of gyration), over
-    the pairs whose first displacement exceeds ``min_motion``; it is reported
+    displacements (``(dx, dy, dtheta rho)`` of the centre of gravity, the task's
+    ``support_x``, ``support_y``, whose velocity pymunk damps as it damps the turning;
+    ``rho`` the block's radius of gyration), over the pairs whose first displacement exceeds
+    ``min_motion`` and whose ratio is at most 1 (a block that speeds up was touched within
+    the step: the pusher's path between observations is not straight); it is reported
     (:attr:`decay`) once ``min_pairs`` such pairs are seen, 0 before (the env's default:
     no momentum).  Observation noise biases it down (successive displacements share an
     observation), never up.
@@ -422,7 +449,7 @@ class MomentumEstimator:
     (lambda decay)``; 0 below :data:`MOMENTUM_THRESHOLD`.
     """
 
-    def __init__(self, task, *, margin=0.004, min_motion=0.003, min_pairs=2) -> None:
+    def __init__(self, task, *, margin=0.004, min_motion=0.006, min_pairs=1) -> None:
         if not isinstance(task, push_t.PushT):
             raise TypeError(f"task must be a push_t.PushT, got {type(task).__name__}")
         self.task = task
@@ -430,15 +457,16 @@ class MomentumEstimator:
         self.margin = as_positive_float(margin, "margin", allow_zero=True)
         self.min_motion = as_positive_float(min_motion, "min_motion")
         self.min_pairs = as_int(min_pairs, "min_pairs", 1)
+        self.cog = np.array([task.params.get("support_x", 0.0), task.params.get("support_y", 0.0)])
         self.reset()
 
     def reset(self) -> None:
         """Forget the episode."""
         self._last: tuple | None = None  # (pose, pusher)
-        self._delta: np.ndarray | None = None  # the last step's displacement
+        self._delta: np.ndarray | None = None  # the last step's displacement (of the CoG)
         self._delta_free = False  # whether that step was free
-        self._num = self._den = 0.0
-        self.pairs = 0
+        self._ratios: list[float] = []
+        self.since_motion = math.inf
 
     def _weighted(self, d):
         return np.array([d[0], d[1], d[2] * _GYRATION])
@@ -456,38 +484,55 @@ class MomentumEstimator:
             raise ValueError("pose and pusher must be finite")
         if self._last is not None:
             p0, a0 = self._last
-            d = pose - p0
+            zero = np.zeros(3)
+            d = _to_cog(pose, zero, self.cog)[0] - _to_cog(p0, zero, self.cog)[0]
             d[2] = (d[2] + math.pi) % (2 * math.pi) - math.pi
             free = self._free(p0, pose, a0, pusher)
+            self.since_motion += 1
+            if float(np.linalg.norm(self._weighted(d))) > _SUSPECT_MOTION and self._clear_of(
+                p0, pose, a0, pusher
+            ):
+                self.since_motion = 0
             if free and self._delta_free:
                 w0 = self._weighted(self._delta)
-                if float(np.linalg.norm(w0)) > self.min_motion:
-                    self._num += float(self._weighted(d) @ w0)
-                    self._den += float(w0 @ w0)
-                    self.pairs += 1
+                num, den = float(self._weighted(d) @ w0), float(w0 @ w0)
+                # a coasting block never speeds up: such a pair was touched within a step
+                if math.sqrt(den) > self.min_motion and num <= den:
+                    self._ratios.append(num / den)
             self._delta, self._delta_free = d, free
         self._last = (pose, pusher)
 
     def _free(self, p0, p1, a0, a1) -> bool:
-        shapely = require("shapely", "tasks", "gym_pusht.MomentumEstimator")
-        path = shapely.LineString([a0, a1]) if np.any(a0 != a1) else shapely.Point(a0)
-        clear = self.radius + self.margin
+        """Whether the step from block pose ``p0`` and pusher ``a0`` to ``p1``, ``a1``
+        was free: the pusher's path and the walls clear of the block."""
         inset = self.task.params.get("wall_inset", 0.0)
         lo, hi = inset + self.margin, self.task.workspace - inset - self.margin
         for p in (p0, p1):
-            poly = self.task.t_polygon(p)
-            b = poly.bounds
-            if min(b[0], b[1]) < lo or max(b[2], b[3]) > hi or poly.distance(path) < clear:
+            b = self.task.t_polygon(p).bounds
+            if min(b[0], b[1]) < lo or max(b[2], b[3]) > hi:
                 return False
-        return True
+        return self._clear_of(p0, p1, a0, a1)
+
+    def _clear_of(self, p0, p1, a0, a1) -> bool:
+        """Whether the pusher's path from ``a0`` to ``a1`` stayed clear of the block at
+        ``p0`` and at ``p1``."""
+        shapely = require("shapely", "tasks", "gym_pusht.MomentumEstimator")
+        path = shapely.LineString([a0, a1]) if np.any(a0 != a1) else shapely.Point(a0)
+        clear = self.radius + self.margin
+        return all(self.task.t_polygon(p).distance(path) >= clear for p in (p0, p1))
+
+    @property
+    def pairs(self) -> int:
+        """The pairs of free steps seen."""
+        return len(self._ratios)
 
     @property
     def decay(self) -> float:
         """The identified fraction of its velocity the block keeps over an env step, in
         [0, 0.99] (0 until ``min_pairs`` pairs are seen)."""
-        if self.pairs < self.min_pairs or self._den <= 0:
+        if self.pairs < self.min_pairs:
             return 0.0
-        return float(min(max(self._num / self._den, 0.0), 0.99))
+        return float(min(max(np.median(self._ratios), 0.0), 0.99))
 
     @property
     def velocity(self) -> np.ndarray:
@@ -497,7 +542,172 @@ class MomentumEstimator:
             return np.zeros(3)
         T = SUBSTEPS * SUBSTEP_DT
         rate = -math.log(d) / T
-        return self._delta * (rate * d / (1.0 - d))
+        v = self._delta * (rate * d / (1.0 - d))  # the centre of gravity's
+        assert self._last is not None
+        c, s = math.cos(self._last[0][2]), math.sin(self._last[0][2])
+        r = np.array([c * self.cog[0] - s * self.cog[1], s * self.cog[0] + c * self.cog[1]])
+        return np.array([v[0] + v[2] * r[1], v[1] - v[2] * r[0], v[2]])  # the centroid's
+
+
+class _Tapper:
+    """Places a coasting block by taps: short, frictionless, inelastic impacts.
+
+    A block whose velocity decays by ``exp(-lambda t)`` comes to rest at ``R = p + v /
+    lambda`` (its *rest pose*: ``p`` the centre of gravity's position and the angle, ``v``
+    their rates).  A tap of impulse ``J`` along the inward normal ``n`` at a point of the
+    T's outline changes ``v`` by ``J (n / m, (r x n) / I)`` (``r`` the point from the
+    centre of gravity; the env's mass and moment of inertia), so ``R`` by that over lambda:
+    one direction per point.
+    :meth:`plan` takes, for each of the outline's points (every 5 mm), the impulse ``J >=
+    0`` that brings the rest pose closest to the goal (least squares, the angle weighted by
+    ``_TAP_ANGLE_WEIGHT``), with the pusher's speed along ``n`` at most
+    ``_TAP_SPEED``, and keeps the best point the pusher can reach.
+
+    :meth:`act` brings the pusher to rest ``_TAP_GAP`` before that point (the exact
+    two-step inverse of the PD within 3 cm; moves of at most ``_TAP_MOVE`` per env
+    step along the path planner's waypoints farther off), then strikes: it moves along
+    ``n`` at the tap's speed until it has travelled past the contact, and backs off 3 mm.
+    Every decision re-plans on the block's rest pose, so a tap that falls short or
+    overshoots is corrected by the next.
+    """
+
+    def __init__(self, task) -> None:
+        out = np.asarray(task.t_outline(np.zeros(3)), dtype=float)
+        if np.allclose(out[0], out[-1]):
+            out = out[:-1]
+        x, y = out[:, 0], out[:, 1]
+        ccw = float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y)) > 0
+        pts, nrm = [], []
+        for a, b in zip(out, np.roll(out, -1, axis=0), strict=True):
+            length = float(np.hypot(*(b - a)))
+            t = (b - a) / length
+            inward = np.array([-t[1], t[0]]) if ccw else np.array([t[1], -t[0]])
+            k = max(1, int((length - 0.008) / _TAP_SPACING) + 1)
+            fs = np.linspace(0.004, length - 0.004, k) if length > 0.008 else [length / 2]
+            for f in fs:
+                pts.append(a + t * f)
+                nrm.append(inward)
+        self.points, self.normals = np.array(pts), np.array(nrm)
+        params = task.params
+        self.cog = np.array([params.get("support_x", 0.0), params.get("support_y", 0.0)])
+        self.mass = float(params.get("mass", 1.0))
+        self.inertia = self.mass * _GYRATION**2
+        self.radius = float(task.pusher_radius)
+        self.task = task
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the strike in progress."""
+        self._strike: tuple | None = None  # (normal, speed, start, steps)
+
+    def rest_error(self, cog, velocity, rate) -> np.ndarray:
+        """The goal minus the rest pose, both of the centre of gravity, of the block whose
+        centre of gravity is at ``cog`` (x, y, theta) moving at ``velocity`` (vx, vy,
+        omega) and whose velocity decays at ``rate`` (1/s); the angle wrapped to
+        [-pi, pi)."""
+        goal = _to_cog(self.task.goal, np.zeros(3), self.cog)[0]
+        e = goal - (cog + velocity / rate)
+        e[2] = (e[2] + math.pi) % (2 * math.pi) - math.pi
+        return e
+
+    def plan(self, cog, velocity, rate, bounds, count=16) -> list:
+        """The best taps (up to ``count``, best first) on the block whose centre of
+        gravity is at ``cog`` (x, y, theta) moving at ``velocity`` (vx, vy, omega), its
+        velocity decaying at ``rate``: each ``(point where the pusher rests before it,
+        inward normal, speed)``; only taps that bring the rest pose closer to the goal,
+        from points clear of the T inside ``bounds`` (the box of the pusher's centre)."""
+        shapely = require("shapely", "tasks", "gym_pusht.Controller")
+        e = self.rest_error(cog, velocity, rate)
+        w = np.array([1.0, 1.0, _TAP_ANGLE_WEIGHT**2])
+        c, s = math.cos(cog[2]), math.sin(cog[2])
+        rot = np.array([[c, -s], [s, c]])
+        r = (self.points - self.cog) @ rot.T  # from the centre of gravity
+        cw = cog[:2] + r
+        nw = self.normals @ rot.T
+        k = r[:, 0] * nw[:, 1] - r[:, 1] * nw[:, 0]
+        b = np.column_stack([nw / self.mass, k / self.inertia]) / rate  # rest pose per J
+        bwe = b @ (w * e)
+        bwb = np.einsum("ij,ij->i", b * w, b)
+        J = np.maximum(bwe / bwb, 0.0)
+        # the contact point's velocity along n before the tap, and the pusher's after it
+        s0 = nw[:, 0] * (velocity[0] - velocity[2] * r[:, 1]) + nw[:, 1] * (
+            velocity[1] + velocity[2] * r[:, 0]
+        )
+        eff = 1.0 / self.mass + k**2 / self.inertia
+        J = np.where(s0 + J * eff > _TAP_SPEED, np.maximum((_TAP_SPEED - s0) / eff, 0.0), J)
+        speed = s0 + J * eff
+        cost = -2.0 * J * bwe + J**2 * bwb  # the weighted squared error's change
+        q = cw - nw * (self.radius + _TAP_GAP)
+        lo, hi = bounds
+        ok = (
+            np.all((q >= lo) & (q <= hi), axis=1) & (J > 0) & (cost < 0) & (speed >= _TAP_MIN_SPEED)
+        )
+        poly = self.task.t_polygon(_from_cog(cog, self.cog))
+        taps: list[tuple[np.ndarray, np.ndarray, float]] = []
+        for i in np.argsort(np.where(ok, cost, np.inf)):
+            if not ok[i] or len(taps) == count:
+                break
+            if poly.distance(shapely.Point(q[i])) >= self.radius + 0.5 * _TAP_GAP:
+                taps.append((q[i], nw[i], float(speed[i])))
+        return taps
+
+    def act(self, x, decay, velocity, planner) -> np.ndarray:
+        """The pusher's action (m, the PD's target) for the model state ``x`` (the
+        block's pose, the pusher's position and velocity) of a block whose velocity,
+        ``velocity`` now, keeps ``decay`` per env step; ``planner`` gives paths around
+        the T and the pusher's box."""
+        pose, pusher, pv = x[:3], x[3:5], x[9:11]
+        bounds = planner._bounds()
+        if self._strike is not None:
+            n, u, start, steps = self._strike
+            if float((pusher - start) @ n) < _TAP_GAP + 0.0015 and steps < 20:
+                self._strike = (n, u, start, steps + 1)
+                return _velocity_action(n * u, pusher, pv)
+            self._strike = None
+            return pd_action(np.clip(pusher - 0.003 * n, *bounds), pusher, pv)
+        rate = -math.log(decay) / (SUBSTEPS * SUBSTEP_DT)
+        cog, v = _to_cog(pose, velocity, self.cog)
+        # the block where this action's step ends
+        ahead_cog = cog + v * (1.0 - decay) / rate
+        ahead = _from_cog(ahead_cog, self.cog)
+        rest = _from_cog(cog + v / rate, self.cog)
+        gap, angle = _pose_gap(self.task.goal, rest)
+        if gap < _TAP_DONE[0] and angle < _TAP_DONE[1]:
+            return pd_action(self._clear(pusher, pose, bounds), pusher, pv)
+        for q, n, u in self.plan(ahead_cog, v * decay, rate, bounds):
+            far = math.hypot(*(q - pusher))
+            if far < 0.0015 and math.hypot(*pv) < 0.02:
+                self._strike = (n, u, pusher.copy(), 1)
+                return _velocity_action(n * u, pusher, pv)
+            if far < 0.03:
+                return _rest_action(q, pusher, pv)
+            path = planner.path_to(pusher, q, ahead)
+            if path is None:  # between the T and a wall: the next best tap
+                continue
+            target, left = pusher, _TAP_MOVE
+            for wp in path:
+                wp = np.asarray(wp, dtype=float)
+                d = wp - target
+                length = math.hypot(*d)
+                if length > left:
+                    target = target + d * (left / length)
+                    break
+                target, left = wp, left - length
+            return pd_action(np.clip(target, *bounds), pusher, pv)
+        return pd_action(self._clear(pusher, pose, bounds), pusher, pv)
+
+    def _clear(self, pusher, pose, bounds) -> np.ndarray:
+        """Where the pusher holds while the block coasts: where it is, or 5 mm farther
+        from the T if within 4 mm of it."""
+        shapely = require("shapely", "tasks", "gym_pusht.Controller")
+        poly = self.task.t_polygon(pose)
+        at = shapely.Point(pusher)
+        if poly.distance(at) >= self.radius + 0.004:
+            return pusher
+        c = np.array(poly.exterior.interpolate(poly.exterior.project(at)).coords[0])
+        d = pusher - c
+        length = math.hypot(*d)
+        return np.clip(pusher + (d / length * 0.005 if length > 0 else 0.0), *bounds)
 
 
 @functools.lru_cache(maxsize=4)
@@ -508,6 +718,9 @@ def _coarse_model(params):
 
 class Controller:
     """Plans with softcontact at the env's 10 Hz (see the module docstring).
+
+    With momentum identified (:class:`MomentumEstimator`), the block is tapped into place
+    instead (its ``tapper``).
 
     Without momentum, a T farther from the goal than ``near`` is *approached* on
     ``approach_task`` (the identified model, whose pushes it predicts best) with the
@@ -520,8 +733,8 @@ class Controller:
     ----------
     task : push_t.PushT, optional
         The model that places the T (default ``make_task(**PLANNING)``,
-        :data:`PLANNING`); with momentum identified, the model of
-        :func:`momentum_parameters` is built on its parameters.
+        :data:`PLANNING`); with momentum identified, its goal, pusher radius and inertia
+        (``mass``, ``support_x``, ``support_y``: the centre of gravity) are the tapper's.
     controller : {"ddp", "sampling"}
         Refinement by Gauss-Newton iLQR on the exact step derivatives, or predictive
         sampling (128 rollouts, 6 knots, on the coarse model of the push selection).
@@ -544,12 +757,16 @@ class Controller:
     solve_times : list of float
         Wall time of each decision (:meth:`act`), s.
     planner : push_t.mpc.Controller
-        The planner of the current decision: the approach's, the placement's, or once
-        momentum is identified the one on :func:`momentum_parameters`' model.
+        The planner of the current phase: the approach's or the placement's (with
+        momentum identified, its paths around the T and its box of the pusher serve the
+        tapper).
     placing : bool
         Whether the placement has started (the T came within ``near`` or stopped).
     momentum : MomentumEstimator
         The episode's online identification of the block's momentum.
+    tapper : _Tapper
+        Places a block with momentum by taps (the module docstring, "Tapping a coasting
+        block").
     """
 
     def __init__(
@@ -581,52 +798,30 @@ class Controller:
         self._planners: dict[Any, mpc.Controller] = {}
         self.placing = self.near is None
         self._rest: tuple[np.ndarray | None, int] = (None, 0)  # the T's pose, steps there
-        self.planner = self._planner(0.0)
-        for p in (self.planner, self._planner(0.0, placing=True)):
+        self.planner = self._planner()
+        for p in (self.planner, self._planner(placing=True)):
             if not math.isclose(p.replan * p.task.dt, SUBSTEPS * SUBSTEP_DT):
                 raise ValueError(
                     f"a tick (replan x dt = {p.replan} x {p.task.dt:g} s) must be one env "
                     f"step ({SUBSTEPS * SUBSTEP_DT:g} s)"
                 )
         self.momentum = MomentumEstimator(self.task)
+        self.tapper = _Tapper(self.task)
         self.solve_times: list[float] = []
 
-    @staticmethod
-    def _key(decay) -> float:
-        """The model key of an identified ``decay``: 0 below :data:`MOMENTUM_THRESHOLD`,
-        else the decay whose rate ``-ln(decay)`` is rounded to a grid of steps of 10 %."""
-        if decay < MOMENTUM_THRESHOLD:
-            return 0.0
-        rate = math.exp(round(math.log(-math.log(decay)) / _RATE_STEP) * _RATE_STEP)
-        return max(round(math.exp(-rate), 4), MOMENTUM_THRESHOLD)
-
-    def _planner(self, decay, placing=None) -> mpc.Controller:
-        """The planner for an identified ``decay`` (built once per model): below
-        :data:`MOMENTUM_THRESHOLD` the approach's or the placement's (``placing``,
-        default :attr:`placing`), else one on the task's model with
-        :func:`momentum_parameters` of the decay's :meth:`_key`."""
-        key = self._key(decay)
+    def _planner(self, placing=None) -> mpc.Controller:
+        """The approach's or the placement's planner (``placing``, default
+        :attr:`placing`), built once each."""
         placing = self.placing if placing is None else placing
-        name: Any = key if key else ("place" if placing or self.near is None else "approach")
+        name = "place" if placing or self.near is None else "approach"
         if name not in self._planners:
             task = self.approach_task if name == "approach" else self.task
             assert task is not None  # an approach exists with near set
             opts = dict(self._approach_opts if name == "approach" else self._opts)
-            if key:
-                over = {**dict(task.params), **momentum_parameters(key)}
-                task = push_t.make(goal=task.goal, **over)
-                opts.setdefault("coast", _coast(key))
-                opts.setdefault("effort", _MOMENTUM_EFFORT)
             if "select_model" not in opts:
                 opts["select_model"] = _coarse_model(tuple(sorted(task.params.items())))
             self._planners[name] = mpc.Controller(task, **opts)
-            if key:
-                logger.info("block momentum identified: decay %.2f per env step", key)
         return self._planners[name]
-
-    def _still_planners(self) -> list:
-        """The planners of a block without momentum built so far."""
-        return [p for k, p in self._planners.items() if k in ("approach", "place")]
 
     def _within(self, pose) -> bool:
         """Whether the T at ``pose`` (model frame) is within :attr:`near` of the goal."""
@@ -655,8 +850,9 @@ class Controller:
             p.reset()
         self.placing = self.near is None
         self._rest = (None, 0)
-        self.planner = self._planner(0.0)
+        self.planner = self._planner()
         self.momentum.reset()
+        self.tapper.reset()
         self.solve_times = []
 
     def state(self, observation, agent_velocity) -> np.ndarray:
@@ -679,20 +875,23 @@ class Controller:
         m.update(x[:3], x[3:5])
         if not self.placing and (self._within(x[:3]) or self._stuck(x[:3])):
             self.placing = True  # for the rest of the episode
-        if m.pairs <= _SETTLED or self.planner in self._still_planners():
-            planner = self._planner(m.decay)
+            planner = self._planner()
             if planner is not self.planner:
                 planner.reset()
                 self.planner = planner
-        x[6:9] = v = m.velocity
-        U, phase = self.planner.act(x)
-        if phase == "move" and np.hypot(*v[:2]) + abs(v[2]) * _GYRATION > _MOVING:
-            # the block coasts: a path planned around where it is now may run into it
-            # and the push chosen from here is stale by the time the pusher arrives:
-            # hold still and choose again next step
-            self.planner.path = []
-            self.planner.plan = None
-            U = np.zeros((1, 3))
+        if m.decay >= MOMENTUM_THRESHOLD:
+            # the block coasts: tap it towards where it comes to rest at the goal
+            a = self.tapper.act(x, m.decay, m.velocity, self.planner)
+            self.solve_times.append(time.perf_counter() - t0)
+            return np.clip(a / PX, 0.0, 512.0)
+        if m.since_motion < _SUSPECT_STEPS:
+            # the block moved untouched: let it coast (pushes would hurl it) until its
+            # momentum is identified from the free steps that follow
+            hold = self.tapper._clear(x[3:5], x[:3], self.planner._bounds())
+            self.planner.reset()
+            self.solve_times.append(time.perf_counter() - t0)
+            return np.clip(pd_action(hold / PX, observation[:2], agent_velocity), 0.0, 512.0)
+        U, _ = self.planner.act(x)
         target = x[3:5] + U[:, :2].sum(axis=0) * self.task.dt  # the plan's pusher at +0.1 s
         # kept inside the box of the planner's standoff points and moves: the agent is
         # kinematic and would pass through the walls, off where any path can start
