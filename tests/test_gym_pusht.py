@@ -703,3 +703,30 @@ def test_the_controller_places_a_coasting_block(monkeypatch):
     taps.clear()
     ep = gp.run_episode(13, deadline=None)
     assert ep.success and not taps
+
+
+def test_the_controller_holds_while_an_untouched_block_moves(task):
+    """A block seen to move 20 mm with the pusher far from it has momentum: the controller
+    holds the pusher where it is (no planning) for 3 env steps, then plans again if no
+    decay was identified (the block did not coast on)."""
+    ctl = gp.Controller(task, deadline=None)
+    plans = []
+    act = ctl.planner.act
+
+    def counted(x):
+        plans.append(1)
+        return act(x)
+
+    ctl.planner.act = counted
+    pose = gp.env_pose(np.array([0.25, 0.25, 0.3]))
+    agent = np.array([60.0, 60.0])
+    ctl.act(np.array([*agent, *pose]), [0.0, 0.0])
+    assert len(plans) == 1
+    moved = pose + [20.0, 0.0, 0.0]
+    for _ in range(gp._SUSPECT_STEPS):
+        a = ctl.act(np.array([*agent, *moved]), [0.0, 0.0])
+        np.testing.assert_allclose(a, agent, rtol=0, atol=1e-9)  # held still
+        assert len(plans) == 1
+    assert ctl.momentum.decay == 0.0
+    ctl.act(np.array([*agent, *moved]), [0.0, 0.0])
+    assert len(plans) == 2
