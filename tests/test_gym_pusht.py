@@ -638,7 +638,8 @@ def test_a_tap_moves_the_env_blocks_rest_pose_as_planned():
     after the impact)."""
     env = gp.make_env(0.5)
     env.reset(seed=0)
-    planner = gp.Controller(deadline=None).planner
+    ctl = gp.Controller(deadline=None)
+    planner = ctl.planner
     rng = np.random.default_rng(0)
     w = np.array([1.0, 1.0, gp._TAP_ANGLE_WEIGHT])
     try:
@@ -651,25 +652,16 @@ def test_a_tap_moves_the_env_blocks_rest_pose_as_planned():
             cog, v = gp._to_cog(pose, np.zeros(3), tap.cog)
             q, n, u = tap.plan(cog, v, rate, planner._bounds())[0]
             e0 = tap.rest_error(cog, v, rate)
-            # the rigid impulse model's rest error after a tap leaving the point at u
-            c, s = math.cos(cog[2]), math.sin(cog[2])
-            i = np.argmin(
-                np.hypot(
-                    *(
-                        cog[:2]
-                        + (tap.points - tap.cog) @ [[c, s], [-s, c]]
-                        - (q + n * (tap.radius + gp._TAP_GAP))
-                    ).T
-                )
-            )
-            r = np.array([[c, -s], [s, c]]) @ (tap.points[i] - tap.cog)
+            # the rigid impulse model's rest error after a tap leaving the point at u: the
+            # contact point is the pusher's rest point moved along n by the radius and gap
+            r = q + n * (tap.radius + gp._TAP_GAP) - cog[:2]
             k = r[0] * n[1] - r[1] * n[0]
             J = u / (1 / tap.mass + k**2 / tap.inertia)
             planned = e0 - J * np.array([n[0] / tap.mass, n[1] / tap.mass, k / tap.inertia]) / rate
             env.reset(options={"reset_to_state": [q[0] / gp.PX, q[1] / gp.PX, *blk]})
             for step in range(25):
                 obs = np.asarray(env.get_obs(), dtype=float)
-                x = gp.Controller.state(None, obs, np.asarray(env.agent.velocity))
+                x = ctl.state(obs, np.asarray(env.agent.velocity))
                 a = tap.act(x, d, _block_velocity(env), planner)
                 striking = tap._strike is not None
                 assert striking or step  # the pusher at rest at the point: it strikes
