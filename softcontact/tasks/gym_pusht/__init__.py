@@ -472,7 +472,7 @@ class MomentumEstimator:
 
     def reset(self) -> None:
         """Forget the episode."""
-        self._last: tuple | None = None  # (pose, pusher)
+        self._last: tuple | None = None  # (pose, its centre of gravity's pose, pusher)
         self._delta: np.ndarray | None = None  # the last step's displacement (of the CoG)
         self._delta_free = False  # whether that step was free
         self._ratios: list[float] = []
@@ -492,16 +492,15 @@ class MomentumEstimator:
             )
         if not (np.all(np.isfinite(pose)) and np.all(np.isfinite(pusher))):
             raise ValueError("pose and pusher must be finite")
+        cog = _to_cog(pose, np.zeros(3), self.cog)[0]
         if self._last is not None:
-            p0, a0 = self._last
-            zero = np.zeros(3)
-            d = _to_cog(pose, zero, self.cog)[0] - _to_cog(p0, zero, self.cog)[0]
+            p0, cog0, a0 = self._last
+            d = cog - cog0
             d[2] = (d[2] + math.pi) % (2 * math.pi) - math.pi
-            free = self._free(p0, pose, a0, pusher)
+            clear = self._clear_of(p0, pose, a0, pusher)
+            free = clear and self._off_walls(p0) and self._off_walls(pose)
             self.since_motion += 1
-            if float(np.linalg.norm(self._weighted(d))) > _SUSPECT_MOTION and self._clear_of(
-                p0, pose, a0, pusher
-            ):
+            if clear and float(np.linalg.norm(self._weighted(d))) > _SUSPECT_MOTION:
                 self.since_motion = 0
             if free and self._delta_free:
                 w0 = self._weighted(self._delta)
@@ -510,18 +509,14 @@ class MomentumEstimator:
                 if math.sqrt(den) > self.min_motion and num <= den:
                     self._ratios.append(num / den)
             self._delta, self._delta_free = d, free
-        self._last = (pose, pusher)
+        self._last = (pose, cog, pusher)
 
-    def _free(self, p0, p1, a0, a1) -> bool:
-        """Whether the step from block pose ``p0`` and pusher ``a0`` to ``p1``, ``a1``
-        was free: the pusher's path and the walls clear of the block."""
+    def _off_walls(self, pose) -> bool:
+        """Whether the block at ``pose`` is ``margin`` clear of the walls."""
         inset = self.task.params.get("wall_inset", 0.0)
         lo, hi = inset + self.margin, self.task.workspace - inset - self.margin
-        for p in (p0, p1):
-            b = self.task.t_polygon(p).bounds
-            if min(b[0], b[1]) < lo or max(b[2], b[3]) > hi:
-                return False
-        return self._clear_of(p0, p1, a0, a1)
+        b = self.task.t_polygon(pose).bounds
+        return min(b[0], b[1]) >= lo and max(b[2], b[3]) <= hi
 
     def _clear_of(self, p0, p1, a0, a1) -> bool:
         """Whether the pusher's path from ``a0`` to ``a1`` stayed clear of the block at
@@ -581,9 +576,7 @@ class _Tapper:
     """
 
     def __init__(self, task) -> None:
-        out = np.asarray(task.t_outline(np.zeros(3)), dtype=float)
-        if np.allclose(out[0], out[-1]):
-            out = out[:-1]
+        out = np.asarray(task.t_outline(np.zeros(3)), dtype=float)  # the 8 corners
         x, y = out[:, 0], out[:, 1]
         ccw = float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y)) > 0
         pts, nrm = [], []
@@ -603,6 +596,7 @@ class _Tapper:
         self.inertia = self.mass * _GYRATION**2
         self.radius = float(task.pusher_radius)
         self.task = task
+        self._goal = _to_cog(task.goal, np.zeros(3), self.cog)[0]  # the goal's CoG pose
         self.reset()
 
     def reset(self) -> None:
@@ -614,8 +608,7 @@ class _Tapper:
         centre of gravity is at ``cog`` (x, y, theta) moving at ``velocity`` (vx, vy,
         omega) and whose velocity decays at ``rate`` (1/s); the angle wrapped to
         [-pi, pi)."""
-        goal = _to_cog(self.task.goal, np.zeros(3), self.cog)[0]
-        e = goal - (cog + velocity / rate)
+        e = self._goal - (cog + velocity / rate)
         e[2] = (e[2] + math.pi) % (2 * math.pi) - math.pi
         return e
 
@@ -895,22 +888,20 @@ class Controller:
             if not self._tapping:
                 self._tapping = True
                 logger.info("block momentum identified: decay %.3f per env step", m.decay)
-            a = self.tapper.act(x, m.decay, m.velocity, self.planner)
-            self.solve_times.append(time.perf_counter() - t0)
-            return np.clip(a / PX, 0.0, 512.0)
-        if m.since_motion < _SUSPECT_STEPS:
+            a = self.tapper.act(x, m.decay, m.velocity, self.planner) / PX
+        elif m.since_motion < _SUSPECT_STEPS:
             # the block moved untouched: let it coast (pushes would hurl it) until its
             # momentum is identified from the free steps that follow
             hold = self.tapper._clear(x[3:5], x[:3], self.planner._bounds())
             self.planner.reset()
-            self.solve_times.append(time.perf_counter() - t0)
-            return np.clip(pd_action(hold / PX, observation[:2], agent_velocity), 0.0, 512.0)
-        U, _ = self.planner.act(x)
-        target = x[3:5] + U[:, :2].sum(axis=0) * self.task.dt  # the plan's pusher at +0.1 s
-        # kept inside the box of the planner's standoff points and moves: the agent is
-        # kinematic and would pass through the walls, off where any path can start
-        target = np.clip(target, *self.planner._bounds())
-        a = pd_action(target / PX, observation[:2], agent_velocity)
+            a = pd_action(hold / PX, observation[:2], agent_velocity)
+        else:
+            U, _ = self.planner.act(x)
+            target = x[3:5] + U[:, :2].sum(axis=0) * self.task.dt  # the plan's pusher at +0.1 s
+            # kept inside the box of the planner's standoff points and moves: the agent is
+            # kinematic and would pass through the walls, off where any path can start
+            target = np.clip(target, *self.planner._bounds())
+            a = pd_action(target / PX, observation[:2], agent_velocity)
         self.solve_times.append(time.perf_counter() - t0)
         return np.clip(a, 0.0, 512.0)
 
