@@ -319,6 +319,10 @@ _TAP_GAP = 0.002
 _TAP_SPACING = 0.005
 _TAP_MOVE = 0.02
 _TAP_DONE = (0.0015, math.radians(1.0))
+#: Seconds of a decision the tapper spends finding a path to its candidate taps (each
+#: path_to call, with its back-offs, takes ~0.5-3 ms; 16 unreachable candidates took up to
+#: 100 ms).
+_TAP_PATH_BUDGET = 0.015
 #: A block that moves more than this (m, its turning at the radius of gyration included)
 #: over an env step in which the pusher stayed clear of it keeps momentum (the env as
 #: shipped stops it within 10 ms; observation noise of 1 px and 1 deg moves it ~2.4 mm):
@@ -676,7 +680,10 @@ class _Tapper:
         gap, angle = _pose_gap(self.task.goal, rest)
         if gap < _TAP_DONE[0] and angle < _TAP_DONE[1]:
             return pd_action(self._clear(pusher, pose, bounds), pusher, pv)
+        t0 = time.perf_counter()
         for q, n, u in self.plan(ahead_cog, v * decay, rate, bounds):
+            if time.perf_counter() - t0 > _TAP_PATH_BUDGET:
+                break  # the next decision tries again from where the pusher is then
             far = math.hypot(*(q - pusher))
             if far < 0.0015 and math.hypot(*pv) < 0.02:
                 self._strike = (n, u, pusher.copy(), 1)
