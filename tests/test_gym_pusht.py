@@ -626,7 +626,7 @@ def test_tap_plan_is_the_best_impulse_of_each_point():
                 best = (costs[j], q, speed, eff * (grid[1] - grid[0]))
         e0 = tap.rest_error(cog, v, rate)
         assert best[0] < e0 @ (w * e0)
-        q, n, u = tap.plan(cog, v, rate, bounds)[0]
+        q, n, u, _ = tap.plan(cog, v, rate, bounds)[0]
         np.testing.assert_allclose(q, best[1], atol=1e-12)
         assert abs(u - best[2]) <= best[3]  # within the grid's step of the speed
 
@@ -651,7 +651,7 @@ def test_a_tap_moves_the_env_blocks_rest_pose_as_planned():
             env.reset(options={"reset_to_state": [30.0, 30.0, *blk]})
             pose = gp.model_pose(np.asarray(env.get_obs(), dtype=float)[2:5])
             cog, v = gp._to_cog(pose, np.zeros(3), tap.cog)
-            q, n, u = tap.plan(cog, v, rate, planner._bounds())[0]
+            q, n, u, _ = tap.plan(cog, v, rate, planner._bounds())[0]
             e0 = tap.rest_error(cog, v, rate)
             # the rigid impulse model's rest error after a tap leaving the point at u: the
             # contact point is the pusher's rest point moved along n by the radius and gap

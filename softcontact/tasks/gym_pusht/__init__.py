@@ -114,9 +114,13 @@ moment of inertia and centre of gravity), and the best impulse of each point has
 closed form (``docs/method.md``, "Tapping a coasting block").  Each env step the
 controller takes the best tap the pusher can reach (0.15 m/s at most), brings the pusher
 to rest 2 mm before its point (the PD's exact two-step inverse; farther off, moves of at
-most 2 cm per step along the path planner's waypoints: faster moves knock the coasting
-T), strikes, backs off and plans the next tap on the new rest pose, until the rest pose
-is within 1.5 mm and 1 deg of the goal.  A decision takes ~1-10 ms.  With the 25 ms
+most 2 cm per step along the path planner's waypoints, from the last one in straight
+sight: faster moves knock the coasting T), strikes (never faster along the normal than
+the tap's speed within the step: the kinematic agent would give the block its fastest
+push), backs off and plans the next tap on the new rest pose, until the rest pose is
+within 1.5 mm and 1 deg of the goal.  The search for a reachable tap stops after 15 ms
+of a decision; taps found unreachable while the block is at rest are tried after the
+others (a T against a wall has its best taps behind it).  A decision takes ~1-10 ms.  With the 25 ms
 deadline on 2 Dask workers, 475 of seeds 0-499 of the env with damping 0.5 succeed
 (median 181 env steps; the benchmark page's damping row).
 
@@ -319,8 +323,11 @@ _TAP_GAP = 0.002
 _TAP_SPACING = 0.005
 _TAP_MOVE = 0.02
 _TAP_DONE = (0.0015, math.radians(1.0))
+#: The block's speed (m/s, its turning at ``_TAP_ANGLE_WEIGHT``) below which it is at rest
+#: for the tapper: taps it found unreachable are tried last.
+_TAP_STILL = 0.002
 #: Seconds of a decision the tapper spends finding a path to its candidate taps (each
-#: path_to call, with its back-offs, takes ~0.5-3 ms; 16 unreachable candidates took up to
+#: path_to call, with its back-offs, takes ~0.5-3 ms; 16 unreachable candidates take up to
 #: 100 ms).
 _TAP_PATH_BUDGET = 0.015
 #: A block that moves more than this (m, its turning at the radius of gyration included)
@@ -351,13 +358,23 @@ def _pose_gap(pose, ref) -> tuple[float, float]:
     return math.hypot(e[0], e[1]), abs((e[2] + math.pi) % (2 * math.pi) - math.pi)
 
 
-def _pd_step(p, v, a) -> tuple[float, float]:
-    """The env agent's position and velocity (one axis) after one env step from position
-    ``p`` and velocity ``v`` under the action ``a``: its 10 PD substeps."""
+def _pd_substeps(p, v, a) -> np.ndarray:
+    """The env agent's position and velocity (one axis, the rows) after each of the 10 PD
+    substeps of an env step from position ``p`` and velocity ``v`` under the action
+    ``a``."""
+    out = []
     for _ in range(SUBSTEPS):
         v = v + (K_P * (a - p) - K_V * v) * SUBSTEP_DT
         p = p + v * SUBSTEP_DT
-    return p, v
+        out.append((p, v))
+    return np.array(out)
+
+
+def _pd_step(p, v, a) -> tuple[float, float]:
+    """The env agent's position and velocity (one axis) after one env step from position
+    ``p`` and velocity ``v`` under the action ``a``: its 10 PD substeps."""
+    end = _pd_substeps(p, v, a)[-1]
+    return float(end[0]), float(end[1])
 
 
 #: The env step's linear map: rows the agent's position and velocity after it, columns the
@@ -381,6 +398,26 @@ def _velocity_action(velocity_target, position, velocity) -> np.ndarray:
     A, B, C = _PD_STEP[1]
     t, p, v = (np.asarray(a, dtype=float) for a in (velocity_target, position, velocity))
     return (t - A * p - B * v) / C
+
+
+#: The substeps' velocities' linear map: row k the velocity after substep k + 1, columns
+#: the position, velocity and action before the env step (one axis).
+_PD_VELOCITIES = np.column_stack(
+    [_pd_substeps(*e)[:, 1] for e in ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))]
+)
+
+
+def _strike_action(normal, speed, position, velocity) -> np.ndarray:
+    """The action after which the agent, at ``position`` moving at ``velocity``, moves
+    along the unit ``normal`` at ``speed`` (and not across it) at the step's end, its
+    speed along ``normal`` never above ``speed`` within the step: the block it strikes,
+    which keeps the fastest push it was given, leaves at ``speed``."""
+    n = np.asarray(normal, dtype=float)
+    p, v = np.asarray(position, dtype=float), np.asarray(velocity, dtype=float)
+    a = _velocity_action(n * speed, p, v)
+    A, B, C = _PD_VELOCITIES.T
+    along = np.min((speed - A * float(p @ n) - B * float(v @ n)) / C)
+    return a + n * (along - float(a @ n))
 
 
 def _rest_action(target, position, velocity) -> np.ndarray:
@@ -569,12 +606,16 @@ class _Tapper:
     :meth:`plan` takes, for each of the outline's points (every 5 mm), the impulse ``J >=
     0`` that brings the rest pose closest to the goal (least squares, the angle weighted by
     ``_TAP_ANGLE_WEIGHT``), with the pusher's speed along ``n`` at most
-    ``_TAP_SPEED``, and keeps the best point the pusher can reach.
+    ``_TAP_SPEED``; :meth:`act` keeps the best point the pusher can reach (within
+    ``_TAP_PATH_BUDGET`` of path search; while the block is at rest, the points found
+    unreachable before are tried last).
 
     :meth:`act` brings the pusher to rest ``_TAP_GAP`` before that point (the exact
     two-step inverse of the PD within 3 cm; moves of at most ``_TAP_MOVE`` per env
-    step along the path planner's waypoints farther off), then strikes: it moves along
-    ``n`` at the tap's speed until it has travelled past the contact, and backs off 3 mm.
+    step along the path planner's waypoints farther off, from the last one the pusher
+    reaches in a straight line), then strikes: it moves along ``n``, never faster than
+    the tap's speed within a step (:func:`_strike_action`), until it has travelled past
+    the contact, and backs off 3 mm.
     Every decision re-plans on the block's rest pose, so a tap that falls short or
     overshoots is corrected by the next.
     """
@@ -604,8 +645,10 @@ class _Tapper:
         self.reset()
 
     def reset(self) -> None:
-        """Forget the strike in progress."""
+        """Forget the strike in progress and the taps found unreachable."""
         self._strike: tuple | None = None  # (normal, speed, start, steps)
+        self._unreachable: dict[int, int] = {}  # outline point -> decision it was last tried
+        self._decisions = 0
 
     def rest_error(self, cog, velocity, rate) -> np.ndarray:
         """The goal minus the rest pose, both of the centre of gravity, of the block whose
@@ -620,8 +663,9 @@ class _Tapper:
         """The best taps (up to ``count``, best first) on the block whose centre of
         gravity is at ``cog`` (x, y, theta) moving at ``velocity`` (vx, vy, omega), its
         velocity decaying at ``rate``: each ``(point where the pusher rests before it,
-        inward normal, speed)``; only taps that bring the rest pose closer to the goal,
-        from points clear of the T inside ``bounds`` (the box of the pusher's centre)."""
+        inward normal, speed, index of the outline point)``; only taps that bring the
+        rest pose closer to the goal, from points clear of the T inside ``bounds`` (the
+        box of the pusher's centre)."""
         shapely = require("shapely", "tasks", "gym_pusht.Controller")
         e = self.rest_error(cog, velocity, rate)
         w = np.array([1.0, 1.0, _TAP_ANGLE_WEIGHT**2])
@@ -649,12 +693,12 @@ class _Tapper:
             np.all((q >= lo) & (q <= hi), axis=1) & (J > 0) & (cost < 0) & (speed >= _TAP_MIN_SPEED)
         )
         poly = self.task.t_polygon(_from_cog(cog, self.cog))
-        taps: list[tuple[np.ndarray, np.ndarray, float]] = []
+        taps: list[tuple[np.ndarray, np.ndarray, float, int]] = []
         for i in np.argsort(np.where(ok, cost, np.inf)):
             if not ok[i] or len(taps) == count:
                 break
             if poly.distance(shapely.Point(q[i])) >= self.radius + 0.5 * _TAP_GAP:
-                taps.append((q[i], nw[i], float(speed[i])))
+                taps.append((q[i], nw[i], float(speed[i]), int(i)))
         return taps
 
     def act(self, x, decay, velocity, planner) -> np.ndarray:
@@ -668,7 +712,7 @@ class _Tapper:
             n, u, start, steps = self._strike
             if float((pusher - start) @ n) < _TAP_GAP + 0.0015 and steps < 20:
                 self._strike = (n, u, start, steps + 1)
-                return _velocity_action(n * u, pusher, pv)
+                return _strike_action(n, u, pusher, pv)
             self._strike = None
             return pd_action(np.clip(pusher - 0.003 * n, *bounds), pusher, pv)
         rate = -math.log(decay) / (SUBSTEPS * SUBSTEP_DT)
@@ -681,18 +725,29 @@ class _Tapper:
         if gap < _TAP_DONE[0] and angle < _TAP_DONE[1]:
             return pd_action(self._clear(pusher, pose, bounds), pusher, pv)
         t0 = time.perf_counter()
-        for q, n, u in self.plan(ahead_cog, v * decay, rate, bounds):
+        self._decisions += 1
+        taps = self.plan(ahead_cog, v * decay, rate, bounds, count=len(self.points))
+        blocked = self._unreachable
+        if math.hypot(v[0], v[1]) + _TAP_ANGLE_WEIGHT * abs(v[2]) < _TAP_STILL:
+            # a block at rest keeps the taps found unreachable so: the others are tried
+            # first, then those, the longest untried first (else the same few best ones
+            # use up every decision's budget and the pusher waits for ever)
+            taps.sort(key=lambda t: (t[3] in blocked, blocked.get(t[3], 0)))
+        for q, n, u, i in taps:
             if time.perf_counter() - t0 > _TAP_PATH_BUDGET:
                 break  # the next decision tries again from where the pusher is then
+            blocked.pop(i, None)
             far = math.hypot(*(q - pusher))
             if far < 0.0015 and math.hypot(*pv) < 0.02:
                 self._strike = (n, u, pusher.copy(), 1)
-                return _velocity_action(n * u, pusher, pv)
+                return _strike_action(n, u, pusher, pv)
             if far < 0.03:
                 return _rest_action(q, pusher, pv)
             path = planner.path_to(pusher, q, ahead)
             if path is None:  # between the T and a wall: the next best tap
+                blocked[i] = self._decisions
                 continue
+            path = self._shortcut(pusher, path, ahead)
             target, left = pusher, _TAP_MOVE
             for wp in path:
                 wp = np.asarray(wp, dtype=float)
@@ -704,6 +759,17 @@ class _Tapper:
                 target, left = wp, left - length
             return pd_action(np.clip(target, *bounds), pusher, pv)
         return pd_action(self._clear(pusher, pose, bounds), pusher, pv)
+
+    def _shortcut(self, pusher, path, pose) -> list:
+        """``path`` from its last waypoint that the pusher reaches in a straight line clear
+        of the T at ``pose`` (the path planner's ring of waypoints, clipped to the walls,
+        may first lead away from the target and back)."""
+        shapely = require("shapely", "tasks", "gym_pusht.Controller")
+        poly = self.task.t_polygon(pose)
+        for i in range(len(path) - 1, 0, -1):
+            if poly.distance(shapely.LineString([pusher, path[i]])) >= self.radius + 0.001:
+                return path[i:]
+        return path
 
     def _clear(self, pusher, pose, bounds) -> np.ndarray:
         """Where the pusher holds while the block coasts: where it is, or 5 mm farther
