@@ -116,6 +116,48 @@ def test_velocity_and_rest_actions_drive_the_env_agent():
         env.close()
 
 
+def test_strike_action_never_outruns_the_tap():
+    """_strike_action against the env's agent, substep by substep: along the strike's
+    normal the agent never moves faster than the tap's speed and reaches it (the block it
+    pushes keeps the fastest push), across it the agent ends at rest; the plain
+    end-of-step velocity inverse, from the tap's speed, overshoots it by > 10 % mid-step."""
+    env = gp.make_env()
+    env.reset(seed=1)
+    seen = []
+
+    def recording(step):
+        def substep(dt):
+            step(dt)
+            seen.append(np.array(env.agent.velocity))
+
+        return substep
+
+    rng = np.random.default_rng(8)
+    try:
+        for _ in range(8):
+            env.reset(options={"reset_to_state": [256.0, 256.0, 100.0, 100.0, 0.0]})
+            env.space.step = recording(env.space.step)  # the reset builds a new space
+            a = rng.uniform(0, 2 * np.pi)
+            n, u = np.array([np.cos(a), np.sin(a)]), rng.uniform(5.0, 150.0)  # px/s
+            for k in range(3):  # from rest, then from the tap's speed
+                p, v = np.array(env.agent.position), np.array(env.agent.velocity)
+                seen.clear()
+                if k == 2:  # the agent at the tap's speed: the plain inverse overshoots
+                    env.agent.velocity = tuple(n * u)
+                    act = gp._velocity_action(n * u * gp.PX, p * gp.PX, n * u * gp.PX)
+                    env.step(act / gp.PX)
+                    assert max(s @ n for s in seen) > 1.1 * u
+                    break
+                env.step(gp._strike_action(n, u * gp.PX, p * gp.PX, v * gp.PX) / gp.PX)
+                along = np.array([s @ n for s in seen])
+                assert len(along) == gp.SUBSTEPS
+                assert along.max() == pytest.approx(u, rel=1e-9)
+                assert along.max() <= u * (1 + 1e-12)
+                assert abs(seen[-1] @ np.array([-n[1], n[0]])) < 1e-9 * u
+    finally:
+        env.close()
+
+
 def test_controller_state_and_action(task):
     ctl = gp.Controller(task, deadline=None)
     obs = np.array([100.0, 120.0, 300.0, 250.0, 1.0])
@@ -634,9 +676,9 @@ def test_tap_plan_is_the_best_impulse_of_each_point():
 def test_a_tap_moves_the_env_blocks_rest_pose_as_planned():
     """Strikes in the env with damping 0.5: from rest at the first tap's point the tapper
     strikes and backs off; the block's rest pose (from the env's own velocity) is then
-    closer to the goal than before, and within 40 % of the planned change of where the rigid
-    impulse model puts it (the agent, a PD-driven kinematic body, keeps pushing a little
-    after the impact)."""
+    closer to the goal than before, and within 15 % of the planned change of where the rigid
+    impulse model puts it (measured 2-11 %: the agent, a PD-driven kinematic body, keeps
+    pushing a little after the impact)."""
     env = gp.make_env(0.5)
     env.reset(seed=0)
     ctl = gp.Controller(deadline=None)
@@ -674,9 +716,80 @@ def test_a_tap_moves_the_env_blocks_rest_pose_as_planned():
             cog1, v1 = gp._to_cog(gp.model_pose(obs[2:5]), _block_velocity(env), tap.cog)
             e1 = tap.rest_error(cog1, v1, rate)
             assert np.linalg.norm(w * e1) < np.linalg.norm(w * e0)
-            assert np.linalg.norm(w * (e1 - planned)) < 0.4 * np.linalg.norm(w * (e0 - planned))
+            assert np.linalg.norm(w * (e1 - planned)) < 0.15 * np.linalg.norm(w * (e0 - planned))
     finally:
         env.close()
+
+
+def test_tapper_moves_take_the_straight_line_to_the_last_waypoint_in_sight():
+    """A T near the far wall and the pusher between them: the path planner's ring of
+    waypoints, clipped to the wall, first leads away from the tap and back; the tapper's
+    moves start from its last waypoint that the pusher reaches in a straight line clear of
+    the T, and end at the tap's point."""
+    shapely = pytest.importorskip("shapely")
+    ctl = gp.Controller(deadline=None)
+    tap, planner = ctl.tapper, ctl.planner
+    pose = np.array([0.2619, 0.4273, -2.4809])
+    pusher, q = np.array([0.3376, 0.485]), np.array([0.2819, 0.4538])
+    path = [np.asarray(w, dtype=float) for w in planner.path_to(pusher, q, pose)]
+    assert np.linalg.norm(path[0] - q) > np.linalg.norm(pusher - q)  # leads away first
+    short = tap._shortcut(pusher, path, pose)
+    assert 1 <= len(short) < len(path)
+    np.testing.assert_array_equal(short[-1], q)
+    poly = tap.task.t_polygon(pose)
+    assert poly.distance(shapely.LineString([pusher, short[0]])) >= tap.radius
+    # nothing later in sight: the first waypoint of those left
+    k = len(path) - len(short)
+    for w in path[k + 1 :]:
+        assert poly.distance(shapely.LineString([pusher, w])) < tap.radius + 0.001
+    assert np.linalg.norm(short[0] - q) < np.linalg.norm(pusher - q)
+    # a path of one waypoint, or one the pusher cannot shortcut, is kept
+    assert tap._shortcut(pusher, path[-1:], pose)[0] is path[-1]
+
+
+def test_tapper_tries_unreachable_taps_last_while_the_block_rests(monkeypatch):
+    """With every tap unreachable and 15 ms of path search per decision (a fake clock:
+    6 ms per path), a block at rest has different taps tried each decision until all were,
+    then the longest untried first; a coasting block has the best ones tried every time."""
+    ctl = gp.Controller(deadline=None)
+    tap, planner = ctl.tapper, ctl.planner
+    clock = [0.0]
+    tried = []
+
+    class Clock:
+        @staticmethod
+        def perf_counter():
+            return clock[0]
+
+    def unreachable(p, s, pose):
+        clock[0] += 0.006
+        tried[-1].append(tuple(np.round(s, 9)))
+
+    monkeypatch.setattr(gp, "time", Clock)
+    monkeypatch.setattr(planner, "path_to", unreachable)
+    x = np.zeros(12)
+    x[:3] = (0.2, 0.3, 1.0)
+    x[3:5] = (0.45, 0.1)
+    rate = -math.log(0.5**0.1) / 0.1  # the env with damping 0.5
+    decay = math.exp(-rate * 0.1)
+    for velocity, rests in ((np.zeros(3), True), (np.array([0.05, 0.0, 0.0]), False)):
+        tap.reset()
+        tried.clear()
+        cog, v = gp._to_cog(x[:3], velocity, tap.cog)
+        ahead = cog + v * (1 - decay) / rate
+        plan = tap.plan(ahead, v * decay, rate, planner._bounds(), count=len(tap.points))
+        taps = [tuple(np.round(t[0], 9)) for t in plan]
+        assert len(taps) > 6
+        for _ in range(len(taps) // 3 + 2):
+            tried.append([])
+            tap.act(x, decay, velocity, planner)
+            assert len(tried[-1]) == 3  # 18 ms: the third path ends the search
+        flat = [t for d in tried for t in d]
+        if rests:
+            assert flat[: len(taps)] == taps  # each tried once, in the plan's order
+            assert flat[len(taps) : len(taps) + 3] == taps[:3]  # then the longest untried
+        else:
+            assert all(d == taps[:3] for d in tried)
 
 
 def test_the_controller_places_a_coasting_block(monkeypatch):
