@@ -120,9 +120,10 @@ the tap's speed within the step: the kinematic agent would give the block its fa
 push), backs off and plans the next tap on the new rest pose, until the rest pose is
 within 1.5 mm and 1 deg of the goal.  The search for a reachable tap stops after 15 ms
 of a decision; taps found unreachable while the block is at rest are tried after the
-others (a T against a wall has its best taps behind it).  A decision takes ~1-10 ms.  With the 25 ms
-deadline on 2 Dask workers, 475 of seeds 0-499 of the env with damping 0.5 succeed
-(median 181 env steps; the benchmark page's damping row).
+others (a T against a wall has its best taps behind it).  A decision takes ~1 ms
+(median; 95th percentile ~16 ms).  With the 25 ms deadline on 2 Dask workers, 480 of
+seeds 0-499 of the env with damping 0.5 succeed (median 168 env steps; the benchmark
+page's damping row).
 
 **Episodes** (:func:`run_episode`, :func:`evaluate`): seeded resets (``reset(seed=...)``),
 300 env steps, success when the env's coverage exceeds the threshold (0.95 as in the
