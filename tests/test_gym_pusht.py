@@ -743,7 +743,7 @@ def test_tapper_moves_take_the_straight_line_to_the_last_waypoint_in_sight():
     for w in path[k + 1 :]:
         assert poly.distance(shapely.LineString([pusher, w])) < tap.radius + 0.001
     assert np.linalg.norm(short[0] - q) < np.linalg.norm(pusher - q)
-    # a path of one waypoint, or one the pusher cannot shortcut, is kept
+    # a path of one waypoint is kept
     assert tap._shortcut(pusher, path[-1:], pose)[0] is path[-1]
 
 
@@ -770,14 +770,14 @@ def test_tapper_tries_unreachable_taps_last_while_the_block_rests(monkeypatch):
     x = np.zeros(12)
     x[:3] = (0.2, 0.3, 1.0)
     x[3:5] = (0.45, 0.1)
-    rate = -math.log(0.5**0.1) / 0.1  # the env with damping 0.5
-    decay = math.exp(-rate * 0.1)
+    decay = 0.5**0.1  # the env with damping 0.5
+    rate = -math.log(decay) / 0.1
     for velocity, rests in ((np.zeros(3), True), (np.array([0.05, 0.0, 0.0]), False)):
         tap.reset()
         tried.clear()
         cog, v = gp._to_cog(x[:3], velocity, tap.cog)
         ahead = cog + v * (1 - decay) / rate
-        plan = tap.plan(ahead, v * decay, rate, planner._bounds(), count=len(tap.points))
+        plan = tap.plan(ahead, v * decay, rate, planner._bounds())
         taps = [tuple(np.round(t[0], 9)) for t in plan]
         assert len(taps) > 6
         for _ in range(len(taps) // 3 + 2):

@@ -371,16 +371,15 @@ def _pd_substeps(p, v, a) -> np.ndarray:
     return np.array(out)
 
 
-def _pd_step(p, v, a) -> tuple[float, float]:
-    """The env agent's position and velocity (one axis) after one env step from position
-    ``p`` and velocity ``v`` under the action ``a``: its 10 PD substeps."""
-    end = _pd_substeps(p, v, a)[-1]
-    return float(end[0]), float(end[1])
-
-
+#: The env step's linear map, substep by substep: ``[k, i, j]`` the agent's position
+#: (``i = 0``) or velocity (``i = 1``) after substep ``k + 1`` per unit of its position,
+#: velocity or the action (``j``) before the step (one axis; the axes are independent).
+_PD_SUBSTEPS = np.stack(
+    [_pd_substeps(*e) for e in ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))], axis=-1
+)
 #: The env step's linear map: rows the agent's position and velocity after it, columns the
-#: position, velocity and action before it (one axis; the axes are independent).
-_PD_STEP = np.array([_pd_step(1.0, 0.0, 0.0), _pd_step(0.0, 1.0, 0.0), _pd_step(0.0, 0.0, 1.0)]).T
+#: position, velocity and action before it.
+_PD_STEP = _PD_SUBSTEPS[-1]
 _PD = tuple(float(c) for c in _PD_STEP[0])
 
 
@@ -401,13 +400,6 @@ def _velocity_action(velocity_target, position, velocity) -> np.ndarray:
     return (t - A * p - B * v) / C
 
 
-#: The substeps' velocities' linear map: row k the velocity after substep k + 1, columns
-#: the position, velocity and action before the env step (one axis).
-_PD_VELOCITIES = np.column_stack(
-    [_pd_substeps(*e)[:, 1] for e in ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))]
-)
-
-
 def _strike_action(normal, speed, position, velocity) -> np.ndarray:
     """The action after which the agent, at ``position`` moving at ``velocity``, moves
     along the unit ``normal`` at ``speed`` (and not across it) at the step's end, its
@@ -416,7 +408,7 @@ def _strike_action(normal, speed, position, velocity) -> np.ndarray:
     n = np.asarray(normal, dtype=float)
     p, v = np.asarray(position, dtype=float), np.asarray(velocity, dtype=float)
     a = _velocity_action(n * speed, p, v)
-    A, B, C = _PD_VELOCITIES.T
+    A, B, C = _PD_SUBSTEPS[:, 1].T  # the velocity after each substep
     along = np.min((speed - A * float(p @ n) - B * float(v @ n)) / C)
     return a + n * (along - float(a @ n))
 
@@ -660,8 +652,8 @@ class _Tapper:
         e[2] = (e[2] + math.pi) % (2 * math.pi) - math.pi
         return e
 
-    def plan(self, cog, velocity, rate, bounds, count=16) -> list:
-        """The best taps (up to ``count``, best first) on the block whose centre of
+    def plan(self, cog, velocity, rate, bounds) -> list:
+        """The taps, best first, on the block whose centre of
         gravity is at ``cog`` (x, y, theta) moving at ``velocity`` (vx, vy, omega), its
         velocity decaying at ``rate``: each ``(point where the pusher rests before it,
         inward normal, speed, index of the outline point)``; only taps that bring the
@@ -696,7 +688,7 @@ class _Tapper:
         poly = self.task.t_polygon(_from_cog(cog, self.cog))
         taps: list[tuple[np.ndarray, np.ndarray, float, int]] = []
         for i in np.argsort(np.where(ok, cost, np.inf)):
-            if not ok[i] or len(taps) == count:
+            if not ok[i]:
                 break
             if poly.distance(shapely.Point(q[i])) >= self.radius + 0.5 * _TAP_GAP:
                 taps.append((q[i], nw[i], float(speed[i]), int(i)))
@@ -727,7 +719,7 @@ class _Tapper:
             return pd_action(self._clear(pusher, pose, bounds), pusher, pv)
         t0 = time.perf_counter()
         self._decisions += 1
-        taps = self.plan(ahead_cog, v * decay, rate, bounds, count=len(self.points))
+        taps = self.plan(ahead_cog, v * decay, rate, bounds)
         blocked = self._unreachable
         if math.hypot(v[0], v[1]) + _TAP_ANGLE_WEIGHT * abs(v[2]) < _TAP_STILL:
             # a block at rest keeps the taps found unreachable so: the others are tried
